@@ -1,0 +1,249 @@
+//! Anomalies visible without a dependency graph: reads of aborted writes
+//! (G1a), of intermediate writes (G1b), of values nobody wrote, dirty
+//! updates, and Elle's linear-time lost-update detector.
+//!
+//! Reads inside aborted or indeterminate transactions returned nothing we
+//! can trust, so only committed reads are examined.
+
+use rustc_hash::FxHashMap;
+
+use crate::anomaly::{Anomaly, Datum};
+use crate::history::model::*;
+
+/// All non-graph anomalies of a compiled history.
+pub fn anomalies(h: &History) -> Vec<Anomaly> {
+    let mut out = Vec::new();
+    match h.workload {
+        Some(Workload::ListAppend) => list_reads(h, &mut out),
+        _ => register_reads(h, &mut out),
+    }
+    intermediate_reads(h, &mut out);
+    if h.workload == Some(Workload::ListAppend) {
+        dirty_updates(h, &mut out);
+    }
+    lost_updates(h, &mut out);
+    out
+}
+
+fn committed_reads(h: &History) -> impl Iterator<Item = (MopId, &Mop)> {
+    h.mops.iter().enumerate().filter_map(move |(i, m)| {
+        (m.is_read()
+            && m.from != from::UNKNOWN
+            && h.txns[m.txn as usize].status == Status::Committed)
+            .then_some((i as MopId, m))
+    })
+}
+
+fn aborted_read(h: &History, reader: &Mop, r: MopId, w: MopId, element: Option<Val>) -> Anomaly {
+    let writer = h.txn_of(w);
+    let mut a = Anomaly::new("G1a")
+        .pattern("AbortedRead")
+        .txn(reader.txn)
+        .txn(writer)
+        .field("op", Datum::Txn(reader.txn))
+        .field("mop", Datum::Mop(r))
+        .field("writer", Datum::Txn(writer));
+    if let Some(e) = element {
+        a = a.field("element", Datum::Val(e));
+    }
+    a
+}
+
+fn thin_air(reader: &Mop, r: MopId, element: Val) -> Anomaly {
+    Anomaly::new("thin-air-read")
+        .pattern("ThinAirRead")
+        .txn(reader.txn)
+        .field("op", Datum::Txn(reader.txn))
+        .field("mop", Datum::Mop(r))
+        .field("element", Datum::Val(element))
+}
+
+fn register_reads(h: &History, out: &mut Vec<Anomaly>) {
+    for (r, m) in committed_reads(h) {
+        if m.from == from::THIN_AIR {
+            out.push(thin_air(m, r, m.val));
+        } else if let Some(w) = m.observed()
+            && h.txns[h.txn_of(w) as usize].status == Status::Aborted
+            && h.txn_of(w) != m.txn
+        {
+            out.push(aborted_read(h, m, r, w, None));
+        }
+    }
+}
+
+/// Elle reports G1a once per element of a read list that an aborted
+/// transaction appended, and we do the same for elements nobody appended.
+/// Every element of a regular read is a prefix position of its key's
+/// order, so only keys whose order holds such an element need a look.
+fn list_reads(h: &History, out: &mut Vec<Anomaly>) {
+    let bad_pos = |k: KeyId| -> Vec<usize> {
+        let o = &h.orders[k as usize];
+        o.writes
+            .iter()
+            .enumerate()
+            .filter(|&(_, &w)| {
+                w == from::THIN_AIR || h.txns[h.txn_of(w) as usize].status == Status::Aborted
+            })
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let mut bad: FxHashMap<KeyId, Vec<usize>> = FxHashMap::default();
+    for k in 0..h.orders.len() as KeyId {
+        let p = bad_pos(k);
+        if !p.is_empty() {
+            bad.insert(k, p);
+        }
+    }
+    for (r, m) in committed_reads(h) {
+        if m.has(flag::IRREGULAR) {
+            for &e in h.irregular.get(&r).map_or(&[][..], |v| v) {
+                let w = h.orders[m.key as usize]
+                    .elems
+                    .iter()
+                    .position(|x| *x == e)
+                    .map(|i| h.orders[m.key as usize].writes[i]);
+                match w {
+                    Some(w) if w != from::THIN_AIR => {
+                        if h.txns[h.txn_of(w) as usize].status == Status::Aborted
+                            && h.txn_of(w) != m.txn
+                        {
+                            out.push(aborted_read(h, m, r, w, Some(e)));
+                        }
+                    }
+                    _ => out.push(thin_air(m, r, e)),
+                }
+            }
+            continue;
+        }
+        let Some(positions) = bad.get(&m.key) else {
+            continue;
+        };
+        let o = &h.orders[m.key as usize];
+        for &p in positions.iter().take_while(|&&p| p < m.len as usize) {
+            let w = o.writes[p];
+            if w == from::THIN_AIR {
+                out.push(thin_air(m, r, o.elems[p]));
+            } else if h.txn_of(w) != m.txn {
+                out.push(aborted_read(h, m, r, w, Some(o.elems[p])));
+            }
+        }
+    }
+}
+
+/// G1b: a committed read observes a write its writer later overwrote.
+fn intermediate_reads(h: &History, out: &mut Vec<Anomaly>) {
+    for (r, m) in committed_reads(h) {
+        let Some(w) = m.observed() else { continue };
+        let wm = &h.mops[w as usize];
+        let writer = wm.txn;
+        if writer != m.txn && !wm.has(flag::FINAL) {
+            let mut a = Anomaly::new("G1b")
+                .pattern("IntermediateRead")
+                .txn(m.txn)
+                .txn(writer)
+                .field("op", Datum::Txn(m.txn))
+                .field("mop", Datum::Mop(r))
+                .field("writer", Datum::Txn(writer));
+            if h.workload == Some(Workload::ListAppend) {
+                a = a.field("element", Datum::Val(wm.val));
+            }
+            out.push(a);
+        }
+    }
+}
+
+/// Elle's dirty update: in a key's version order, a committed append
+/// follows appends of aborted transactions (indeterminate ones in between
+/// neither start nor end the run).
+fn dirty_updates(h: &History, out: &mut Vec<Anomaly>) {
+    for (k, o) in h.orders.iter().enumerate() {
+        let mut run: Option<usize> = None;
+        for (i, &w) in o.writes.iter().enumerate() {
+            let status = if w == from::THIN_AIR {
+                Status::Indeterminate
+            } else {
+                h.txns[h.txn_of(w) as usize].status
+            };
+            match status {
+                Status::Aborted => {
+                    run.get_or_insert(i);
+                }
+                Status::Committed => {
+                    if let Some(s) = run.take() {
+                        let first = h.txn_of(o.writes[s]);
+                        let last = h.txn_of(w);
+                        out.push(
+                            Anomaly::new("dirty-update")
+                                .txn(first)
+                                .txn(last)
+                                .field("key", Datum::Key(k as KeyId))
+                                .field("values", Datum::Vals(o.elems[s..=i].to_vec()))
+                                .field(
+                                    "txns",
+                                    Datum::List(vec![
+                                        Datum::Txn(first),
+                                        Datum::Sym("...".into()),
+                                        Datum::Txn(last),
+                                    ]),
+                                ),
+                        );
+                    }
+                }
+                Status::Indeterminate => {}
+            }
+        }
+    }
+}
+
+/// Elle's lost update: two committed transactions read the same version of
+/// a key and both then write it. Needs no version order.
+fn lost_updates(h: &History, out: &mut Vec<Anomaly>) {
+    let mut groups: FxHashMap<(KeyId, u32), Vec<TxnId>> = FxHashMap::default();
+    let mut first_read: FxHashMap<KeyId, u32> = FxHashMap::default();
+    let mut wrote: Vec<KeyId> = Vec::new();
+    for (t, txn) in h.txns.iter().enumerate() {
+        if txn.status != Status::Committed {
+            continue;
+        }
+        first_read.clear();
+        wrote.clear();
+        for m in &h.mops[txn.mops()] {
+            if m.is_read() {
+                if m.has(flag::EXTERNAL) && !m.has(flag::IRREGULAR) && m.from < from::THIN_AIR
+                    || m.from == from::INITIAL
+                {
+                    first_read.entry(m.key).or_insert(m.from);
+                }
+            } else if let Some(&v) = first_read.get(&m.key)
+                && !wrote.contains(&m.key)
+            {
+                wrote.push(m.key);
+                groups.entry((m.key, v)).or_default().push(t as TxnId);
+            }
+        }
+    }
+    let mut found: Vec<_> = groups.into_iter().filter(|(_, ts)| ts.len() > 1).collect();
+    found.sort_unstable_by_key(|((k, v), ts)| (ts[0], *k, *v));
+    for ((k, v), ts) in found {
+        let value = if v == from::INITIAL {
+            Datum::Nil
+        } else if h.workload == Some(Workload::ListAppend) {
+            let o = &h.orders[k as usize];
+            let upto = o.writes.iter().position(|&w| w == v).map_or(0, |p| p + 1);
+            Datum::Vals(o.elems[..upto].to_vec())
+        } else {
+            Datum::Val(h.mops[v as usize].val)
+        };
+        let mut a = Anomaly::new("lost-update")
+            .field("key", Datum::Key(k))
+            .field("value", value)
+            .field(
+                "txns",
+                Datum::List(ts.iter().map(|&t| Datum::Txn(t)).collect()),
+            );
+        for t in ts {
+            a = a.txn(t);
+        }
+        out.push(a);
+    }
+}

@@ -1,0 +1,68 @@
+//! Decides consistency models on a compiled history: runs the checker of
+//! each level family a request needs and assembles Elle's result map.
+
+pub mod basic;
+
+use crate::anomaly::Anomaly;
+use crate::error::Error;
+use crate::history::Loaded;
+use crate::report::{self, CheckResult, lattice};
+
+/// What to check.
+#[derive(Clone, Debug, Default)]
+pub struct CheckOptions {
+    /// Canonical model names (see [`resolve_models`]).
+    pub models: Vec<&'static str>,
+    /// Give up (`:valid? :unknown`) after this long.
+    pub timeout: Option<std::time::Duration>,
+}
+
+/// Models whose every prohibited anomaly some checker here can find.
+fn supported(canon: &str) -> bool {
+    let _ = canon;
+    false
+}
+
+/// Resolves user-given model names; refuses unknown and unsupported ones.
+pub fn resolve_models(names: &[String]) -> Result<Vec<&'static str>, Error> {
+    let mut out = Vec::new();
+    for n in names
+        .iter()
+        .flat_map(|n| n.split(','))
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+    {
+        let Some(c) = lattice::canonical(n) else {
+            return Err(Error::Usage(format!(
+                "unknown consistency model `{n}`; known models: {}",
+                lattice::known_names().join(", ")
+            )));
+        };
+        if !supported(c) {
+            return Err(Error::Usage(format!(
+                "elle-si cannot check `{n}` yet: no checker for it exists, and it will not pass a history it has not checked"
+            )));
+        }
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::Usage("no consistency model given".into()));
+    }
+    Ok(out)
+}
+
+/// Checks a loaded history against the given models.
+pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
+    let h = &loaded.history;
+    let mut found: Vec<Anomaly> = loaded.anomalies.clone();
+    if h.txns
+        .iter()
+        .all(|t| t.status == crate::history::Status::Aborted)
+    {
+        found.push(Anomaly::new("empty-transaction-graph"));
+    }
+    found.extend(basic::anomalies(h));
+    report::result_map(&opts.models, found)
+}

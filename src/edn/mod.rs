@@ -1,0 +1,7 @@
+//! EDN: values, the generic reader, and printing.
+
+pub mod parse;
+pub mod value;
+
+pub use parse::{Cursor, MAX_DEPTH, read_all, read_one};
+pub use value::Value;

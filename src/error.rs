@@ -1,0 +1,172 @@
+//! Errors for bad input and usage: every one names the file, the line, the
+//! column and the reason, and renders as a miette diagnostic with a snippet.
+
+use std::fmt;
+use std::sync::Arc;
+
+use miette::{Diagnostic, LabeledSpan, SourceCode};
+
+use crate::source::{SharedSource, Source};
+
+/// A failure located at a byte offset, before it is tied to its file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParseError {
+    pub offset: usize,
+    pub len: usize,
+    pub message: String,
+    pub help: Option<String>,
+    /// Further places the message refers to (e.g. the earlier invocation).
+    pub related: Vec<(usize, usize, String)>,
+}
+
+impl ParseError {
+    pub fn new(offset: usize, message: impl Into<String>) -> ParseError {
+        ParseError {
+            offset,
+            len: 1,
+            message: message.into(),
+            help: None,
+            related: Vec::new(),
+        }
+    }
+
+    pub fn with_len(mut self, len: usize) -> ParseError {
+        self.len = len.max(1);
+        self
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> ParseError {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn with_related(mut self, offset: usize, len: usize, label: impl Into<String>) -> Self {
+        self.related.push((offset, len.max(1), label.into()));
+        self
+    }
+
+    /// Ties the error to its source, computing line and column once.
+    pub fn locate(self, src: &Arc<Source>) -> InputError {
+        let (line, column) = src.line_col(self.offset);
+        let related = self
+            .related
+            .into_iter()
+            .map(|(o, l, label)| {
+                let (rl, _) = src.line_col(o);
+                (o, l, format!("{label} (line {rl})"))
+            })
+            .collect();
+        InputError {
+            file: src.name().to_string(),
+            line,
+            column,
+            message: self.message,
+            help: self.help,
+            span: (self.offset, self.len),
+            related,
+            src: Some(SharedSource(src.clone())),
+        }
+    }
+}
+
+/// Bad input, located in its file.
+#[derive(Debug, Clone)]
+pub struct InputError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+    pub help: Option<String>,
+    span: (usize, usize),
+    related: Vec<(usize, usize, String)>,
+    src: Option<SharedSource>,
+}
+
+impl InputError {
+    /// An error about a whole file, or a place with no byte offset.
+    pub fn at_line(file: &str, line: usize, message: impl Into<String>) -> InputError {
+        InputError {
+            file: file.to_string(),
+            line,
+            column: 1,
+            message: message.into(),
+            help: None,
+            span: (0, 0),
+            related: Vec::new(),
+            src: None,
+        }
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )
+    }
+}
+
+impl std::error::Error for InputError {}
+
+impl Diagnostic for InputError {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new("elle_si::bad_input"))
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        self.src.as_ref().map(|s| s as &dyn SourceCode)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        self.src.as_ref()?;
+        let main = LabeledSpan::new_primary_with_span(Some("here".into()), self.span);
+        let rest = self
+            .related
+            .iter()
+            .map(|(o, l, label)| LabeledSpan::new_with_span(Some(label.clone()), (*o, *l)));
+        Some(Box::new(std::iter::once(main).chain(rest)))
+    }
+}
+
+/// Everything that stops a run before a verdict.
+#[derive(Debug)]
+pub enum Error {
+    Io { path: String, err: std::io::Error },
+    Input(Box<InputError>),
+    Usage(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io { path, err } => write!(f, "{path}: {err}"),
+            Error::Input(e) => e.fmt(f),
+            Error::Usage(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<InputError> for Error {
+    fn from(e: InputError) -> Error {
+        Error::Input(Box::new(e))
+    }
+}
+
+impl Error {
+    pub fn io(path: impl fmt::Display, err: std::io::Error) -> Error {
+        Error::Io {
+            path: path.to_string(),
+            err,
+        }
+    }
+}

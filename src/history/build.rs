@@ -1,0 +1,654 @@
+//! Compiles transactions, as the format readers hand them over one by one,
+//! into the [`History`] model.
+//!
+//! Everything that needs only one transaction at a time happens here, while
+//! its micro-ops (and the full lists its reads returned) are at hand:
+//! workload detection, internal consistency, future reads, and for
+//! list-append the per-key version order, grown from the longest read seen so
+//! far. Keeping only the longest list per key (plus the length of each read)
+//! is what lets a 100 MB list-append history compile in a few tens of MB: a
+//! read that is a prefix of the order is fully described by its length.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::anomaly::{Anomaly, Datum};
+use crate::error::ParseError;
+use crate::history::model::*;
+
+/// A micro-op as a reader sees it, before compilation.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RawKind {
+    Append,
+    Write,
+    Read,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Arg {
+    Nil,
+    Val(Val),
+    /// Elements `elems[start..start + len]` of the [`RawTxn`].
+    List {
+        start: u32,
+        len: u32,
+    },
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RawMop {
+    pub kind: RawKind,
+    pub key: Val,
+    pub arg: Arg,
+    /// Byte offset of the micro-op, for errors.
+    pub offset: usize,
+}
+
+/// A reusable buffer for one transaction's micro-ops.
+#[derive(Default, Debug, Clone)]
+pub struct RawTxn {
+    pub mops: Vec<RawMop>,
+    pub elems: Vec<Val>,
+}
+
+impl RawTxn {
+    pub fn clear(&mut self) {
+        self.mops.clear();
+        self.elems.clear();
+    }
+
+    pub fn list(&self, start: u32, len: u32) -> &[Val] {
+        &self.elems[start as usize..(start + len) as usize]
+    }
+}
+
+/// What a reader knows of a transaction besides its micro-ops.
+#[derive(Copy, Clone, Debug)]
+pub struct TxnMeta {
+    pub status: Status,
+    /// Jepsen process, or session id.
+    pub process: i64,
+    pub invoke: Option<OpPos>,
+    pub complete: OpPos,
+    pub f: Val,
+}
+
+/// Placeholder for a committed read not yet resolved to its write.
+const PENDING: u32 = u32::MAX - 3;
+
+#[derive(Default)]
+struct KeyState {
+    /// Own writes (or appends) to the key so far, in order.
+    own: Vec<Val>,
+    /// Last own write mop.
+    last_write: Option<MopId>,
+    /// The last read's result (list: a range of the raw elems; register: the
+    /// value) and appends since it.
+    known: Option<Known>,
+}
+
+enum Known {
+    List {
+        start: u32,
+        len: u32,
+        plus: Vec<Val>,
+    },
+    Reg(Val),
+}
+
+/// Options a reader passes on.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct BuildOptions {
+    /// Forced by `-w`; otherwise detected from the micro-ops.
+    pub workload: Option<Workload>,
+    /// The text format's convention: a read of 0 that nobody wrote observes
+    /// the initial state.
+    pub zero_is_initial: bool,
+}
+
+pub struct Builder {
+    h: History,
+    opts: BuildOptions,
+    /// The first micro-op that fixed the workload.
+    evidence: Option<(Workload, usize)>,
+    key_index: FxHashMap<Val, KeyId>,
+    write_index: FxHashMap<(KeyId, Val), MopId>,
+    session_index: FxHashMap<i64, u32>,
+    /// Irregular (non-prefix) list reads, per key.
+    incompatible: FxHashMap<KeyId, Vec<MopId>>,
+    anomalies: Vec<Anomaly>,
+    kstate: FxHashMap<KeyId, KeyState>,
+    txn_writes: Vec<(usize, KeyId, Val)>,
+}
+
+impl Builder {
+    pub fn new(name: impl Into<String>, opts: BuildOptions) -> Builder {
+        let h = History {
+            name: name.into(),
+            workload: opts.workload,
+            ..History::default()
+        };
+        Builder {
+            h,
+            opts,
+            evidence: None,
+            key_index: FxHashMap::default(),
+            write_index: FxHashMap::default(),
+            session_index: FxHashMap::default(),
+            incompatible: FxHashMap::default(),
+            anomalies: Vec::new(),
+            kstate: FxHashMap::default(),
+            txn_writes: Vec::new(),
+        }
+    }
+
+    pub fn name(&self) -> String {
+        self.h.name.clone()
+    }
+
+    pub fn options(&self) -> BuildOptions {
+        self.opts
+    }
+
+    pub fn values(&mut self) -> &mut Values {
+        &mut self.h.values
+    }
+
+    pub fn stats(&mut self) -> &mut Stats {
+        &mut self.h.stats
+    }
+
+    pub fn workload(&self) -> Option<Workload> {
+        self.h.workload
+    }
+
+    fn key(&mut self, k: Val) -> KeyId {
+        if let Some(&id) = self.key_index.get(&k) {
+            return id;
+        }
+        let id = self.h.keys.len() as KeyId;
+        self.h.keys.push(k);
+        self.h.orders.push(VersionOrder::default());
+        self.key_index.insert(k, id);
+        id
+    }
+
+    fn session(&mut self, process: i64) -> u32 {
+        if let Some(&s) = self.session_index.get(&process) {
+            return s;
+        }
+        let s = self.h.sessions.len() as u32;
+        self.h.sessions.push(Session {
+            process,
+            txns: Vec::new(),
+        });
+        self.session_index.insert(process, s);
+        s
+    }
+
+    /// Notes what workload a micro-op implies; refuses a mix.
+    fn evidence(&mut self, w: Workload, offset: usize, what: &str) -> Result<(), ParseError> {
+        if let Some(forced) = self.opts.workload {
+            if forced != w {
+                return Err(ParseError::new(
+                    offset,
+                    format!("{what} does not belong in a {} history", forced.name()),
+                )
+                .with_help(format!(
+                    "the workload was given as {}; drop -w to detect it",
+                    forced.name()
+                )));
+            }
+            return Ok(());
+        }
+        match self.evidence {
+            None => {
+                self.evidence = Some((w, offset));
+                self.h.workload = Some(w);
+                Ok(())
+            }
+            Some((seen, _)) if seen == w => Ok(()),
+            Some((seen, at)) => Err(ParseError::new(
+                offset,
+                format!(
+                    "{what}: this history mixes {} and {} micro-ops",
+                    seen.name(),
+                    w.name()
+                ),
+            )
+            .with_related(at, 1, format!("{} micro-op", seen.name()))
+            .with_help("a history is either list-append or rw-register")),
+        }
+    }
+
+    /// Compiles one transaction.
+    pub fn push_txn(&mut self, meta: TxnMeta, raw: &RawTxn) -> Result<TxnId, ParseError> {
+        let committed = meta.status == Status::Committed;
+        for m in &raw.mops {
+            match (m.kind, m.arg) {
+                (RawKind::Append, _) => {
+                    self.evidence(Workload::ListAppend, m.offset, "an append")?
+                }
+                (RawKind::Write, _) => {
+                    self.evidence(Workload::RwRegister, m.offset, "a register write")?
+                }
+                (RawKind::Read, Arg::List { .. })
+                    if committed && self.opts.workload != Some(Workload::RwRegister) =>
+                {
+                    self.evidence(Workload::ListAppend, m.offset, "a read of a list")?
+                }
+                (RawKind::Read, Arg::Val(_)) if committed => {
+                    self.evidence(Workload::RwRegister, m.offset, "a read of a single value")?
+                }
+                _ => {}
+            }
+        }
+        let list_mode = self.h.workload == Some(Workload::ListAppend);
+
+        let tid = self.h.txns.len() as TxnId;
+        let session = self.session(meta.process);
+        let seq = self.h.sessions[session as usize].txns.len() as u32;
+        self.h.sessions[session as usize].txns.push(tid);
+        let start = self.h.mops.len() as MopId;
+
+        // Own writes, for future reads.
+        self.txn_writes.clear();
+        for (i, m) in raw.mops.iter().enumerate() {
+            if m.kind != RawKind::Read
+                && let Arg::Val(v) = m.arg
+            {
+                let k = self.key(m.key);
+                self.txn_writes.push((i, k, v));
+            }
+        }
+        let mut kstate = std::mem::take(&mut self.kstate);
+        kstate.clear();
+
+        for (i, m) in raw.mops.iter().enumerate() {
+            let key = self.key(m.key);
+            let id = self.h.mops.len() as MopId;
+            let st = kstate.entry(key).or_default();
+            match m.kind {
+                RawKind::Append | RawKind::Write => {
+                    let v = match m.arg {
+                        Arg::Val(v) => v,
+                        Arg::Nil => Val::NIL,
+                        Arg::List { start, len } => self.list_value(raw, start, len),
+                    };
+                    if let Some(&prev) = self.write_index.get(&(key, v)) {
+                        let pt = &self.h.txns[self.h.mops[prev as usize].txn as usize];
+                        let verb = if m.kind == RawKind::Append {
+                            "appended"
+                        } else {
+                            "written"
+                        };
+                        return Err(ParseError::new(
+                            m.offset,
+                            format!(
+                                "value {} {verb} to key {} twice: values must be unique per key",
+                                self.h.values.get(v),
+                                self.h.values.get(m.key)
+                            ),
+                        )
+                        .with_related(
+                            pt.complete.offset as usize,
+                            1,
+                            "written before here",
+                        ));
+                    }
+                    if st.own.contains(&v) {
+                        return Err(ParseError::new(
+                            m.offset,
+                            format!(
+                                "value {} written to key {} twice in one transaction",
+                                self.h.values.get(v),
+                                self.h.values.get(m.key)
+                            ),
+                        ));
+                    }
+                    self.write_index.insert((key, v), id);
+                    st.own.push(v);
+                    st.last_write = Some(id);
+                    if let Some(Known::List { plus, .. }) = &mut st.known {
+                        plus.push(v);
+                    }
+                    self.h.mops.push(Mop {
+                        val: v,
+                        key,
+                        txn: tid,
+                        from: 0,
+                        len: 0,
+                        kind: MopKind::Write,
+                        flags: 0,
+                    });
+                }
+                RawKind::Read if !committed => {
+                    self.h.mops.push(Mop {
+                        val: Val::NIL,
+                        key,
+                        txn: tid,
+                        from: from::UNKNOWN,
+                        len: 0,
+                        kind: MopKind::Read,
+                        flags: 0,
+                    });
+                }
+                RawKind::Read => {
+                    let mut flags = if st.own.is_empty() { flag::EXTERNAL } else { 0 };
+                    let (val, len) = match m.arg {
+                        Arg::Nil => (Val::NIL, 0),
+                        Arg::Val(v) => (v, 0),
+                        Arg::List { start, len } if list_mode => (
+                            raw.list(start, len).last().copied().unwrap_or(Val::NIL),
+                            len,
+                        ),
+                        Arg::List { start, len } => (self.list_value(raw, start, len), 0),
+                    };
+                    let elems: &[Val] = match m.arg {
+                        Arg::List { start, len } if list_mode => raw.list(start, len),
+                        _ => &[],
+                    };
+                    // Internal consistency against what this transaction
+                    // already read and wrote.
+                    if let Some((pattern, expected)) =
+                        internal_check(st, raw, list_mode, val, elems)
+                    {
+                        let mut a = Anomaly::new("internal")
+                            .pattern(pattern)
+                            .txn(tid)
+                            .field("op", Datum::Txn(tid))
+                            .field("mop", Datum::Mop(id));
+                        if let Some(e) = expected {
+                            a = a.field("expected", e);
+                        }
+                        self.anomalies.push(a);
+                    }
+                    // A read of a write this transaction makes later.
+                    let future = self.txn_writes.iter().find(|&&(j, k, w)| {
+                        j > i
+                            && k == key
+                            && if list_mode {
+                                elems.contains(&w)
+                            } else {
+                                w == val
+                            }
+                    });
+                    if let Some(&(_, _, w)) = future {
+                        flags &= !flag::EXTERNAL;
+                        self.anomalies.push(
+                            Anomaly::new("future-read")
+                                .pattern("FutureRead")
+                                .txn(tid)
+                                .field("op", Datum::Txn(tid))
+                                .field("mop", Datum::Mop(id))
+                                .field("element", Datum::Val(w)),
+                        );
+                    }
+                    st.known = Some(match m.arg {
+                        Arg::List { start, len } if list_mode => Known::List {
+                            start,
+                            len,
+                            plus: Vec::new(),
+                        },
+                        _ => Known::Reg(val),
+                    });
+                    if list_mode && !self.extend_order(key, elems) {
+                        flags |= flag::IRREGULAR;
+                        self.h.irregular.insert(id, elems.to_vec());
+                        self.incompatible.entry(key).or_default().push(id);
+                    }
+                    self.h.mops.push(Mop {
+                        val,
+                        key,
+                        txn: tid,
+                        from: PENDING,
+                        len,
+                        kind: MopKind::Read,
+                        flags,
+                    });
+                }
+            }
+        }
+        for st in kstate.values() {
+            if let Some(w) = st.last_write {
+                self.h.mops[w as usize].flags |= flag::FINAL;
+            }
+        }
+        self.kstate = kstate;
+        let end = self.h.mops.len() as MopId;
+        self.h.txns.push(Txn {
+            status: meta.status,
+            session,
+            seq,
+            start,
+            end,
+            invoke: meta.invoke,
+            complete: meta.complete,
+            f: meta.f,
+        });
+        Ok(tid)
+    }
+
+    /// A list where a register value belongs: intern it whole.
+    fn list_value(&mut self, raw: &RawTxn, start: u32, len: u32) -> Val {
+        let items = raw
+            .list(start, len)
+            .iter()
+            .map(|&v| self.h.values.get(v))
+            .collect();
+        self.h.values.intern(crate::edn::Value::Vector(items))
+    }
+
+    /// Grows the key's version order with a read that extends it; false
+    /// when the read disagrees with it.
+    fn extend_order(&mut self, key: KeyId, elems: &[Val]) -> bool {
+        let order = &mut self.h.orders[key as usize].elems;
+        let n = order.len().min(elems.len());
+        if order[..n] != elems[..n] {
+            return false;
+        }
+        if elems.len() > order.len() {
+            order.extend_from_slice(&elems[n..]);
+        }
+        true
+    }
+
+    /// Resolves reads-from and version orders, and returns the history with
+    /// the anomalies compilation found.
+    pub fn finish(mut self) -> (History, Vec<Anomaly>) {
+        let list_mode = self.h.workload == Some(Workload::ListAppend);
+        let zero = Val::int(0);
+        for m in 0..self.h.mops.len() {
+            let mop = self.h.mops[m];
+            if mop.from != PENDING {
+                continue;
+            }
+            let from = if mop.val == Val::NIL {
+                from::INITIAL
+            } else if let Some(&w) = self.write_index.get(&(mop.key, mop.val)) {
+                w
+            } else if self.opts.zero_is_initial && Some(mop.val) == zero {
+                from::INITIAL
+            } else {
+                from::THIN_AIR
+            };
+            self.h.mops[m].from = from;
+        }
+        if list_mode {
+            self.finish_orders();
+        } else {
+            self.h.orders.clear();
+        }
+        (self.h, self.anomalies)
+    }
+
+    fn finish_orders(&mut self) {
+        let h = &mut self.h;
+        let mut in_order = vec![false; h.mops.len()];
+        for (k, order) in h.orders.iter_mut().enumerate() {
+            let k = k as KeyId;
+            let mut seen_thin: FxHashSet<Val> = FxHashSet::default();
+            order.writes = Vec::with_capacity(order.elems.len());
+            let mut dups: Vec<Val> = Vec::new();
+            for &e in &order.elems {
+                let w = self.write_index.get(&(k, e)).copied();
+                let dup = match w {
+                    Some(w) => std::mem::replace(&mut in_order[w as usize], true),
+                    None => !seen_thin.insert(e),
+                };
+                if dup && !dups.contains(&e) {
+                    dups.push(e);
+                }
+                order.writes.push(w.unwrap_or(from::THIN_AIR));
+            }
+            if !dups.is_empty() {
+                self.anomalies
+                    .push(duplicates_anomaly(&h.mops, k, order, &dups));
+            }
+        }
+        for (id, m) in h.mops.iter().enumerate() {
+            if m.is_write() && !in_order[id] && h.txns[m.txn as usize].status != Status::Aborted {
+                h.orders[m.key as usize].unobserved.push(id as MopId);
+            }
+        }
+        let mut keys: Vec<_> = self.incompatible.keys().copied().collect();
+        keys.sort_unstable();
+        for k in keys {
+            let reads = &self.incompatible[&k];
+            let mut lists: Vec<Vec<Val>> = vec![h.orders[k as usize].elems.clone()];
+            for r in reads {
+                let l = &h.irregular[r];
+                if !lists.contains(l) {
+                    lists.push(l.clone());
+                }
+            }
+            let mut a = Anomaly::new("incompatible-order")
+                .field("key", Datum::Key(k))
+                .field(
+                    "values",
+                    Datum::List(lists.into_iter().map(Datum::Vals).collect()),
+                );
+            for &r in reads {
+                a = a.txn(h.mops[r as usize].txn);
+            }
+            self.anomalies.push(a);
+        }
+    }
+}
+
+/// Elle's duplicate-elements: a read that shows an element twice.
+fn duplicates_anomaly(mops: &[Mop], k: KeyId, order: &VersionOrder, dups: &[Val]) -> Anomaly {
+    // The shortest read that already shows the first duplicate twice.
+    let second = order
+        .elems
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| **e == dups[0])
+        .nth(1)
+        .map_or(0, |(i, _)| i);
+    let reader = mops
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| {
+            m.is_read() && m.key == k && !m.has(flag::IRREGULAR) && m.len as usize > second
+        })
+        .min_by_key(|(_, m)| m.len);
+    let mut a = Anomaly::new("duplicate-elements").field("key", Datum::Key(k));
+    if let Some((id, m)) = reader {
+        a = a
+            .txn(m.txn)
+            .field("op", Datum::Txn(m.txn))
+            .field("mop", Datum::Mop(id as MopId));
+    }
+    let counts = dups
+        .iter()
+        .map(|d| {
+            let n = order.elems.iter().filter(|e| *e == d).count() as i64;
+            Datum::List(vec![Datum::Val(*d), Datum::Int(n)])
+        })
+        .collect();
+    a.field("duplicates", Datum::List(counts))
+}
+
+/// Checks a read against the transaction's own earlier reads and writes of
+/// the key. Returns the C4 pattern and, where it can be said, what Elle
+/// would print as `:expected`.
+fn internal_check(
+    st: &KeyState,
+    raw: &RawTxn,
+    list_mode: bool,
+    val: Val,
+    elems: &[Val],
+) -> Option<(&'static str, Option<Datum>)> {
+    let own_last = st.own.last().copied();
+    if let Some(last) = own_last {
+        // The read must show this transaction's last write.
+        let got = if list_mode {
+            elems.last().copied()
+        } else {
+            Some(val)
+        };
+        if got != Some(last) {
+            let pattern = if got.is_some_and(|g| st.own.contains(&g)) {
+                "NotMyLastWrite"
+            } else {
+                "NotMyOwnWrite"
+            };
+            return Some((pattern, Some(expected(st, raw, list_mode))));
+        }
+        if !list_mode {
+            return None;
+        }
+        let ok = match &st.known {
+            Some(Known::List { start, len, plus }) => {
+                let base = raw.list(*start, *len);
+                elems.len() == base.len() + plus.len()
+                    && elems[..base.len()] == *base
+                    && elems[base.len()..] == plus[..]
+            }
+            _ => elems.ends_with(&st.own),
+        };
+        if ok {
+            return None;
+        }
+        let pattern = if st.known.is_some() {
+            "NonRepeatableRead"
+        } else {
+            "NotMyOwnWrite"
+        };
+        return Some((pattern, Some(expected(st, raw, list_mode))));
+    }
+    match &st.known {
+        Some(Known::Reg(prev)) if !list_mode && *prev != val => {
+            Some(("NonRepeatableRead", Some(Datum::Val(*prev))))
+        }
+        Some(Known::List { start, len, .. }) if list_mode && raw.list(*start, *len) != elems => {
+            Some(("NonRepeatableRead", Some(expected(st, raw, list_mode))))
+        }
+        _ => None,
+    }
+}
+
+/// What the transaction's own history predicts a read returns.
+fn expected(st: &KeyState, raw: &RawTxn, list_mode: bool) -> Datum {
+    if !list_mode {
+        return match st.own.last() {
+            Some(v) => Datum::Val(*v),
+            None => match st.known {
+                Some(Known::Reg(v)) => Datum::Val(v),
+                _ => Datum::Nil,
+            },
+        };
+    }
+    match &st.known {
+        Some(Known::List { start, len, plus }) => {
+            let mut v = raw.list(*start, *len).to_vec();
+            v.extend_from_slice(plus);
+            Datum::Vals(v)
+        }
+        _ => {
+            let mut items = vec![Datum::Sym("...".into())];
+            items.extend(st.own.iter().map(|v| Datum::Val(*v)));
+            Datum::List(items)
+        }
+    }
+}

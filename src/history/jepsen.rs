@@ -1,0 +1,682 @@
+//! Reads Jepsen histories in EDN (`history.edn`: one op map per line, or a
+//! whole-file vector or list of op maps) straight into the history model.
+//!
+//! The op maps are read by a typed fast path: the keys Jepsen writes
+//! (`:index :time :type :process :f :value`) and the micro-ops inside
+//! `:value` go straight into compact form; anything else (`:error`, nemesis
+//! values, ...) falls back to the generic EDN reader. Invocations are paired
+//! with completions per process; a file with no invocations at all (C4's and
+//! hand-written logs) is read as completions that each stand alone.
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use crate::edn::Cursor;
+use crate::edn::parse::{atom_value, is_delim, parse_i64};
+use crate::error::{Error, ParseError};
+use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
+use crate::history::model::*;
+use crate::source::Source;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OpType {
+    Invoke,
+    Ok,
+    Fail,
+    Info,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Process {
+    Missing,
+    Int(i64),
+    Other,
+}
+
+/// What `:value` held.
+#[derive(Clone, Debug, PartialEq)]
+enum ValueState {
+    Absent,
+    Nil,
+    /// Micro-ops, now in the RawTxn buffer.
+    Txn,
+    /// Not a micro-op vector; the error to give if this is a client op.
+    Other(ParseError),
+}
+
+struct OpFields {
+    start: usize,
+    index: Option<i64>,
+    time: Option<i64>,
+    typ: Option<OpType>,
+    process: Process,
+    f: Val,
+    value: ValueState,
+}
+
+struct Pending {
+    pos: OpPos,
+    start: usize,
+    f: Val,
+}
+
+/// A progress callback, given the byte offset reached.
+pub type Progress<'a> = &'a dyn Fn(u64);
+
+pub struct EdnReader<'a> {
+    src: &'a [u8],
+    cur: Cursor<'a>,
+    builder: Builder,
+    raw: RawTxn,
+    line_at: (usize, u32),
+    f_cache: Option<(&'a [u8], Val)>,
+}
+
+/// Reads a Jepsen EDN history.
+pub fn read(
+    source: &Arc<Source>,
+    opts: BuildOptions,
+    progress: Option<Progress<'_>>,
+) -> Result<(History, Vec<crate::anomaly::Anomaly>), Error> {
+    let mut r = EdnReader {
+        src: source.bytes(),
+        cur: Cursor::new(source.bytes()),
+        builder: Builder::new(source.name(), opts),
+        raw: RawTxn::default(),
+        line_at: (0, 1),
+        f_cache: None,
+    };
+    r.run(progress).map_err(|e| Error::from(e.locate(source)))?;
+    Ok(r.builder.finish())
+}
+
+impl<'a> EdnReader<'a> {
+    fn line_of(&mut self, offset: usize) -> u32 {
+        let (at, line) = self.line_at;
+        let line = if offset >= at {
+            line + memchr::memchr_iter(b'\n', &self.src[at..offset]).count() as u32
+        } else {
+            1 + memchr::memchr_iter(b'\n', &self.src[..offset]).count() as u32
+        };
+        self.line_at = (offset, line);
+        line
+    }
+
+    fn run(&mut self, progress: Option<Progress<'_>>) -> Result<(), ParseError> {
+        self.cur.skip_ws(0)?;
+        let wrapped = match self.cur.peek() {
+            Some(c @ (b'[' | b'(')) => {
+                let open = self.cur.pos;
+                self.cur.pos += 1;
+                Some((if c == b'[' { b']' } else { b')' }, open))
+            }
+            _ => None,
+        };
+        let mut pending: FxHashMap<i64, Pending> = FxHashMap::default();
+        // Decided by the first client op: an invocation means invocations
+        // and completions are paired.
+        let mut paired: Option<(bool, usize)> = None;
+        let mut n: u64 = 0;
+        loop {
+            self.cur.skip_ws(1)?;
+            match (wrapped, self.cur.peek()) {
+                (Some((close, _)), Some(c)) if c == close => {
+                    self.cur.pos += 1;
+                    self.cur.skip_ws(0)?;
+                    if !self.cur.at_end() {
+                        return Err(ParseError::new(
+                            self.cur.pos,
+                            format!(
+                                "unexpected {} after the history's closing `{}`",
+                                self.cur.found(),
+                                close as char
+                            ),
+                        ));
+                    }
+                    break;
+                }
+                (Some((close, open)), None) => return Err(self.cur.unterminated(close, open)),
+                (None, None) => break,
+                _ => {}
+            }
+            n += 1;
+            if n.is_multiple_of(65536)
+                && let Some(p) = progress
+            {
+                p(self.cur.pos as u64);
+            }
+            self.raw.clear();
+            let op = self.read_op()?;
+            self.builder.stats().ops += 1;
+            let Process::Int(process) = op.process else {
+                self.builder.stats().skipped_ops += 1;
+                continue;
+            };
+            self.builder.stats().client_ops += 1;
+            let Some(typ) = op.typ else {
+                return Err(ParseError::new(op.start, "client op has no :type")
+                    .with_help("every op needs :type :invoke, :ok, :fail or :info"));
+            };
+            let line = self.line_of(op.start);
+            let pos = OpPos {
+                index: op.index.unwrap_or(-1),
+                time: op.time.unwrap_or(-1),
+                line,
+                offset: op.start as u64,
+            };
+            let is_paired = match paired {
+                Some((p, _)) => p,
+                None => {
+                    paired = Some((typ == OpType::Invoke, op.start));
+                    typ == OpType::Invoke
+                }
+            };
+            if !is_paired {
+                if typ == OpType::Invoke {
+                    let first = paired.map_or(0, |p| p.1);
+                    return Err(ParseError::new(
+                        op.start,
+                        "an :invoke in a history that began with a completion",
+                    )
+                    .with_related(first, 1, "first client op, a completion")
+                    .with_help(
+                        "a history either pairs every completion with an invocation, or holds completions only",
+                    ));
+                }
+                self.client_value(&op)?;
+                let meta = TxnMeta {
+                    status: status(typ),
+                    process,
+                    invoke: None,
+                    complete: pos,
+                    f: op.f,
+                };
+                self.builder.push_txn(meta, &self.raw)?;
+                continue;
+            }
+            if typ == OpType::Invoke {
+                if let Some(prev) = pending.get(&process) {
+                    return Err(ParseError::new(
+                        op.start,
+                        format!(
+                            "process {process} invokes again while its invocation on line {} has not completed",
+                            prev.pos.line
+                        ),
+                    )
+                    .with_related(prev.start, 1, "the outstanding invocation"));
+                }
+                self.client_value(&op)?;
+                pending.insert(
+                    process,
+                    Pending {
+                        pos,
+                        start: op.start,
+                        f: op.f,
+                    },
+                );
+                continue;
+            }
+            let Some(inv) = pending.remove(&process) else {
+                return Err(ParseError::new(
+                    op.start,
+                    format!("a :{} completion for process {process}, which has no outstanding invocation", keyword(typ)),
+                )
+                .with_help("each completion must follow an :invoke by the same process"));
+            };
+            let st = status(typ);
+            match (&op.value, st) {
+                (ValueState::Absent | ValueState::Nil, Status::Aborted | Status::Indeterminate) => {
+                    // Jepsen copies the invocation's value; when it does not,
+                    // the invocation says what was attempted.
+                    self.reread_value(inv.start)?;
+                }
+                _ => self.client_value(&op)?,
+            }
+            let meta = TxnMeta {
+                status: st,
+                process,
+                invoke: Some(inv.pos),
+                complete: pos,
+                f: if op.f == Val::NIL { inv.f } else { op.f },
+            };
+            self.builder.push_txn(meta, &self.raw)?;
+        }
+        // Invocations that never completed may or may not have happened.
+        let mut dangling: Vec<(i64, Pending)> = pending.into_iter().collect();
+        dangling.sort_by_key(|(_, p)| p.start);
+        for (process, inv) in dangling {
+            self.reread_value(inv.start)?;
+            let meta = TxnMeta {
+                status: Status::Indeterminate,
+                process,
+                invoke: Some(inv.pos),
+                complete: inv.pos,
+                f: inv.f,
+            };
+            self.builder.push_txn(meta, &self.raw)?;
+            self.builder.stats().dangling_invokes += 1;
+        }
+        self.builder.stats().completions_only = paired.is_some_and(|p| !p.0);
+        Ok(())
+    }
+
+    /// Checks that a client op's :value was micro-ops.
+    fn client_value(&mut self, op: &OpFields) -> Result<(), ParseError> {
+        match &op.value {
+            ValueState::Other(e) => Err(e.clone()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Reads the micro-ops of the op at `start` again into the buffer.
+    fn reread_value(&mut self, start: usize) -> Result<(), ParseError> {
+        let save = self.cur.pos;
+        self.cur.pos = start;
+        self.raw.clear();
+        let op = self.read_op()?;
+        self.cur.pos = save;
+        self.client_value(&op)
+    }
+
+    fn read_op(&mut self) -> Result<OpFields, ParseError> {
+        let start = self.cur.pos;
+        if self.cur.peek() == Some(b'#') {
+            self.cur.pos += 1;
+            let tag = self.cur.take_token();
+            if tag != b"jepsen.history.Op" {
+                return Err(ParseError::new(
+                    start,
+                    format!(
+                        "expected an op map, found the tagged literal #{}",
+                        String::from_utf8_lossy(tag)
+                    ),
+                )
+                .with_len(tag.len() + 1));
+            }
+            self.cur.skip_ws(1)?;
+        }
+        if self.cur.peek() != Some(b'{') {
+            return Err(ParseError::new(
+                self.cur.pos,
+                format!(
+                    "expected an op map `{{:type ..., :process ..., :value ...}}`, found {}",
+                    self.cur.found()
+                ),
+            ));
+        }
+        let open = self.cur.pos;
+        self.cur.pos += 1;
+        let mut op = OpFields {
+            start,
+            index: None,
+            time: None,
+            typ: None,
+            process: Process::Missing,
+            f: Val::NIL,
+            value: ValueState::Absent,
+        };
+        let mut seen = 0u8;
+        loop {
+            self.cur.skip_ws(1)?;
+            let key_at = self.cur.pos;
+            match self.cur.peek() {
+                None => return Err(self.cur.unterminated(b'}', open)),
+                Some(b'}') => {
+                    self.cur.pos += 1;
+                    return Ok(op);
+                }
+                Some(c @ (b')' | b']')) => return Err(self.cur.mismatch(c, b'}', open)),
+                Some(b':') => {
+                    let kw = self.cur.take_token();
+                    let bit = match kw {
+                        b":index" => 1,
+                        b":time" => 2,
+                        b":type" => 4,
+                        b":process" => 8,
+                        b":f" => 16,
+                        b":value" => 32,
+                        _ => 0,
+                    };
+                    if bit != 0 {
+                        if seen & bit != 0 {
+                            return Err(ParseError::new(
+                                key_at,
+                                format!("duplicate key {} in op map", String::from_utf8_lossy(kw)),
+                            )
+                            .with_len(kw.len()));
+                        }
+                        seen |= bit;
+                    }
+                    self.cur.skip_ws(1)?;
+                    if matches!(self.cur.peek(), Some(b'}') | None) {
+                        return Err(ParseError::new(
+                            key_at,
+                            format!("map key {} has no value", String::from_utf8_lossy(kw)),
+                        )
+                        .with_len(kw.len()));
+                    }
+                    match bit {
+                        1 => op.index = self.opt_int("index")?,
+                        2 => op.time = self.opt_int("time")?,
+                        4 => op.typ = Some(self.op_type()?),
+                        8 => op.process = self.process()?,
+                        16 => op.f = self.f_value()?,
+                        32 => op.value = self.txn_value()?,
+                        _ => {
+                            self.cur.value(1)?;
+                        }
+                    }
+                }
+                Some(_) => {
+                    self.cur.value(1)?;
+                    self.cur.skip_ws(1)?;
+                    if matches!(self.cur.peek(), Some(b'}') | None) {
+                        return Err(ParseError::new(key_at, "map key has no value"));
+                    }
+                    self.cur.value(1)?;
+                }
+            }
+        }
+    }
+
+    fn opt_int(&mut self, what: &str) -> Result<Option<i64>, ParseError> {
+        let at = self.cur.pos;
+        let v = self.cur.value(1)?;
+        match v {
+            crate::edn::Value::Int(i) => Ok(Some(i)),
+            crate::edn::Value::Nil => Ok(None),
+            // Elle tolerates odd times; so do we, by ignoring them.
+            _ if what == "time" => Ok(None),
+            v => Err(ParseError::new(
+                at,
+                format!(":{what} must be an integer, found {}", v.kind()),
+            )),
+        }
+    }
+
+    fn op_type(&mut self) -> Result<OpType, ParseError> {
+        let at = self.cur.pos;
+        if self.cur.peek() == Some(b':') {
+            let t = self.cur.take_token();
+            return match t {
+                b":invoke" => Ok(OpType::Invoke),
+                b":ok" => Ok(OpType::Ok),
+                b":fail" => Ok(OpType::Fail),
+                b":info" => Ok(OpType::Info),
+                _ => Err(ParseError::new(
+                    at,
+                    format!(
+                        "unknown :type {}: expected :invoke, :ok, :fail or :info",
+                        String::from_utf8_lossy(t)
+                    ),
+                )
+                .with_len(t.len())),
+            };
+        }
+        let v = self.cur.value(1)?;
+        Err(ParseError::new(
+            at,
+            format!(
+                ":type must be a keyword (:invoke, :ok, :fail or :info), found {} {v}",
+                v.kind()
+            ),
+        ))
+    }
+
+    fn process(&mut self) -> Result<Process, ParseError> {
+        let rest = &self.src[self.cur.pos..];
+        if rest
+            .first()
+            .is_some_and(|c| c.is_ascii_digit() || *c == b'-')
+        {
+            let at = self.cur.pos;
+            let t = self.cur.take_token();
+            if let Some(p) = parse_i64(t) {
+                return Ok(Process::Int(p));
+            }
+            atom_value(t, at)?;
+            return Ok(Process::Other);
+        }
+        self.cur.value(1)?;
+        Ok(Process::Other)
+    }
+
+    fn f_value(&mut self) -> Result<Val, ParseError> {
+        if self.cur.peek() == Some(b':') {
+            let at = self.cur.pos;
+            let t = self.cur.take_token();
+            if let Some((bytes, v)) = self.f_cache
+                && bytes == t
+            {
+                return Ok(v);
+            }
+            let v = atom_value(t, at)?;
+            let v = self.builder.values().intern(v);
+            self.f_cache = Some((t, v));
+            return Ok(v);
+        }
+        let v = self.cur.value(1)?;
+        Ok(self.builder.values().intern(v))
+    }
+
+    /// Reads a scalar micro-op argument (key, written value, element).
+    #[inline]
+    fn scalar(&mut self) -> Result<Val, ParseError> {
+        let at = self.cur.pos;
+        let c = self.cur.peek();
+        if c.is_some_and(|c| c.is_ascii_digit() || c == b'-') {
+            let t = self.cur.take_token();
+            if let Some(v) = parse_i64(t).and_then(Val::int) {
+                return Ok(v);
+            }
+            let v = atom_value(t, at)?;
+            return Ok(self.builder.values().intern(v));
+        }
+        if self.src[at..].starts_with(b"nil") && self.src.get(at + 3).is_none_or(|&c| is_delim(c)) {
+            self.cur.pos += 3;
+            return Ok(Val::NIL);
+        }
+        let v = self.cur.value(3)?;
+        Ok(self.builder.values().intern(v))
+    }
+
+    /// Reads `:value`; micro-ops go to the buffer.
+    fn txn_value(&mut self) -> Result<ValueState, ParseError> {
+        let at = self.cur.pos;
+        match self.cur.peek() {
+            Some(b'[' | b'(') => {}
+            _ => {
+                let v = self.cur.value(1)?;
+                if v == crate::edn::Value::Nil {
+                    return Ok(ValueState::Nil);
+                }
+                return Ok(ValueState::Other(ParseError::new(
+                    at,
+                    format!(
+                        "a client op's :value must be a vector of micro-ops like [[:append k v] [:r k nil]], found {}",
+                        v.kind()
+                    ),
+                )));
+            }
+        }
+        match self.micro_ops() {
+            Ok(()) => Ok(ValueState::Txn),
+            Err(e) => {
+                // Maybe a nemesis value: read it generically; the error only
+                // stands if this turns out to be a client op.
+                self.raw.clear();
+                self.cur.pos = at;
+                self.cur.value(1)?;
+                Ok(ValueState::Other(e))
+            }
+        }
+    }
+
+    fn micro_ops(&mut self) -> Result<(), ParseError> {
+        let open = self.cur.pos;
+        let close = if self.cur.peek() == Some(b'[') {
+            b']'
+        } else {
+            b')'
+        };
+        self.cur.pos += 1;
+        loop {
+            self.cur.skip_ws(2)?;
+            let at = self.cur.pos;
+            match self.cur.peek() {
+                Some(c) if c == close => {
+                    self.cur.pos += 1;
+                    return Ok(());
+                }
+                None => return Err(self.cur.unterminated(close, open)),
+                Some(b'[' | b'(') => self.micro_op()?,
+                Some(c @ (b')' | b']' | b'}')) => return Err(self.cur.mismatch(c, close, open)),
+                Some(_) => {
+                    return Err(ParseError::new(
+                        at,
+                        format!(
+                            "expected a micro-op like [:append k v] or [:r k v], found {}",
+                            self.cur.found()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+
+    fn micro_op(&mut self) -> Result<(), ParseError> {
+        let open = self.cur.pos;
+        let close = if self.cur.peek() == Some(b'[') {
+            b']'
+        } else {
+            b')'
+        };
+        self.cur.pos += 1;
+        self.cur.skip_ws(3)?;
+        let f_at = self.cur.pos;
+        let kind = match self.cur.peek() {
+            Some(b':') => match self.cur.take_token() {
+                b":append" => RawKind::Append,
+                b":r" => RawKind::Read,
+                b":w" => RawKind::Write,
+                t => {
+                    return Err(ParseError::new(
+                        f_at,
+                        format!(
+                            "unknown micro-op {}: expected :append, :r or :w",
+                            String::from_utf8_lossy(t)
+                        ),
+                    )
+                    .with_len(t.len()));
+                }
+            },
+            Some(b'"') => match self.cur.string()?.as_str() {
+                "append" => RawKind::Append,
+                "r" => RawKind::Read,
+                "w" => RawKind::Write,
+                s => {
+                    return Err(ParseError::new(
+                        f_at,
+                        format!("unknown micro-op \"{s}\": expected :append, :r or :w"),
+                    ));
+                }
+            },
+            _ => {
+                return Err(ParseError::new(
+                    f_at,
+                    format!(
+                        "expected a micro-op function (:append, :r or :w), found {}",
+                        self.cur.found()
+                    ),
+                ));
+            }
+        };
+        self.cur.skip_ws(3)?;
+        if matches!(self.cur.peek(), Some(b')' | b']' | b'}') | None) {
+            return Err(ParseError::new(
+                open,
+                "a micro-op needs a key and a value: [f k v]",
+            ));
+        }
+        let key = self.scalar()?;
+        self.cur.skip_ws(3)?;
+        if matches!(self.cur.peek(), Some(b')' | b']' | b'}') | None) {
+            return Err(ParseError::new(
+                open,
+                "a micro-op needs a key and a value: [f k v]",
+            ));
+        }
+        let arg = match (kind, self.cur.peek()) {
+            (RawKind::Read, Some(c @ (b'[' | b'('))) => {
+                let lopen = self.cur.pos;
+                let lclose = if c == b'[' { b']' } else { b')' };
+                self.cur.pos += 1;
+                let start = self.raw.elems.len() as u32;
+                loop {
+                    self.cur.skip_ws(4)?;
+                    match self.cur.peek() {
+                        Some(x) if x == lclose => {
+                            self.cur.pos += 1;
+                            break;
+                        }
+                        None => return Err(self.cur.unterminated(lclose, lopen)),
+                        Some(x @ (b')' | b']' | b'}')) => {
+                            return Err(self.cur.mismatch(x, lclose, lopen));
+                        }
+                        _ => {
+                            let v = self.scalar()?;
+                            self.raw.elems.push(v);
+                        }
+                    }
+                }
+                Arg::List {
+                    start,
+                    len: self.raw.elems.len() as u32 - start,
+                }
+            }
+            _ => match self.scalar()? {
+                Val::NIL => Arg::Nil,
+                v => Arg::Val(v),
+            },
+        };
+        self.cur.skip_ws(3)?;
+        match self.cur.peek() {
+            Some(c) if c == close => self.cur.pos += 1,
+            None => return Err(self.cur.unterminated(close, open)),
+            _ => {
+                return Err(ParseError::new(
+                    self.cur.pos,
+                    format!(
+                        "a micro-op has three elements [f k v]; found {} after the value",
+                        self.cur.found()
+                    ),
+                ));
+            }
+        }
+        self.raw.mops.push(RawMop {
+            kind,
+            key,
+            arg,
+            offset: open,
+        });
+        Ok(())
+    }
+}
+
+fn status(t: OpType) -> Status {
+    match t {
+        OpType::Ok => Status::Committed,
+        OpType::Fail => Status::Aborted,
+        _ => Status::Indeterminate,
+    }
+}
+
+fn keyword(t: OpType) -> &'static str {
+    match t {
+        OpType::Invoke => "invoke",
+        OpType::Ok => "ok",
+        OpType::Fail => "fail",
+        OpType::Info => "info",
+    }
+}

@@ -1,0 +1,329 @@
+//! The one history model every checker reads: transactions with a status and
+//! a session, their micro-operations, reads-from, and (for list-append) the
+//! per-key version orders the reads reveal.
+//!
+//! Both workloads and every input format compile into this. It is built for
+//! size: a micro-op is 32 bytes, a transaction 80, and values are interned,
+//! so a 20M-micro-op history fits in well under a gigabyte.
+
+use rustc_hash::FxHashMap;
+
+use crate::edn::Value;
+
+pub type TxnId = u32;
+pub type KeyId = u32;
+/// Index of a micro-op in [`History::mops`]; a write is named by its mop.
+pub type MopId = u32;
+
+/// A compact value: small integers inline, anything else interned.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct Val(u64);
+
+impl Val {
+    /// The interned `nil`: the initial state, or an empty list read.
+    pub const NIL: Val = Val(1);
+    const INLINE_MIN: i64 = -(1 << 62);
+    const INLINE_MAX: i64 = (1 << 62) - 1;
+
+    #[inline]
+    pub fn int(i: i64) -> Option<Val> {
+        (Self::INLINE_MIN..=Self::INLINE_MAX)
+            .contains(&i)
+            .then_some(Val((i as u64) << 1))
+    }
+
+    #[inline]
+    pub fn as_int(self) -> Option<i64> {
+        (self.0 & 1 == 0).then_some((self.0 as i64) >> 1)
+    }
+
+    #[inline]
+    fn interned(i: u32) -> Val {
+        Val(((i as u64) << 1) | 1)
+    }
+
+    pub fn raw(self) -> u64 {
+        self.0
+    }
+}
+
+/// Interns values that do not fit inline (strings, keywords, vectors, bigints).
+#[derive(Debug, Clone)]
+pub struct Values {
+    table: Vec<Value>,
+    index: FxHashMap<Value, u32>,
+}
+
+impl Default for Values {
+    fn default() -> Self {
+        let mut v = Values {
+            table: Vec::new(),
+            index: FxHashMap::default(),
+        };
+        v.table.push(Value::Nil);
+        v.index.insert(Value::Nil, 0);
+        v
+    }
+}
+
+impl Values {
+    pub fn intern(&mut self, v: Value) -> Val {
+        if let Value::Int(i) = v
+            && let Some(x) = Val::int(i)
+        {
+            return x;
+        }
+        if let Some(&i) = self.index.get(&v) {
+            return Val::interned(i);
+        }
+        let i = self.table.len() as u32;
+        self.table.push(v.clone());
+        self.index.insert(v, i);
+        Val::interned(i)
+    }
+
+    pub fn get(&self, v: Val) -> Value {
+        match v.as_int() {
+            Some(i) => Value::Int(i),
+            None => self.table[(v.0 >> 1) as usize].clone(),
+        }
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
+pub enum Status {
+    /// `:ok`: took effect.
+    Committed,
+    /// `:fail`: never took effect; its writes are aborted writes.
+    Aborted,
+    /// `:info` (or never completed): may or may not have taken effect.
+    Indeterminate,
+}
+
+impl Status {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Status::Committed => "ok",
+            Status::Aborted => "fail",
+            Status::Indeterminate => "info",
+        }
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
+pub enum Workload {
+    ListAppend,
+    RwRegister,
+}
+
+impl Workload {
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::ListAppend => "list-append",
+            Workload::RwRegister => "rw-register",
+        }
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum MopKind {
+    Read,
+    /// A write (`:w`) or an append (`:append`), by workload.
+    Write,
+}
+
+/// Where a read's value came from.
+pub mod from {
+    /// The initial state (nil, an empty list, or value 0 in the text format).
+    pub const INITIAL: u32 = u32::MAX;
+    /// Not observed: a read inside an aborted or indeterminate transaction.
+    pub const UNKNOWN: u32 = u32::MAX - 1;
+    /// A value nobody wrote.
+    pub const THIN_AIR: u32 = u32::MAX - 2;
+}
+
+/// Micro-op flags.
+pub mod flag {
+    /// A read with no earlier write of its key in its transaction: what it
+    /// returns came from outside (the first of several reads, or any of them).
+    pub const EXTERNAL: u8 = 1;
+    /// A write that is its transaction's last write to its key.
+    pub const FINAL: u8 = 2;
+    /// A list read that is not a prefix of its key's version order; its
+    /// elements are in [`super::History::irregular`].
+    pub const IRREGULAR: u8 = 4;
+}
+
+/// One micro-operation.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Mop {
+    /// Write: the value written or appended. Read: the value returned (for a
+    /// list, its last element; NIL for nil or an empty list).
+    pub val: Val,
+    pub key: KeyId,
+    pub txn: TxnId,
+    /// Read: the write it observed, or a [`from`] constant. Write: unused.
+    pub from: u32,
+    /// List read: number of elements. Otherwise 0.
+    pub len: u32,
+    pub kind: MopKind,
+    pub flags: u8,
+}
+
+impl Mop {
+    #[inline]
+    pub fn is_read(&self) -> bool {
+        self.kind == MopKind::Read
+    }
+    #[inline]
+    pub fn is_write(&self) -> bool {
+        self.kind == MopKind::Write
+    }
+    #[inline]
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+    /// The write this read observed, if it is a write.
+    #[inline]
+    pub fn observed(&self) -> Option<MopId> {
+        (self.is_read() && self.from < from::THIN_AIR).then_some(self.from)
+    }
+}
+
+/// A position in the input: the op's `:index`, `:time`, line and offset.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpPos {
+    /// Jepsen's `:index`, or -1 when absent.
+    pub index: i64,
+    /// Jepsen's `:time` in nanoseconds, or -1 when absent.
+    pub time: i64,
+    /// 1-based line in the input.
+    pub line: u32,
+    pub offset: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Txn {
+    pub status: Status,
+    pub session: u32,
+    /// Position in its session.
+    pub seq: u32,
+    /// Micro-ops `mops[start..end]`.
+    pub start: MopId,
+    pub end: MopId,
+    /// The invocation, when the history pairs invocations with completions.
+    pub invoke: Option<OpPos>,
+    /// The completion (or, for a never-completed invocation, the invocation).
+    pub complete: OpPos,
+    /// Jepsen's `:f`.
+    pub f: Val,
+}
+
+impl Txn {
+    pub fn mops(&self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+    /// Index of the invocation, else of the completion.
+    pub fn invoke_index(&self) -> i64 {
+        self.invoke.map_or(self.complete.index, |p| p.index)
+    }
+}
+
+/// A Jepsen process: its transactions in history order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Session {
+    /// The process number (or session id in session-based formats).
+    pub process: i64,
+    pub txns: Vec<TxnId>,
+}
+
+/// The version order of one list-append key, as the reads reveal it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VersionOrder {
+    /// The longest read's elements, in order.
+    pub elems: Vec<Val>,
+    /// The write of each element ([`from::THIN_AIR`] when nobody appended it).
+    pub writes: Vec<u32>,
+    /// Appends no read observed (from committed or indeterminate
+    /// transactions): they follow `writes`, in an unknown order.
+    pub unobserved: Vec<MopId>,
+}
+
+/// Counts for `elle-si stats` and `--verbose`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub ops: u64,
+    pub client_ops: u64,
+    /// Nemesis ops and others whose `:process` is not an integer.
+    pub skipped_ops: u64,
+    /// The file holds completions only (no `:invoke`): each op stands alone.
+    pub completions_only: bool,
+    /// Invocations that never completed, kept as indeterminate.
+    pub dangling_invokes: u64,
+}
+
+/// A compiled history.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    /// None when the history has no micro-op that tells.
+    pub workload: Option<Workload>,
+    pub txns: Vec<Txn>,
+    pub mops: Vec<Mop>,
+    pub sessions: Vec<Session>,
+    /// Each key's value, by KeyId.
+    pub keys: Vec<Val>,
+    pub values: Values,
+    /// List-append version orders by KeyId (empty for rw-register).
+    pub orders: Vec<VersionOrder>,
+    /// Elements of list reads flagged [`flag::IRREGULAR`].
+    pub irregular: FxHashMap<MopId, Vec<Val>>,
+    pub stats: Stats,
+    /// Where the history came from, for messages.
+    pub name: String,
+}
+
+impl History {
+    pub fn txn_mops(&self, t: TxnId) -> &[Mop] {
+        let t = &self.txns[t as usize];
+        &self.mops[t.mops()]
+    }
+
+    /// The transaction that performed a micro-op.
+    #[inline]
+    pub fn txn_of(&self, m: MopId) -> TxnId {
+        self.mops[m as usize].txn
+    }
+
+    pub fn key_value(&self, k: KeyId) -> Value {
+        self.values.get(self.keys[k as usize])
+    }
+
+    pub fn value(&self, v: Val) -> Value {
+        self.values.get(v)
+    }
+
+    /// The elements a list read returned.
+    pub fn read_list(&self, m: MopId) -> Vec<Val> {
+        let mop = &self.mops[m as usize];
+        if mop.has(flag::IRREGULAR) {
+            return self.irregular.get(&m).cloned().unwrap_or_default();
+        }
+        match self.orders.get(mop.key as usize) {
+            Some(o) => o.elems[..(mop.len as usize).min(o.elems.len())].to_vec(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Number of transactions with each status.
+    pub fn status_counts(&self) -> (usize, usize, usize) {
+        let mut c = (0, 0, 0);
+        for t in &self.txns {
+            match t.status {
+                Status::Committed => c.0 += 1,
+                Status::Aborted => c.1 += 1,
+                Status::Indeterminate => c.2 += 1,
+            }
+        }
+        c
+    }
+}

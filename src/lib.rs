@@ -1,0 +1,17 @@
+//! elle-si: a black-box checker of transactional isolation for database
+//! histories (Jepsen list-append and rw-register, and the formats of the
+//! field), complete where graph heuristics are not.
+//!
+//! Data flows one way: [`edn`] reads bytes, [`history`] compiles ops into the
+//! one model every checker reads, [`check`] decides each consistency model,
+//! and [`report`] renders Elle's result map.
+
+pub mod anomaly;
+pub mod check;
+pub mod edn;
+pub mod error;
+pub mod history;
+pub mod report;
+pub mod source;
+
+pub use error::{Error, InputError};

@@ -1,0 +1,328 @@
+//! The `elle-si` command: check histories, print their statistics.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use elle_si::check::{self, CheckOptions};
+use elle_si::error::Error;
+use elle_si::history::{self, Format, LoadOptions, Loaded, Workload};
+use elle_si::report::{CheckResult, Valid, render};
+
+#[derive(Parser)]
+#[command(
+    name = "elle-si",
+    version,
+    about = "A black-box checker of transactional isolation for database histories"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum WorkloadArg {
+    ListAppend,
+    RwRegister,
+}
+
+#[derive(Copy, Clone, ValueEnum, PartialEq)]
+enum OutputArg {
+    Text,
+    Edn,
+    Json,
+}
+
+#[derive(clap::Args)]
+struct InputArgs {
+    /// Workload (default: detected from the micro-ops).
+    #[arg(short, long, value_enum)]
+    workload: Option<WorkloadArg>,
+    /// Input format: edn or text (default: detected).
+    #[arg(short, long)]
+    format: Option<String>,
+    /// Say more about how the input was read.
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Check histories against consistency models.
+    Check {
+        /// History files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        input: InputArgs,
+        /// Comma-separated consistency models (Elle's names, or rc, ra, tcc,
+        /// si, ssi, ser).
+        #[arg(short, long, default_value = "strong-session-snapshot-isolation")]
+        consistency_models: Vec<String>,
+        /// Output: a human summary, Elle's EDN result map, or JSON.
+        #[arg(short, long, value_enum, default_value = "text")]
+        output: OutputArg,
+        /// Give up after this many seconds: the answer is then :unknown.
+        #[arg(long)]
+        timeout: Option<f64>,
+    },
+    /// Count a history's ops, transactions, sessions and keys, and time the
+    /// reading.
+    Stats {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        input: InputArgs,
+    },
+}
+
+fn load_opts(input: &InputArgs) -> Result<LoadOptions, Error> {
+    let format =
+        match &input.format {
+            None => None,
+            Some(f) => Some(Format::parse(f).ok_or_else(|| {
+                Error::Usage(format!("unknown format `{f}`: expected edn or text"))
+            })?),
+        };
+    Ok(LoadOptions {
+        format,
+        workload: input.workload.map(|w| match w {
+            WorkloadArg::ListAppend => Workload::ListAppend,
+            WorkloadArg::RwRegister => Workload::RwRegister,
+        }),
+    })
+}
+
+/// Loads a file, with a progress bar for big files on a terminal.
+fn load(path: &std::path::Path, opts: LoadOptions) -> Result<Loaded, Error> {
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if size > 8 << 20 && std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(size);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg} {bar:40} {bytes}/{total_bytes} {bytes_per_sec}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar.set_message(path.display().to_string());
+        let tick = |off: u64| bar.set_position(off);
+        let r = history::load(path, opts, Some(&tick));
+        bar.finish_and_clear();
+        r
+    } else {
+        history::load(path, opts, None)
+    }
+}
+
+fn report_error(e: &Error) {
+    match e {
+        Error::Input(ie) => {
+            let report = miette::Report::new((**ie).clone());
+            eprintln!("{report:?}");
+        }
+        other => eprintln!("error: {other}"),
+    }
+}
+
+fn verbose_notes(l: &Loaded) {
+    let s = &l.history.stats;
+    let h = &l.history;
+    eprintln!(
+        "{}: {} format, {} workload, {} ops ({} client, {} skipped), {} transactions in {} sessions",
+        l.source.name(),
+        l.format.name(),
+        h.workload.map_or("unknown", |w| w.name()),
+        s.ops,
+        s.client_ops,
+        s.skipped_ops,
+        h.txns.len(),
+        h.sessions.len()
+    );
+    if s.completions_only {
+        eprintln!(
+            "{}: the file holds completions only: each op stands alone as a transaction",
+            l.source.name()
+        );
+    }
+    if s.dangling_invokes > 0 {
+        eprintln!(
+            "{}: {} invocations never completed: kept as indeterminate",
+            l.source.name(),
+            s.dangling_invokes
+        );
+    }
+}
+
+fn text_summary(l: &Loaded, r: &CheckResult, models: &[&str]) -> String {
+    let names: Vec<String> = models
+        .iter()
+        .map(|m| elle_si::report::lattice::friendly(m))
+        .collect();
+    let mut out = format!(
+        "{}: {} under {}\n",
+        l.source.name(),
+        match r.valid {
+            Valid::True => "VALID",
+            Valid::False => "INVALID",
+            Valid::Unknown => "UNKNOWN",
+        },
+        names.join(", ")
+    );
+    for (t, list) in &r.anomalies {
+        out.push_str(&format!("  {t}: {}\n", list.len()));
+        for a in list.iter().take(3) {
+            let lines: Vec<String> = a
+                .txns
+                .iter()
+                .map(|&t| format!("line {}", l.history.txns[t as usize].complete.line))
+                .collect();
+            let pat = a.pattern.map(|p| format!(" ({p})")).unwrap_or_default();
+            out.push_str(&format!("    {}{pat} at {}\n", a.name, lines.join(", ")));
+        }
+    }
+    if !r.not.is_empty() {
+        let v: Vec<&str> = r.not.iter().map(String::as_str).collect();
+        out.push_str(&format!("  not: {}\n", v.join(", ")));
+    }
+    out
+}
+
+fn run_check(
+    files: &[PathBuf],
+    input: &InputArgs,
+    models: &[String],
+    output: OutputArg,
+    timeout: Option<f64>,
+) -> Result<u8, Error> {
+    let opts = load_opts(input)?;
+    let models = check::resolve_models(models)?;
+    let copts = CheckOptions {
+        models: models.clone(),
+        timeout: timeout.map(Duration::from_secs_f64),
+    };
+    let mut worst = 0u8;
+    let mut stdout = std::io::stdout().lock();
+    for f in files {
+        let l = match load(f, opts) {
+            Ok(l) => l,
+            Err(e) => {
+                report_error(&e);
+                worst = 3;
+                continue;
+            }
+        };
+        if input.verbose {
+            verbose_notes(&l);
+        }
+        let r = check::check(&l, &copts);
+        let code = r.valid.exit_code() as u8;
+        if worst != 3 && (code == 1 || (code == 2 && worst == 0)) {
+            worst = code;
+        }
+        let text = match output {
+            OutputArg::Text => text_summary(&l, &r, &models),
+            OutputArg::Edn => {
+                let v = render::result_value(&l.history, &r);
+                if files.len() > 1 {
+                    format!(";; {}\n{v}\n", f.display())
+                } else {
+                    format!("{v}\n")
+                }
+            }
+            OutputArg::Json => {
+                let mut j = render::json(&render::result_value(&l.history, &r));
+                if files.len() > 1
+                    && let serde_json::Value::Object(m) = &mut j
+                {
+                    m.insert(
+                        "file".into(),
+                        serde_json::Value::String(f.display().to_string()),
+                    );
+                }
+                format!("{j}\n")
+            }
+        };
+        let _ = stdout.write_all(text.as_bytes());
+    }
+    Ok(worst)
+}
+
+fn run_stats(files: &[PathBuf], input: &InputArgs) -> Result<u8, Error> {
+    let opts = load_opts(input)?;
+    let mut worst = 0;
+    for f in files {
+        let t0 = Instant::now();
+        let l = match load(f, opts) {
+            Ok(l) => l,
+            Err(e) => {
+                report_error(&e);
+                worst = 3;
+                continue;
+            }
+        };
+        let secs = t0.elapsed().as_secs_f64();
+        let h = &l.history;
+        let s = &h.stats;
+        let (ok, fail, info) = h.status_counts();
+        let bytes = l.source.bytes().len() as f64;
+        let reads = h.mops.iter().filter(|m| m.is_read()).count();
+        println!("{}", l.source.name());
+        println!("  format           {}", l.format.name());
+        println!(
+            "  workload         {}",
+            h.workload.map_or("unknown", |w| w.name())
+        );
+        println!(
+            "  ops              {} ({} client, {} skipped)",
+            s.ops, s.client_ops, s.skipped_ops
+        );
+        println!(
+            "  transactions     {} ({ok} ok, {fail} fail, {info} info)",
+            h.txns.len()
+        );
+        println!("  sessions         {}", h.sessions.len());
+        println!("  keys             {}", h.keys.len());
+        println!(
+            "  micro-ops        {} ({reads} reads, {} writes)",
+            h.mops.len(),
+            h.mops.len() - reads
+        );
+        println!("  completions only {}", s.completions_only);
+        println!(
+            "  read + compile   {:.3} s ({:.0} MB/s)",
+            secs,
+            bytes / 1e6 / secs.max(1e-9)
+        );
+    }
+    Ok(worst)
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 3 } else { 0 });
+        }
+    };
+    let r = match &cli.cmd {
+        Cmd::Check {
+            files,
+            input,
+            consistency_models,
+            output,
+            timeout,
+        } => run_check(files, input, consistency_models, *output, *timeout),
+        Cmd::Stats { files, input } => run_stats(files, input),
+    };
+    match r {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            report_error(&e);
+            ExitCode::from(3)
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! Results as Elle returns them: `:valid?`, `:anomaly-types`, `:anomalies`,
+//! `:not`, `:also-not`, and their renderings (EDN, JSON, text).
+
+pub mod lattice;
+pub mod render;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::anomaly::Anomaly;
+
+/// Elle's three-valued verdict.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Valid {
+    True,
+    False,
+    Unknown,
+}
+
+impl Valid {
+    pub fn edn(self) -> &'static str {
+        match self {
+            Valid::True => "true",
+            Valid::False => "false",
+            Valid::Unknown => ":unknown",
+        }
+    }
+
+    /// The CLI's exit status for this verdict.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Valid::True => 0,
+            Valid::False => 1,
+            Valid::Unknown => 2,
+        }
+    }
+}
+
+/// Anomaly types that make a verdict unknown rather than false.
+pub const UNKNOWN_TYPES: &[&str] = &["empty-transaction-graph", "cycle-search-timeout"];
+
+/// One history's verdict.
+#[derive(Clone, Debug)]
+pub struct CheckResult {
+    pub valid: Valid,
+    /// Sorted, as Elle sorts keywords.
+    pub anomaly_types: Vec<String>,
+    pub anomalies: BTreeMap<String, Vec<Anomaly>>,
+    pub not: BTreeSet<String>,
+    pub also_not: BTreeSet<String>,
+}
+
+impl CheckResult {
+    pub fn count(&self) -> usize {
+        self.anomalies.values().map(Vec::len).sum()
+    }
+}
+
+/// Every name an anomaly counts under: its type and its pattern.
+pub fn names_of(a: &Anomaly) -> Vec<String> {
+    let mut v = vec![a.name.clone()];
+    if let Some(p) = a.pattern {
+        let n = lattice::pattern_name(p);
+        if n != a.name {
+            v.push(n);
+        }
+    }
+    v
+}
+
+/// Elle's `result-map`: which anomalies the models prohibit decides
+/// `:valid?` and what is reported; all anomalies found shape `:not`.
+pub fn result_map(models: &[&str], found: Vec<Anomaly>) -> CheckResult {
+    let prohibited = lattice::prohibited_by(models);
+    let mut all: BTreeSet<String> = BTreeSet::new();
+    let mut anomalies: BTreeMap<String, Vec<Anomaly>> = BTreeMap::new();
+    let mut bad = false;
+    for a in found {
+        let names = names_of(&a);
+        let is_bad = names.iter().any(|n| prohibited.contains(n));
+        let unknown = UNKNOWN_TYPES.contains(&a.name.as_str());
+        all.extend(names);
+        if is_bad || unknown {
+            bad |= is_bad;
+            anomalies.entry(a.name.clone()).or_default().push(a);
+        }
+    }
+    // Unknown markers are not anomalies of the history.
+    for u in UNKNOWN_TYPES {
+        all.remove(*u);
+    }
+    if anomalies.is_empty() {
+        return CheckResult {
+            valid: Valid::True,
+            anomaly_types: Vec::new(),
+            anomalies,
+            not: BTreeSet::new(),
+            also_not: BTreeSet::new(),
+        };
+    }
+    let (not, also_not) = lattice::boundary(&all);
+    CheckResult {
+        valid: if bad { Valid::False } else { Valid::Unknown },
+        anomaly_types: anomalies.keys().cloned().collect(),
+        anomalies,
+        not,
+        also_not,
+    }
+}

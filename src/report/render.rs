@@ -1,0 +1,165 @@
+//! Renders results: Elle's EDN result map, the same in JSON, and a short
+//! human summary. Transactions in anomalies become op maps rebuilt from the
+//! model (list reads from the key's version order), with their file line.
+
+use crate::anomaly::{Anomaly, Datum};
+use crate::edn::Value;
+use crate::history::model::*;
+use crate::report::CheckResult;
+
+fn kw(s: &str) -> Value {
+    Value::Keyword(s.to_string())
+}
+
+/// A micro-op as Elle writes it.
+pub fn mop_value(h: &History, m: MopId) -> Value {
+    let mop = &h.mops[m as usize];
+    let la = h.workload == Some(Workload::ListAppend);
+    let (f, v) = if mop.is_write() {
+        (if la { "append" } else { "w" }, h.value(mop.val))
+    } else if mop.from == from::UNKNOWN {
+        ("r", Value::Nil)
+    } else if la {
+        let l = h.read_list(m);
+        (
+            "r",
+            Value::Vector(l.into_iter().map(|v| h.value(v)).collect()),
+        )
+    } else {
+        ("r", h.value(mop.val))
+    };
+    Value::Vector(vec![kw(f), h.key_value(mop.key), v])
+}
+
+/// A transaction as its completion op map.
+pub fn op_value(h: &History, t: TxnId) -> Value {
+    let txn = &h.txns[t as usize];
+    let mut m = Vec::with_capacity(8);
+    if txn.complete.index >= 0 {
+        m.push((kw("index"), Value::Int(txn.complete.index)));
+    }
+    if txn.complete.time >= 0 {
+        m.push((kw("time"), Value::Int(txn.complete.time)));
+    }
+    m.push((kw("type"), kw(txn.status.keyword())));
+    m.push((
+        kw("process"),
+        Value::Int(h.sessions[txn.session as usize].process),
+    ));
+    m.push((
+        kw("f"),
+        if txn.f == Val::NIL {
+            kw("txn")
+        } else {
+            h.value(txn.f)
+        },
+    ));
+    let value = txn.mops().map(|i| mop_value(h, i as MopId)).collect();
+    m.push((kw("value"), Value::Vector(value)));
+    if txn.complete.line > 0 {
+        m.push((kw("line"), Value::Int(txn.complete.line as i64)));
+    }
+    Value::Map(m)
+}
+
+pub fn datum_value(h: &History, d: &Datum) -> Value {
+    match d {
+        Datum::Nil => Value::Nil,
+        Datum::Bool(b) => Value::Bool(*b),
+        Datum::Int(i) => Value::Int(*i),
+        Datum::Str(s) => Value::String(s.clone()),
+        Datum::Kw(s) => kw(s),
+        Datum::Sym(s) => Value::Symbol(s.clone()),
+        Datum::Txn(t) => op_value(h, *t),
+        Datum::Mop(m) => mop_value(h, *m),
+        Datum::Key(k) => h.key_value(*k),
+        Datum::Val(v) => h.value(*v),
+        Datum::Vals(vs) => Value::Vector(vs.iter().map(|v| h.value(*v)).collect()),
+        Datum::List(ds) => Value::Vector(ds.iter().map(|d| datum_value(h, d)).collect()),
+        Datum::Map(fs) => Value::Map(fs.iter().map(|(k, d)| (kw(k), datum_value(h, d))).collect()),
+    }
+}
+
+/// One anomaly as Elle's map (plus `:pattern` when a C4 pattern applies).
+pub fn anomaly_value(h: &History, a: &Anomaly) -> Value {
+    if a.name == "empty-transaction-graph" {
+        return Value::Bool(true);
+    }
+    let mut m: Vec<(Value, Value)> = a
+        .fields
+        .iter()
+        .map(|(k, d)| (kw(k), datum_value(h, d)))
+        .collect();
+    m.push((kw("type"), kw(&a.name)));
+    if let Some(p) = a.pattern {
+        m.push((kw("pattern"), kw(p)));
+    }
+    Value::Map(m)
+}
+
+/// Elle's result map.
+pub fn result_value(h: &History, r: &CheckResult) -> Value {
+    let mut m = vec![(
+        kw("valid?"),
+        match r.valid {
+            super::Valid::True => Value::Bool(true),
+            super::Valid::False => Value::Bool(false),
+            super::Valid::Unknown => kw("unknown"),
+        },
+    )];
+    if r.anomalies.is_empty() {
+        return Value::Map(m);
+    }
+    m.push((
+        kw("anomaly-types"),
+        Value::Vector(r.anomaly_types.iter().map(|t| kw(t)).collect()),
+    ));
+    let anomalies = r
+        .anomalies
+        .iter()
+        .map(|(t, list)| {
+            let v = if t == "empty-transaction-graph" {
+                Value::Bool(true)
+            } else {
+                Value::Vector(list.iter().map(|a| anomaly_value(h, a)).collect())
+            };
+            (kw(t), v)
+        })
+        .collect();
+    m.push((kw("anomalies"), Value::Map(anomalies)));
+    m.push((kw("not"), Value::Set(r.not.iter().map(|s| kw(s)).collect())));
+    m.push((
+        kw("also-not"),
+        Value::Set(r.also_not.iter().map(|s| kw(s)).collect()),
+    ));
+    Value::Map(m)
+}
+
+/// EDN as JSON: keywords become strings, maps objects, sets arrays.
+pub fn json(v: &Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        Value::Nil => J::Null,
+        Value::Bool(b) => J::Bool(*b),
+        Value::Int(i) => J::from(*i),
+        Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+        Value::BigInt(s) | Value::BigDec(s) | Value::Ratio(s) => J::String(s.clone()),
+        Value::Char(c) => J::String(c.to_string()),
+        Value::String(s) | Value::Symbol(s) | Value::Keyword(s) => J::String(s.clone()),
+        Value::List(xs) | Value::Vector(xs) | Value::Set(xs) => {
+            J::Array(xs.iter().map(json).collect())
+        }
+        Value::Map(kvs) => J::Object(
+            kvs.iter()
+                .map(|(k, v)| {
+                    let key = match k {
+                        Value::Keyword(s) | Value::String(s) | Value::Symbol(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    (key, json(v))
+                })
+                .collect(),
+        ),
+        Value::Tagged(_, v) => json(v),
+    }
+}
