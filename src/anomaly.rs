@@ -41,6 +41,10 @@ pub struct Anomaly {
     pub pattern: Option<&'static str>,
     /// The transactions involved, the principal one first.
     pub txns: Vec<TxnId>,
+    /// The lattice name to rule models out by, when the pattern's own
+    /// level would claim too much (an AO-family pattern found at a stronger
+    /// level than the pattern's nominal one).
+    pub rules_out: Option<&'static str>,
     /// Details in Elle's keys (`:op`, `:writer`, `:mop`, `:key`, ...).
     pub fields: Vec<(String, Datum)>,
 }
@@ -51,6 +55,7 @@ impl Anomaly {
             name: name.into(),
             pattern: None,
             txns: Vec::new(),
+            rules_out: None,
             fields: Vec::new(),
         }
     }

@@ -5,7 +5,7 @@
 //! Reads inside aborted or indeterminate transactions returned nothing we
 //! can trust, so only committed reads are examined.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::anomaly::{Anomaly, Datum};
 use crate::history::model::*;
@@ -94,23 +94,33 @@ fn list_reads(h: &History, out: &mut Vec<Anomaly>) {
             bad.insert(k, p);
         }
     }
+    // Irregular reads hold elements outside their key's order: find their
+    // writers by value, for those keys only.
+    let irregular_keys: FxHashSet<KeyId> = h
+        .irregular
+        .keys()
+        .map(|&r| h.mops[r as usize].key)
+        .collect();
+    let mut by_value: FxHashMap<(KeyId, Val), MopId> = FxHashMap::default();
+    if !irregular_keys.is_empty() {
+        for (i, m) in h.mops.iter().enumerate() {
+            if m.is_write() && irregular_keys.contains(&m.key) {
+                by_value.insert((m.key, m.val), i as MopId);
+            }
+        }
+    }
     for (r, m) in committed_reads(h) {
         if m.has(flag::IRREGULAR) {
             for &e in h.irregular.get(&r).map_or(&[][..], |v| v) {
-                let w = h.orders[m.key as usize]
-                    .elems
-                    .iter()
-                    .position(|x| *x == e)
-                    .map(|i| h.orders[m.key as usize].writes[i]);
-                match w {
-                    Some(w) if w != from::THIN_AIR => {
+                match by_value.get(&(m.key, e)) {
+                    Some(&w) => {
                         if h.txns[h.txn_of(w) as usize].status == Status::Aborted
                             && h.txn_of(w) != m.txn
                         {
                             out.push(aborted_read(h, m, r, w, Some(e)));
                         }
                     }
-                    _ => out.push(thin_air(m, r, e)),
+                    None => out.push(thin_air(m, r, e)),
                 }
             }
             continue;

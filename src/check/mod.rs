@@ -2,6 +2,9 @@
 //! each level family a request needs and assembles Elle's result map.
 
 pub mod basic;
+pub mod causal;
+pub mod clocks;
+pub mod graph;
 
 use crate::anomaly::Anomaly;
 use crate::error::Error;
@@ -17,10 +20,19 @@ pub struct CheckOptions {
     pub timeout: Option<std::time::Duration>,
 }
 
+/// The causal-family level that decides a model, if one does.
+fn causal_level(canon: &str) -> Option<causal::Level> {
+    match canon {
+        "PL-2" => Some(causal::Level::ReadCommitted),
+        "read-atomic" => Some(causal::Level::ReadAtomic),
+        "causal-cerone" => Some(causal::Level::Causal),
+        _ => None,
+    }
+}
+
 /// Models whose every prohibited anomaly some checker here can find.
 fn supported(canon: &str) -> bool {
-    let _ = canon;
-    false
+    causal_level(canon).is_some()
 }
 
 /// Resolves user-given model names; refuses unknown and unsupported ones.
@@ -64,5 +76,22 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
         found.push(Anomaly::new("empty-transaction-graph"));
     }
     found.extend(basic::anomalies(h));
+    let mut levels: Vec<causal::Level> =
+        opts.models.iter().filter_map(|m| causal_level(m)).collect();
+    levels.sort_unstable();
+    levels.dedup();
+    let mut graph: Vec<Anomaly> = Vec::new();
+    for level in levels {
+        let (found_here, _) = causal::check(h, level, causal::Clocks::default());
+        for a in found_here {
+            if !graph
+                .iter()
+                .any(|g| g.name == a.name && g.txns == a.txns && g.fields == a.fields)
+            {
+                graph.push(a);
+            }
+        }
+    }
+    found.extend(graph);
     report::result_map(&opts.models, found)
 }

@@ -84,6 +84,8 @@ struct KeyState {
     /// The last read's result (list: a range of the raw elems; register: the
     /// value) and appends since it.
     known: Option<Known>,
+    /// The key's previous micro-op in this transaction was a read.
+    read_last: bool,
 }
 
 enum Known {
@@ -308,6 +310,7 @@ impl Builder {
                     self.write_index.insert((key, v), id);
                     st.own.push(v);
                     st.last_write = Some(id);
+                    st.read_last = false;
                     if let Some(Known::List { plus, .. }) = &mut st.known {
                         plus.push(v);
                     }
@@ -349,18 +352,15 @@ impl Builder {
                     };
                     // Internal consistency against what this transaction
                     // already read and wrote.
-                    if let Some((pattern, expected)) =
-                        internal_check(st, raw, list_mode, val, elems)
-                    {
-                        let mut a = Anomaly::new("internal")
-                            .pattern(pattern)
-                            .txn(tid)
-                            .field("op", Datum::Txn(tid))
-                            .field("mop", Datum::Mop(id));
-                        if let Some(e) = expected {
-                            a = a.field("expected", e);
-                        }
-                        self.anomalies.push(a);
+                    for (pattern, expected) in internal_check(st, raw, list_mode, val, elems) {
+                        self.anomalies.push(
+                            Anomaly::new("internal")
+                                .pattern(pattern)
+                                .txn(tid)
+                                .field("op", Datum::Txn(tid))
+                                .field("mop", Datum::Mop(id))
+                                .field("expected", expected),
+                        );
                     }
                     // A read of a write this transaction makes later.
                     let future = self.txn_writes.iter().find(|&&(j, k, w)| {
@@ -389,8 +389,15 @@ impl Builder {
                             len,
                             plus: Vec::new(),
                         },
+                        // nil: an empty list.
+                        _ if list_mode => Known::List {
+                            start: 0,
+                            len: 0,
+                            plus: Vec::new(),
+                        },
                         _ => Known::Reg(val),
                     });
+                    st.read_last = true;
                     if list_mode && !self.extend_order(key, elems) {
                         flags |= flag::IRREGULAR;
                         self.h.irregular.insert(id, elems.to_vec());
@@ -578,54 +585,55 @@ fn internal_check(
     list_mode: bool,
     val: Val,
     elems: &[Val],
-) -> Option<(&'static str, Option<Datum>)> {
-    let own_last = st.own.last().copied();
-    if let Some(last) = own_last {
-        // The read must show this transaction's last write.
-        let got = if list_mode {
-            elems.last().copied()
-        } else {
-            Some(val)
+) -> Vec<(&'static str, Datum)> {
+    let mut out = Vec::new();
+    // Two reads in a row that disagree: C4's NonRepeatableRead.
+    if st.read_last {
+        let differs = match &st.known {
+            Some(Known::Reg(prev)) => !list_mode && *prev != val,
+            Some(Known::List { start, len, .. }) => list_mode && raw.list(*start, *len) != elems,
+            None => false,
         };
-        if got != Some(last) {
-            let pattern = if got.is_some_and(|g| st.own.contains(&g)) {
-                "NotMyLastWrite"
-            } else {
-                "NotMyOwnWrite"
-            };
-            return Some((pattern, Some(expected(st, raw, list_mode))));
+        if differs {
+            out.push(("NonRepeatableRead", expected(st, raw, list_mode)));
         }
-        if !list_mode {
-            return None;
-        }
-        let ok = match &st.known {
-            Some(Known::List { start, len, plus }) => {
-                let base = raw.list(*start, *len);
-                elems.len() == base.len() + plus.len()
-                    && elems[..base.len()] == *base
-                    && elems[base.len()..] == plus[..]
-            }
-            _ => elems.ends_with(&st.own),
-        };
-        if ok {
-            return None;
-        }
-        let pattern = if st.known.is_some() {
-            "NonRepeatableRead"
+    }
+    let Some(last) = st.own.last().copied() else {
+        return out;
+    };
+    // After its own write, a read must show the transaction's last write.
+    let got = if list_mode {
+        elems.last().copied()
+    } else {
+        Some(val)
+    };
+    if got != Some(last) {
+        let pattern = if got.is_some_and(|g| st.own.contains(&g)) {
+            "NotMyLastWrite"
         } else {
             "NotMyOwnWrite"
         };
-        return Some((pattern, Some(expected(st, raw, list_mode))));
+        out.push((pattern, expected(st, raw, list_mode)));
+        return out;
     }
-    match &st.known {
-        Some(Known::Reg(prev)) if !list_mode && *prev != val => {
-            Some(("NonRepeatableRead", Some(Datum::Val(*prev))))
-        }
-        Some(Known::List { start, len, .. }) if list_mode && raw.list(*start, *len) != elems => {
-            Some(("NonRepeatableRead", Some(expected(st, raw, list_mode))))
-        }
-        _ => None,
+    if !list_mode || !out.is_empty() {
+        return out;
     }
+    // A list must also keep what was read before, and all own appends.
+    let (ok, pattern) = match &st.known {
+        Some(Known::List { start, len, plus }) => {
+            let base = raw.list(*start, *len);
+            let ok = elems.len() == base.len() + plus.len()
+                && elems[..base.len()] == *base
+                && elems[base.len()..] == plus[..];
+            (ok, "NonRepeatableRead")
+        }
+        _ => (elems.ends_with(&st.own), "NotMyOwnWrite"),
+    };
+    if !ok {
+        out.push((pattern, expected(st, raw, list_mode)));
+    }
+    out
 }
 
 /// What the transaction's own history predicts a read returns.

@@ -58,6 +58,10 @@ impl CheckResult {
 /// Every name an anomaly counts under: its type and its pattern.
 pub fn names_of(a: &Anomaly) -> Vec<String> {
     let mut v = vec![a.name.clone()];
+    if let Some(r) = a.rules_out {
+        v[0] = r.to_string();
+        return v;
+    }
     if let Some(p) = a.pattern {
         let n = lattice::pattern_name(p);
         if n != a.name {

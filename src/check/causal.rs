@@ -1,0 +1,842 @@
+//! Read committed, read atomic and transactional causal consistency, by
+//! C4's anomalous patterns, decided exactly.
+//!
+//! Theory (Biswas & Enea, OOPSLA'19; C4, VLDB'24). Each level asks for a
+//! total commit order extending session order SO and write-read WR in
+//! which every read returns the latest write it may see. If transaction
+//! `t3` reads key `x` from `t1`, and another writer `t2` of `x` is visible
+//! to that read, then `t2` must commit before `t1`. What "visible" means is
+//! the level:
+//!
+//! | level | `t2` is visible to `t3`'s read `r` of `x` when                      |
+//! |-------|----------------------------------------------------------------------|
+//! | RC    | `t3` read something from `t2` earlier than `r`                        |
+//! | RA    | `t2` precedes `t3` in its session, or `t3` read anything from `t2`    |
+//! | TCC   | `t2` precedes `t3` in causal order CO = (SO ∪ WR)+                    |
+//!
+//! A history satisfies the level exactly when SO ∪ WR ∪ these derived edges
+//! (plus, for list-append, the write-write order the lists reveal) is
+//! acyclic, and no read is ill-formed (thin air, aborted, intermediate,
+//! future, or against the transaction's own writes: found earlier, by
+//! compilation and `check::basic`). A read of the initial state with any
+//! visible writer is a violation at once.
+//!
+//! Every violating derived edge is one instance of a C4 pattern, named by
+//! how `t1` precedes `t2` (CO: by causal order; AO: only through derived
+//! edges) and how `t2` is visible to `t3` (an earlier read: NonMonoRead; a
+//! later read or session order: FracturedRead; causal order only:
+//! Conflict). The names are level-consistent: RC's premise only yields
+//! NonMonoRead shapes, RA's adds FracturedRead, TCC's adds the rest.
+//!
+//! Reachability in CO comes from clocks (see `clocks`) computed once in
+//! topological order; acyclicity of the derived graph from its strongly
+//! connected components.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::anomaly::{Anomaly, Datum};
+use crate::check::clocks::{TreeClock, Vectors};
+use crate::check::graph::{Digraph, sccs, shortest_path};
+use crate::history::model::*;
+
+/// The causal-family levels, weakest first.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    ReadCommitted,
+    ReadAtomic,
+    Causal,
+}
+
+impl Level {
+    /// The lattice anomaly a derived-order cycle found at this level rules
+    /// out models by.
+    fn marker(self) -> &'static str {
+        match self {
+            Level::ReadCommitted => "non-mono-read-ao",
+            Level::ReadAtomic => "fractured-read-ao",
+            Level::Causal => "conflict-ao",
+        }
+    }
+}
+
+/// How causal-order reachability is computed (for benchmarks; the results
+/// are the same).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Clocks {
+    #[default]
+    Vectors,
+    TreeClocks,
+    /// No clocks: a graph search per question.
+    Search,
+}
+
+/// Counts for benchmarks.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub nodes: usize,
+    pub wr_edges: usize,
+    pub derived_edges: usize,
+    pub clock_joins: usize,
+}
+
+const INIT: u32 = u32::MAX;
+/// Most instances that get a full path in their report.
+const MAX_PATHS: usize = 1000;
+
+/// Reachability in CO.
+enum Reach {
+    Vectors(Vectors),
+    Trees(Vec<TreeClock>),
+    Search(Digraph),
+}
+
+struct Ctx<'a> {
+    h: &'a History,
+    included: Vec<bool>,
+    /// Session and 1-based position of each transaction.
+    sess: Vec<u32>,
+    pos: Vec<u32>,
+    reach: Reach,
+    /// Writers of each key per session: (position, txn), sorted.
+    writers: FxHashMap<(KeyId, u32), Vec<(u32, TxnId)>>,
+    co: Digraph,
+    /// Components of CO when it is cyclic (CyclicCO).
+    co_comp: Option<Vec<u32>>,
+}
+
+impl Ctx<'_> {
+    /// `a ->CO* b` (reflexive).
+    fn co(&self, a: TxnId, b: TxnId) -> bool {
+        if a == b {
+            return true;
+        }
+        if let Some(c) = &self.co_comp
+            && c[a as usize] == c[b as usize]
+        {
+            return true;
+        }
+        let (sa, pa) = (self.sess[a as usize], self.pos[a as usize]);
+        match &self.reach {
+            Reach::Vectors(v) => v.get(b, sa) >= pa,
+            Reach::Trees(t) => t[b as usize].get(sa) >= pa,
+            Reach::Search(g) => shortest_path(g, a, b, |_| true).is_some(),
+        }
+    }
+
+    fn clock(&self, t: TxnId, s: u32) -> u32 {
+        match &self.reach {
+            Reach::Vectors(v) => v.get(t, s),
+            Reach::Trees(tc) => tc[t as usize].get(s),
+            Reach::Search(_) => {
+                // Highest position of session s that reaches t.
+                let txns = &self.h.sessions[s as usize].txns;
+                txns.iter()
+                    .rev()
+                    .find(|&&u| self.included[u as usize] && self.co(u, t))
+                    .map_or(0, |&u| self.pos[u as usize])
+            }
+        }
+    }
+
+    fn writes(&self, t: TxnId, x: KeyId) -> bool {
+        self.writers
+            .get(&(x, self.sess[t as usize]))
+            .is_some_and(|w| w.binary_search(&(self.pos[t as usize], t)).is_ok())
+    }
+
+    /// The last writer of `x` in session `s` at a position below `limit`.
+    fn last_writer_below(&self, x: KeyId, s: u32, limit: u32) -> Option<TxnId> {
+        let w = self.writers.get(&(x, s))?;
+        let i = w.partition_point(|&(p, _)| p < limit);
+        (i > 0).then(|| w[i - 1].1)
+    }
+}
+
+/// A derived edge `t2 -> t1` and the read that forced it.
+#[derive(Copy, Clone)]
+struct Triangle {
+    t1: u32,
+    t2: TxnId,
+    read: MopId,
+}
+
+/// Checks a history at one level; returns the graph-level anomalies.
+pub fn check(h: &History, level: Level, clocks: Clocks) -> (Vec<Anomaly>, Stats) {
+    let mut stats = Stats::default();
+    let n = h.txns.len();
+    let ctx = build(h, clocks, &mut stats);
+    let mut out = Vec::new();
+    if let Some(comp) = &ctx.co_comp {
+        cyclic_co(&ctx, comp, &mut out);
+    }
+
+    // Derived edges.
+    let mut triangles: Vec<Triangle> = Vec::new();
+    derive(&ctx, level, |tri, redundant| {
+        if !redundant {
+            triangles.push(tri)
+        }
+    });
+    stats.derived_edges = triangles.len();
+
+    // The level's graph: SO ∪ WR ∪ WW ∪ derived.
+    let mut edges = co_edges(&ctx);
+    let ww = ww_edges(h, &ctx.included);
+    edges.extend(ww.iter().copied());
+    edges.extend(
+        triangles
+            .iter()
+            .filter(|t| t.t1 != INIT)
+            .map(|t| (t.t2, t.t1)),
+    );
+    let g = Digraph::from_edges(n, &edges);
+    let comps = sccs(&g);
+    let mut explained: FxHashSet<u32> = FxHashSet::default();
+    let mut paths = 0;
+    for tri in &triangles {
+        let cyclic = tri.t1 == INIT || comps.comp[tri.t1 as usize] == comps.comp[tri.t2 as usize];
+        if !cyclic {
+            continue;
+        }
+        if tri.t1 != INIT {
+            explained.insert(comps.comp[tri.t1 as usize]);
+        }
+        let with_path = paths < MAX_PATHS;
+        paths += 1;
+        out.push(instance(&ctx, &g, &comps.comp, level, tri, with_path));
+    }
+    // Edges causal order already implies add nothing to the graph, but one
+    // on a cycle is an instance too (C4 reports it): look for them only
+    // when there are cycles.
+    if !explained.is_empty() {
+        let mut extra = Vec::new();
+        derive(&ctx, level, |tri, redundant| {
+            if redundant
+                && tri.t1 != INIT
+                && comps.comp[tri.t1 as usize] == comps.comp[tri.t2 as usize]
+            {
+                extra.push(tri);
+            }
+        });
+        for tri in &extra {
+            let with_path = paths < MAX_PATHS;
+            paths += 1;
+            out.push(instance(&ctx, &g, &comps.comp, level, tri, with_path));
+        }
+    }
+    // Cycles with no derived edge in them: the write order the lists reveal
+    // contradicts causal order (e.g. a session's appends read backwards).
+    let ww_set: FxHashSet<(u32, u32)> = ww.into_iter().collect();
+    for c in comps.cyclic(&g) {
+        if explained.contains(&c)
+            || ctx
+                .co_comp
+                .as_ref()
+                .is_some_and(|cc| is_co_cycle(&ctx, cc, &comps.comp, c))
+        {
+            continue;
+        }
+        if let Some(a) = ww_cycle(&ctx, &g, &comps.comp, c, &ww_set) {
+            out.push(a);
+        }
+    }
+    (out, stats)
+}
+
+/// Enumerates the derived edges of a level: for each external read `r` of
+/// `x` in `t3` from `t1` (or the initial state), the writers `t2` of `x`
+/// that `r` must have seen, taking only the last such writer per session
+/// (earlier ones precede it in session order, so their edges follow). An
+/// edge is redundant when `t2` already precedes `t1` in causal order.
+fn derive(ctx: &Ctx, level: Level, mut emit: impl FnMut(Triangle, bool)) {
+    let h = ctx.h;
+    let mut seen: Vec<TxnId> = Vec::new();
+    let mut all_from: Vec<TxnId> = Vec::new();
+    let mut cands: Vec<TxnId> = Vec::new();
+    for t3 in 0..h.txns.len() as TxnId {
+        if !ctx.included[t3 as usize] || h.txns[t3 as usize].status != Status::Committed {
+            continue;
+        }
+        let txn = &h.txns[t3 as usize];
+        seen.clear();
+        all_from.clear();
+        if level == Level::ReadAtomic {
+            all_from.extend(
+                h.mops[txn.mops()]
+                    .iter()
+                    .filter_map(|m| external_source(h, m, t3)),
+            );
+            all_from.sort_unstable();
+            all_from.dedup();
+        }
+        for i in txn.mops() {
+            let m = &h.mops[i];
+            if !m.is_read() || !m.has(flag::EXTERNAL) {
+                continue;
+            }
+            let t1 = match m.from {
+                from::INITIAL => INIT,
+                w if w < from::THIN_AIR => {
+                    let t1 = h.txn_of(w);
+                    if t1 == t3 || !ctx.included[t1 as usize] {
+                        continue;
+                    }
+                    t1
+                }
+                _ => continue,
+            };
+            let x = m.key;
+            cands.clear();
+            match level {
+                Level::ReadCommitted => {
+                    cands.extend(seen.iter().copied().filter(|&t| ctx.writes(t, x)))
+                }
+                Level::ReadAtomic => {
+                    let s3 = ctx.sess[t3 as usize];
+                    cands.extend(ctx.last_writer_below(x, s3, ctx.pos[t3 as usize]));
+                    cands.extend(all_from.iter().copied().filter(|&t| ctx.writes(t, x)));
+                }
+                Level::Causal => {
+                    for s in 0..h.sessions.len() as u32 {
+                        let limit = if s == ctx.sess[t3 as usize] {
+                            ctx.pos[t3 as usize]
+                        } else {
+                            ctx.clock(t3, s) + 1
+                        };
+                        cands.extend(ctx.last_writer_below(x, s, limit));
+                    }
+                }
+            }
+            cands.sort_unstable();
+            cands.dedup();
+            for &t2 in &cands {
+                if t2 == t3 || t2 == t1 {
+                    continue;
+                }
+                let redundant = t1 != INIT && ctx.co(t2, t1);
+                emit(
+                    Triangle {
+                        t1,
+                        t2,
+                        read: i as MopId,
+                    },
+                    redundant,
+                );
+            }
+            if let Some(t) = external_source(h, m, t3)
+                && !seen.contains(&t)
+            {
+                seen.push(t);
+            }
+        }
+    }
+}
+
+/// The transaction an external read observed, if it is another one.
+fn external_source(h: &History, m: &Mop, t3: TxnId) -> Option<TxnId> {
+    if !m.is_read() || !m.has(flag::EXTERNAL) {
+        return None;
+    }
+    let w = m.observed()?;
+    let t = h.txn_of(w);
+    (t != t3 && h.txns[t as usize].status != Status::Aborted).then_some(t)
+}
+
+/// Which transactions take part: committed ones, and indeterminate ones
+/// somebody read from (those took effect). Aborted transactions and unread
+/// indeterminate ones are left out.
+fn included(h: &History) -> Vec<bool> {
+    let mut inc: Vec<bool> = h
+        .txns
+        .iter()
+        .map(|t| t.status == Status::Committed)
+        .collect();
+    for m in &h.mops {
+        if let Some(w) = m.observed()
+            && h.txns[m.txn as usize].status == Status::Committed
+        {
+            let t = h.txn_of(w);
+            if t != m.txn && h.txns[t as usize].status == Status::Indeterminate {
+                inc[t as usize] = true;
+            }
+        }
+    }
+    inc
+}
+
+fn so_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
+    let mut e = Vec::new();
+    for s in &h.sessions {
+        let mut prev: Option<TxnId> = None;
+        for &t in &s.txns {
+            if inc[t as usize] {
+                if let Some(p) = prev {
+                    e.push((p, t));
+                }
+                prev = Some(t);
+            }
+        }
+    }
+    e
+}
+
+fn wr_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
+    let mut e = Vec::new();
+    for (t, txn) in h.txns.iter().enumerate() {
+        let t = t as TxnId;
+        if !inc[t as usize] || txn.status != Status::Committed {
+            continue;
+        }
+        for m in &h.mops[txn.mops()] {
+            if let Some(src) = external_source(h, m, t)
+                && inc[src as usize]
+            {
+                e.push((src, t));
+            }
+        }
+    }
+    e.sort_unstable();
+    e.dedup();
+    e
+}
+
+fn co_edges(ctx: &Ctx) -> Vec<(u32, u32)> {
+    let mut e = Vec::with_capacity(ctx.co.edge_count());
+    for a in 0..ctx.co.len() as u32 {
+        for &b in ctx.co.out(a) {
+            e.push((a, b));
+        }
+    }
+    e
+}
+
+/// Write-write edges the list-append version orders reveal: consecutive
+/// writers of each key. Appends nobody read are not placed: below snapshot
+/// isolation a read need not see every append ordered before its last
+/// element, so "unread appends come last" does not hold here.
+fn ww_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
+    let mut e = Vec::new();
+    for o in &h.orders {
+        let mut prev: Option<TxnId> = None;
+        for &w in &o.writes {
+            if w == from::THIN_AIR {
+                continue;
+            }
+            let t = h.txn_of(w);
+            if !inc[t as usize] {
+                continue;
+            }
+            if let Some(p) = prev
+                && p != t
+            {
+                e.push((p, t));
+            }
+            prev = Some(t);
+        }
+    }
+    e.sort_unstable();
+    e.dedup();
+    e
+}
+
+fn build<'a>(h: &'a History, clocks: Clocks, stats: &mut Stats) -> Ctx<'a> {
+    let n = h.txns.len();
+    let inc = included(h);
+    let mut sess = vec![0u32; n];
+    let mut pos = vec![0u32; n];
+    for (t, txn) in h.txns.iter().enumerate() {
+        sess[t] = txn.session;
+        pos[t] = txn.seq + 1;
+    }
+    let mut edges = so_edges(h, &inc);
+    let wr = wr_edges(h, &inc);
+    stats.wr_edges = wr.len();
+    stats.nodes = inc.iter().filter(|&&b| b).count();
+    edges.extend(wr);
+    let co = Digraph::from_edges(n, &edges);
+    let comps = sccs(&co);
+    let cyclic = comps.sizes.iter().any(|&s| s > 1);
+    let k = h.sessions.len();
+    let rev = co.reversed();
+    let members = comps.members();
+    // Components come successors first: walk them backwards.
+    let reach = match clocks {
+        Clocks::Vectors => {
+            let mut v = Vectors::new(n, k);
+            for c in (0..comps.count()).rev() {
+                let ms = &members[c];
+                let head = ms[0];
+                for &t in ms {
+                    if !inc[t as usize] {
+                        continue;
+                    }
+                    for &p in rev.out(t) {
+                        if comps.comp[p as usize] as usize != c {
+                            v.join(head, p);
+                            stats.clock_joins += 1;
+                        }
+                    }
+                    v.raise(head, sess[t as usize], pos[t as usize]);
+                }
+                for &t in &ms[1..] {
+                    v.join(t, head);
+                }
+            }
+            Reach::Vectors(v)
+        }
+        Clocks::TreeClocks => {
+            let mut trees: Vec<TreeClock> = sess.iter().map(|&s| TreeClock::new(k, s)).collect();
+            for c in (0..comps.count()).rev() {
+                let ms = &members[c];
+                let head = ms[0] as usize;
+                // Start from the session predecessor's clock when it is one.
+                let so_pred = rev.out(ms[0]).iter().copied().find(|&p| {
+                    sess[p as usize] == sess[head] && comps.comp[p as usize] as usize != c
+                });
+                if let Some(p) = so_pred {
+                    trees[head] = trees[p as usize].clone();
+                }
+                for &t in ms {
+                    if inc[t as usize] && sess[t as usize] == sess[head] {
+                        trees[head].set_root(pos[t as usize]);
+                    }
+                }
+                for &t in ms {
+                    if !inc[t as usize] {
+                        continue;
+                    }
+                    for &p in rev.out(t) {
+                        if comps.comp[p as usize] as usize != c && Some(p) != so_pred {
+                            let src =
+                                std::mem::replace(&mut trees[p as usize], TreeClock::new(0, 0));
+                            stats.clock_joins += trees[head].join(&src);
+                            trees[p as usize] = src;
+                        }
+                    }
+                }
+                if ms.len() > 1 {
+                    // A cycle: every member knows what any member knows.
+                    let mut all = trees[head].clone();
+                    for &t in ms {
+                        let mut own = TreeClock::new(k, sess[t as usize]);
+                        own.set_root(pos[t as usize]);
+                        all.join(&own);
+                    }
+                    for &t in ms {
+                        let mut tc = TreeClock::new(k, sess[t as usize]);
+                        tc.set_root(pos[t as usize]);
+                        tc.join(&all);
+                        trees[t as usize] = tc;
+                    }
+                }
+            }
+            Reach::Trees(trees)
+        }
+        Clocks::Search => Reach::Search(co.clone()),
+    };
+    let mut writers: FxHashMap<(KeyId, u32), Vec<(u32, TxnId)>> = FxHashMap::default();
+    for (t, txn) in h.txns.iter().enumerate() {
+        if !inc[t] {
+            continue;
+        }
+        for m in &h.mops[txn.mops()] {
+            if m.is_write() {
+                writers
+                    .entry((m.key, sess[t]))
+                    .or_default()
+                    .push((pos[t], t as TxnId));
+            }
+        }
+    }
+    for w in writers.values_mut() {
+        w.sort_unstable();
+        w.dedup();
+    }
+    Ctx {
+        h,
+        included: inc,
+        sess,
+        pos,
+        reach,
+        writers,
+        co,
+        co_comp: cyclic.then_some(comps.comp),
+    }
+}
+
+fn is_co_cycle(ctx: &Ctx, co_comp: &[u32], g_comp: &[u32], c: u32) -> bool {
+    // A component of the level graph that holds a CO cycle is reported as
+    // CyclicCO already.
+    let mut first: Option<u32> = None;
+    for (t, &gc) in g_comp.iter().enumerate() {
+        if gc != c {
+            continue;
+        }
+        match first {
+            None => first = Some(co_comp[t]),
+            Some(f) if f == co_comp[t] => return ctx.h.txns.len() > 1,
+            _ => {}
+        }
+    }
+    false
+}
+
+// ---- reporting ----
+
+fn step(ctx: &Ctx, a: TxnId, b: TxnId, ww: Option<&FxHashSet<(u32, u32)>>) -> Datum {
+    let h = ctx.h;
+    // Prefer the relation Elle would name first: wr, then process, then ww.
+    for m in &h.mops[h.txns[b as usize].mops()] {
+        if let Some(w) = m.observed()
+            && m.has(flag::EXTERNAL)
+            && h.txn_of(w) == a
+        {
+            return Datum::Map(vec![
+                ("type".into(), Datum::kw("wr")),
+                ("key".into(), Datum::Key(m.key)),
+                ("value".into(), Datum::Val(m.val)),
+            ]);
+        }
+    }
+    if ctx.sess[a as usize] == ctx.sess[b as usize] && ctx.pos[a as usize] < ctx.pos[b as usize] {
+        return Datum::Map(vec![
+            ("type".into(), Datum::kw("process")),
+            (
+                "process".into(),
+                Datum::Int(h.sessions[ctx.sess[a as usize] as usize].process),
+            ),
+        ]);
+    }
+    if ww.is_none_or(|s| s.contains(&(a, b)))
+        && let Some((k, va, vb)) = ww_between(h, a, b)
+    {
+        return Datum::Map(vec![
+            ("type".into(), Datum::kw("ww")),
+            ("key".into(), Datum::Key(k)),
+            ("value".into(), Datum::Val(va)),
+            ("value'".into(), Datum::Val(vb)),
+        ]);
+    }
+    Datum::Map(vec![("type".into(), Datum::kw("ao"))])
+}
+
+/// A key on which `a`'s append directly precedes `b`'s in a version order.
+fn ww_between(h: &History, a: TxnId, b: TxnId) -> Option<(KeyId, Val, Val)> {
+    for m in &h.mops[h.txns[b as usize].mops()] {
+        if !m.is_write() {
+            continue;
+        }
+        let o = h.orders.get(m.key as usize)?;
+        let mut prev: Option<MopId> = None;
+        for &w in &o.writes {
+            if w == from::THIN_AIR {
+                continue;
+            }
+            if h.txn_of(w) == b
+                && let Some(p) = prev
+                && h.txn_of(p) == a
+            {
+                return Some((m.key, h.mops[p as usize].val, h.mops[w as usize].val));
+            }
+            prev = Some(w);
+        }
+    }
+    None
+}
+
+fn path_steps(ctx: &Ctx, path: &[u32]) -> (Datum, Datum) {
+    let ops = path.iter().map(|&t| Datum::Txn(t)).collect();
+    let steps = path
+        .windows(2)
+        .map(|w| step(ctx, w[0], w[1], None))
+        .collect();
+    (Datum::List(ops), Datum::List(steps))
+}
+
+fn instance(
+    ctx: &Ctx,
+    g: &Digraph,
+    comp: &[u32],
+    level: Level,
+    tri: &Triangle,
+    with_path: bool,
+) -> Anomaly {
+    let h = ctx.h;
+    let read = &h.mops[tri.read as usize];
+    let t3 = read.txn;
+    let t2 = tri.t2;
+    let co_family = tri.t1 == INIT || ctx.co(tri.t1, t2);
+    // How t2 is visible to t3.
+    let mut before = false;
+    let mut after = false;
+    for (i, m) in h.mops[h.txns[t3 as usize].mops()].iter().enumerate() {
+        if external_source(h, m, t3) == Some(t2) {
+            if (h.txns[t3 as usize].start as usize + i) < tri.read as usize {
+                before = true;
+            } else {
+                after = true;
+            }
+        }
+    }
+    let so = ctx.sess[t2 as usize] == ctx.sess[t3 as usize]
+        && ctx.pos[t2 as usize] < ctx.pos[t3 as usize];
+    let pattern = match (co_family, before, so || after) {
+        (true, true, _) => "NonMonoReadCO",
+        (true, false, true) => "FracturedReadCO",
+        (true, false, false) => "COConflictAO",
+        (false, true, _) => "NonMonoReadAO",
+        (false, false, true) => "FracturedReadAO",
+        (false, false, false) => "ConflictAO",
+    };
+    let mut a = Anomaly::new(crate::report::lattice::pattern_name(pattern))
+        .pattern(pattern)
+        .txn(t3);
+    if !co_family {
+        a.rules_out = Some(level.marker());
+    }
+    if tri.t1 != INIT {
+        a = a.txn(tri.t1);
+    }
+    a = a
+        .txn(t2)
+        .field("op", Datum::Txn(t3))
+        .field("mop", Datum::Mop(tri.read))
+        .field("key", Datum::Key(read.key))
+        .field(
+            "writer",
+            if tri.t1 == INIT {
+                Datum::kw("initial-state")
+            } else {
+                Datum::Txn(tri.t1)
+            },
+        )
+        .field("overwriter", Datum::Txn(t2));
+    if !with_path {
+        return a;
+    }
+    // How t2 reaches t3 (visibility), and how t1 precedes t2.
+    let vis = if before || after {
+        step(ctx, t2, t3, None)
+    } else if so {
+        Datum::Map(vec![
+            ("type".into(), Datum::kw("process")),
+            (
+                "process".into(),
+                Datum::Int(h.sessions[ctx.sess[t3 as usize] as usize].process),
+            ),
+        ])
+    } else {
+        let p = co_path(ctx, t2, t3);
+        Datum::List(p.windows(2).map(|w| step(ctx, w[0], w[1], None)).collect())
+    };
+    a = a.field("visible", vis);
+    if tri.t1 != INIT {
+        let path = if co_family {
+            co_path(ctx, tri.t1, t2)
+        } else {
+            let c = comp[tri.t1 as usize];
+            shortest_path(g, tri.t1, t2, |v| comp[v as usize] == c).unwrap_or_default()
+        };
+        if !path.is_empty() {
+            let (ops, steps) = path_steps(ctx, &path);
+            a = a.field(
+                "order",
+                Datum::Map(vec![("ops".into(), ops), ("steps".into(), steps)]),
+            );
+        }
+    }
+    a
+}
+
+/// A causal path from `a` to `b`, searched only through transactions
+/// between them.
+fn co_path(ctx: &Ctx, a: TxnId, b: TxnId) -> Vec<u32> {
+    shortest_path(&ctx.co, a, b, |v| ctx.co(a, v) && ctx.co(v, b)).unwrap_or_default()
+}
+
+fn cyclic_co(ctx: &Ctx, comp: &[u32], out: &mut Vec<Anomaly>) {
+    let h = ctx.h;
+    let mut done: FxHashSet<u32> = FxHashSet::default();
+    for (t, txn) in h.txns.iter().enumerate() {
+        let t = t as TxnId;
+        if !ctx.included[t as usize] || txn.status != Status::Committed {
+            continue;
+        }
+        for m in &h.mops[txn.mops()] {
+            let Some(src) = external_source(h, m, t) else {
+                continue;
+            };
+            let c = comp[t as usize];
+            if comp[src as usize] != c || !done.insert(c) {
+                continue;
+            }
+            // The WR edge src -> t closes a cycle: find t ->* src.
+            let Some(mut path) = shortest_path(&ctx.co, t, src, |v| comp[v as usize] == c) else {
+                continue;
+            };
+            path.push(t);
+            let process = path
+                .windows(2)
+                .any(|w| step(ctx, w[0], w[1], None) != step_wr_only(ctx, w[0], w[1]));
+            let name = if process { "G1c-process" } else { "G1c" };
+            let (ops, steps) = path_steps(ctx, &path);
+            let mut a = Anomaly::new(name).pattern("CyclicCO");
+            for &v in &path[..path.len() - 1] {
+                a = a.txn(v);
+            }
+            out.push(a.field("cycle", ops).field("steps", steps));
+        }
+    }
+}
+
+/// The wr step between two transactions, if there is one (to tell whether
+/// a cycle needs session order).
+fn step_wr_only(ctx: &Ctx, a: TxnId, b: TxnId) -> Datum {
+    let s = step(ctx, a, b, None);
+    match &s {
+        Datum::Map(f) if f.iter().any(|(k, v)| k == "type" && *v == Datum::kw("wr")) => s,
+        _ => Datum::Nil,
+    }
+}
+
+fn ww_cycle(
+    ctx: &Ctx,
+    g: &Digraph,
+    comp: &[u32],
+    c: u32,
+    ww: &FxHashSet<(u32, u32)>,
+) -> Option<Anomaly> {
+    let start = (0..g.len() as u32).find(|&v| comp[v as usize] == c)?;
+    let mut path = shortest_path(g, start, start, |v| comp[v as usize] == c)?;
+    if path.len() < 2 {
+        return None;
+    }
+    let steps: Vec<Datum> = path
+        .windows(2)
+        .map(|w| step(ctx, w[0], w[1], Some(ww)))
+        .collect();
+    let kinds: Vec<String> = steps
+        .iter()
+        .filter_map(|s| match s {
+            Datum::Map(f) => f
+                .iter()
+                .find(|(k, _)| k == "type")
+                .map(|(_, v)| format!("{v:?}")),
+            _ => None,
+        })
+        .collect();
+    let has = |k: &str| kinds.iter().any(|x| x.contains(&format!("\"{k}\"")));
+    let base = if has("wr") { "G1c" } else { "G0" };
+    let name = if has("process") {
+        format!("{base}-process")
+    } else {
+        base.to_string()
+    };
+    let ops = Datum::List(path.iter().map(|&t| Datum::Txn(t)).collect());
+    path.pop();
+    let mut a = Anomaly::new(name);
+    for t in path {
+        a = a.txn(t);
+    }
+    Some(a.field("cycle", ops).field("steps", Datum::List(steps)))
+}

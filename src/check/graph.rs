@@ -1,0 +1,231 @@
+//! Compact directed graphs over transactions and the walks the checkers
+//! need: strongly connected components and shortest paths, all iterative
+//! (session chains of 100k nodes overflow recursive walks).
+
+/// A directed graph in compressed sparse row form.
+#[derive(Clone, Debug, Default)]
+pub struct Digraph {
+    offsets: Vec<u32>,
+    targets: Vec<u32>,
+}
+
+impl Digraph {
+    /// Builds a graph on `n` nodes from its edges (duplicates allowed).
+    pub fn from_edges(n: usize, edges: &[(u32, u32)]) -> Digraph {
+        let mut offsets = vec![0u32; n + 1];
+        for &(a, _) in edges {
+            offsets[a as usize + 1] += 1;
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        let mut targets = vec![0u32; edges.len()];
+        for &(a, b) in edges {
+            targets[fill[a as usize] as usize] = b;
+            fill[a as usize] += 1;
+        }
+        Digraph { offsets, targets }
+    }
+
+    /// The same graph with every edge reversed.
+    pub fn reversed(&self) -> Digraph {
+        let n = self.len();
+        let mut edges = Vec::with_capacity(self.targets.len());
+        for a in 0..n {
+            for &b in self.out(a as u32) {
+                edges.push((b, a as u32));
+            }
+        }
+        Digraph::from_edges(n, &edges)
+    }
+
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn edge_count(&self) -> usize {
+        self.targets.len()
+    }
+
+    #[inline]
+    pub fn out(&self, a: u32) -> &[u32] {
+        let a = a as usize;
+        &self.targets[self.offsets[a] as usize..self.offsets[a + 1] as usize]
+    }
+}
+
+/// Strongly connected components (Tarjan's algorithm, iteratively).
+/// Components come out in reverse topological order: a component's
+/// successors are numbered before it.
+pub struct Sccs {
+    /// Component of each node.
+    pub comp: Vec<u32>,
+    /// Number of nodes in each component.
+    pub sizes: Vec<u32>,
+}
+
+impl Sccs {
+    pub fn count(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// Components with more than one node, or a self-loop.
+    pub fn cyclic(&self, g: &Digraph) -> Vec<u32> {
+        let mut out: Vec<u32> = (0..self.count() as u32)
+            .filter(|&c| self.sizes[c as usize] > 1)
+            .collect();
+        for a in 0..g.len() as u32 {
+            if self.sizes[self.comp[a as usize] as usize] == 1 && g.out(a).contains(&a) {
+                out.push(self.comp[a as usize]);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Members of each component.
+    pub fn members(&self) -> Vec<Vec<u32>> {
+        let mut m: Vec<Vec<u32>> = self
+            .sizes
+            .iter()
+            .map(|&s| Vec::with_capacity(s as usize))
+            .collect();
+        for (v, &c) in self.comp.iter().enumerate() {
+            m[c as usize].push(v as u32);
+        }
+        m
+    }
+}
+
+pub fn sccs(g: &Digraph) -> Sccs {
+    const NONE: u32 = u32::MAX;
+    let n = g.len();
+    let mut index = vec![NONE; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut comp = vec![NONE; n];
+    let mut sizes = Vec::new();
+    let mut stack: Vec<u32> = Vec::new();
+    // (node, next edge position)
+    let mut call: Vec<(u32, u32)> = Vec::new();
+    let mut next = 0u32;
+    for root in 0..n as u32 {
+        if index[root as usize] != NONE {
+            continue;
+        }
+        call.push((root, 0));
+        index[root as usize] = next;
+        low[root as usize] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root as usize] = true;
+        while let Some(&mut (v, ref mut i)) = call.last_mut() {
+            let out = g.out(v);
+            if (*i as usize) < out.len() {
+                let w = out[*i as usize];
+                *i += 1;
+                if index[w as usize] == NONE {
+                    index[w as usize] = next;
+                    low[w as usize] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w as usize] = true;
+                    call.push((w, 0));
+                } else if on_stack[w as usize] {
+                    low[v as usize] = low[v as usize].min(index[w as usize]);
+                }
+                continue;
+            }
+            call.pop();
+            if let Some(&(parent, _)) = call.last() {
+                low[parent as usize] = low[parent as usize].min(low[v as usize]);
+            }
+            if low[v as usize] == index[v as usize] {
+                let c = sizes.len() as u32;
+                let mut size = 0;
+                while let Some(w) = stack.pop() {
+                    on_stack[w as usize] = false;
+                    comp[w as usize] = c;
+                    size += 1;
+                    if w == v {
+                        break;
+                    }
+                }
+                sizes.push(size);
+            }
+        }
+    }
+    Sccs { comp, sizes }
+}
+
+/// A shortest path from `from` to `to` (both included) through nodes for
+/// which `allowed` holds, by breadth-first search.
+pub fn shortest_path(
+    g: &Digraph,
+    from: u32,
+    to: u32,
+    allowed: impl Fn(u32) -> bool,
+) -> Option<Vec<u32>> {
+    use rustc_hash::FxHashMap;
+    let mut parent: FxHashMap<u32, u32> = FxHashMap::default();
+    let mut queue = std::collections::VecDeque::new();
+    queue.push_back(from);
+    parent.insert(from, from);
+    while let Some(v) = queue.pop_front() {
+        for &w in g.out(v) {
+            if w == to {
+                let mut path = vec![to, v];
+                let mut x = v;
+                while x != from {
+                    x = parent[&x];
+                    path.push(x);
+                }
+                path.reverse();
+                return Some(path);
+            }
+            if allowed(w) && !parent.contains_key(&w) {
+                parent.insert(w, v);
+                queue.push_back(w);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sccs_of_a_small_graph() {
+        // 0 -> 1 -> 2 -> 0, 2 -> 3, 3 -> 4, 4 -> 4
+        let g = Digraph::from_edges(5, &[(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 4)]);
+        let s = sccs(&g);
+        assert_eq!(s.comp[0], s.comp[1]);
+        assert_eq!(s.comp[1], s.comp[2]);
+        assert_ne!(s.comp[2], s.comp[3]);
+        assert_eq!(s.count(), 3);
+        // Successors come first.
+        assert!(s.comp[4] < s.comp[3] && s.comp[3] < s.comp[0]);
+        assert_eq!(s.cyclic(&g).len(), 2);
+        assert_eq!(shortest_path(&g, 0, 0, |_| true), Some(vec![0, 1, 2, 0]));
+        assert_eq!(shortest_path(&g, 3, 0, |_| true), None);
+    }
+
+    #[test]
+    fn long_chains_do_not_overflow() {
+        let n = 300_000u32;
+        let mut edges: Vec<(u32, u32)> = (0..n - 1).map(|i| (i, i + 1)).collect();
+        edges.push((n - 1, 0));
+        let g = Digraph::from_edges(n as usize, &edges);
+        let s = sccs(&g);
+        assert_eq!(s.count(), 1);
+        assert_eq!(s.sizes[0], n);
+    }
+}
