@@ -10,6 +10,7 @@ pub mod anomaly;
 pub mod check;
 pub mod edn;
 pub mod error;
+pub mod explain;
 pub mod history;
 pub mod report;
 pub mod source;

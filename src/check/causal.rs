@@ -36,6 +36,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::anomaly::{Anomaly, Datum};
 use crate::check::clocks::{TreeClock, Vectors};
+use crate::check::deps::{external_source, included, so_edges, wr_edges};
 use crate::check::graph::{Digraph, sccs, shortest_path};
 use crate::history::model::*;
 
@@ -330,74 +331,6 @@ fn derive(ctx: &Ctx, level: Level, mut emit: impl FnMut(Triangle, bool)) {
             }
         }
     }
-}
-
-/// The transaction an external read observed, if it is another one.
-fn external_source(h: &History, m: &Mop, t3: TxnId) -> Option<TxnId> {
-    if !m.is_read() || !m.has(flag::EXTERNAL) {
-        return None;
-    }
-    let w = m.observed()?;
-    let t = h.txn_of(w);
-    (t != t3 && h.txns[t as usize].status != Status::Aborted).then_some(t)
-}
-
-/// Which transactions take part: committed ones, and indeterminate ones
-/// somebody read from (those took effect). Aborted transactions and unread
-/// indeterminate ones are left out.
-fn included(h: &History) -> Vec<bool> {
-    let mut inc: Vec<bool> = h
-        .txns
-        .iter()
-        .map(|t| t.status == Status::Committed)
-        .collect();
-    for m in &h.mops {
-        if let Some(w) = m.observed()
-            && h.txns[m.txn as usize].status == Status::Committed
-        {
-            let t = h.txn_of(w);
-            if t != m.txn && h.txns[t as usize].status == Status::Indeterminate {
-                inc[t as usize] = true;
-            }
-        }
-    }
-    inc
-}
-
-fn so_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
-    let mut e = Vec::new();
-    for s in &h.sessions {
-        let mut prev: Option<TxnId> = None;
-        for &t in &s.txns {
-            if inc[t as usize] {
-                if let Some(p) = prev {
-                    e.push((p, t));
-                }
-                prev = Some(t);
-            }
-        }
-    }
-    e
-}
-
-fn wr_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
-    let mut e = Vec::new();
-    for (t, txn) in h.txns.iter().enumerate() {
-        let t = t as TxnId;
-        if !inc[t as usize] || txn.status != Status::Committed {
-            continue;
-        }
-        for m in &h.mops[txn.mops()] {
-            if let Some(src) = external_source(h, m, t)
-                && inc[src as usize]
-            {
-                e.push((src, t));
-            }
-        }
-    }
-    e.sort_unstable();
-    e.dedup();
-    e
 }
 
 fn co_edges(ctx: &Ctx) -> Vec<(u32, u32)> {

@@ -4,7 +4,9 @@
 pub mod basic;
 pub mod causal;
 pub mod clocks;
+pub mod deps;
 pub mod graph;
+pub mod si;
 
 use crate::anomaly::Anomaly;
 use crate::error::Error;
@@ -30,9 +32,27 @@ fn causal_level(canon: &str) -> Option<causal::Level> {
     }
 }
 
+/// The dependency-graph variant that decides a model, if one does.
+fn si_variant(canon: &str) -> Option<si::polygraph::Variant> {
+    let v = |serializable, session, realtime| si::polygraph::Variant {
+        serializable,
+        session,
+        realtime,
+    };
+    match canon {
+        "PL-SI" => Some(v(false, false, false)),
+        "strong-session-snapshot-isolation" => Some(v(false, true, false)),
+        "strong-snapshot-isolation" => Some(v(false, true, true)),
+        "PL-3" => Some(v(true, false, false)),
+        "strong-session-serializable" => Some(v(true, true, false)),
+        "PL-SS" => Some(v(true, true, true)),
+        _ => None,
+    }
+}
+
 /// Models whose every prohibited anomaly some checker here can find.
 fn supported(canon: &str) -> bool {
-    causal_level(canon).is_some()
+    causal_level(canon).is_some() || si_variant(canon).is_some()
 }
 
 /// Resolves user-given model names; refuses unknown and unsupported ones.
@@ -93,5 +113,23 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
         }
     }
     found.extend(graph);
+    let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
+    let mut variants: Vec<si::polygraph::Variant> =
+        opts.models.iter().filter_map(|m| si_variant(m)).collect();
+    variants.dedup();
+    for v in variants {
+        let outcome = si::check(h, v, deadline);
+        if outcome.timed_out {
+            found.push(
+                Anomaly::new("cycle-search-timeout")
+                    .field("does-not-contain", crate::anomaly::Datum::List(Vec::new())),
+            );
+        }
+        for a in outcome.anomalies {
+            if !found.iter().any(|g| g.name == a.name && g.txns == a.txns) {
+                found.push(a);
+            }
+        }
+    }
     report::result_map(&opts.models, found)
 }

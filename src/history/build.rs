@@ -488,7 +488,62 @@ impl Builder {
         (self.h, self.anomalies)
     }
 
+    /// Where reads disagree, Elle takes the longest read as the version
+    /// order; so do we, and re-sort which reads agree with it.
+    fn rebase_orders(&mut self) {
+        let mut keys: Vec<KeyId> = self.incompatible.keys().copied().collect();
+        keys.sort_unstable();
+        let h = &mut self.h;
+        let mut old: FxHashMap<KeyId, Vec<Val>> = FxHashMap::default();
+        for &k in &keys {
+            let order = &h.orders[k as usize].elems;
+            let longest = self.incompatible[&k]
+                .iter()
+                .map(|r| &h.irregular[r])
+                .fold(order, |best, l| if l.len() > best.len() { l } else { best })
+                .clone();
+            if longest != *order {
+                old.insert(
+                    k,
+                    std::mem::replace(&mut h.orders[k as usize].elems, longest),
+                );
+            }
+        }
+        if old.is_empty() {
+            return;
+        }
+        for k in old.keys() {
+            self.incompatible.insert(*k, Vec::new());
+        }
+        for i in 0..h.mops.len() {
+            let m = h.mops[i];
+            let Some(prev) = old.get(&m.key) else {
+                continue;
+            };
+            if !m.is_read() || m.from == from::UNKNOWN {
+                continue;
+            }
+            let id = i as MopId;
+            let list = if m.has(flag::IRREGULAR) {
+                h.irregular.remove(&id).unwrap_or_default()
+            } else {
+                prev[..(m.len as usize).min(prev.len())].to_vec()
+            };
+            let mop = &mut h.mops[i];
+            if h.orders[m.key as usize].elems.starts_with(&list) {
+                mop.flags &= !flag::IRREGULAR;
+                mop.len = list.len() as u32;
+            } else {
+                mop.flags |= flag::IRREGULAR;
+                mop.len = list.len() as u32;
+                h.irregular.insert(id, list);
+                self.incompatible.entry(m.key).or_default().push(id);
+            }
+        }
+    }
+
     fn finish_orders(&mut self) {
+        self.rebase_orders();
         let h = &mut self.h;
         let mut in_order = vec![false; h.mops.len()];
         for (k, order) in h.orders.iter_mut().enumerate() {

@@ -1,0 +1,109 @@
+//! The dependencies every graph checker starts from: which transactions
+//! take part, session order, and write-read edges from external reads.
+
+use crate::history::model::*;
+
+/// The transaction an external read observed, if it is another one.
+pub fn external_source(h: &History, m: &Mop, t3: TxnId) -> Option<TxnId> {
+    if !m.is_read() || !m.has(flag::EXTERNAL) {
+        return None;
+    }
+    let w = m.observed()?;
+    let t = h.txn_of(w);
+    (t != t3 && h.txns[t as usize].status != Status::Aborted).then_some(t)
+}
+
+/// Which transactions take part: committed ones, and indeterminate ones
+/// somebody read from (those took effect). Aborted transactions and unread
+/// indeterminate ones are left out.
+pub fn included(h: &History) -> Vec<bool> {
+    let mut inc: Vec<bool> = h
+        .txns
+        .iter()
+        .map(|t| t.status == Status::Committed)
+        .collect();
+    for m in &h.mops {
+        if let Some(w) = m.observed()
+            && h.txns[m.txn as usize].status == Status::Committed
+        {
+            let t = h.txn_of(w);
+            if t != m.txn && h.txns[t as usize].status == Status::Indeterminate {
+                inc[t as usize] = true;
+            }
+        }
+    }
+    inc
+}
+
+pub fn so_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
+    let mut e = Vec::new();
+    for s in &h.sessions {
+        let mut prev: Option<TxnId> = None;
+        for &t in &s.txns {
+            if inc[t as usize] {
+                if let Some(p) = prev {
+                    e.push((p, t));
+                }
+                prev = Some(t);
+            }
+        }
+    }
+    e
+}
+
+pub fn wr_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
+    let mut e = Vec::new();
+    for (t, txn) in h.txns.iter().enumerate() {
+        let t = t as TxnId;
+        if !inc[t as usize] || txn.status != Status::Committed {
+            continue;
+        }
+        for m in &h.mops[txn.mops()] {
+            if let Some(src) = external_source(h, m, t)
+                && inc[src as usize]
+            {
+                e.push((src, t));
+            }
+        }
+    }
+    e.sort_unstable();
+    e.dedup();
+    e
+}
+
+/// Real-time order as Elle builds it: an almost transitively reduced set
+/// of edges `a -> b` for `a` completed (ok) before `b` was invoked. Scanning
+/// ops in history order, completed transactions wait in a buffer until a
+/// later completion covers them. Indeterminate transactions never complete,
+/// so nothing follows them in real time.
+pub fn realtime_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
+    // (history index, is completion, txn)
+    let mut events: Vec<(i64, bool, TxnId)> = Vec::new();
+    for (t, txn) in h.txns.iter().enumerate() {
+        if !inc[t] {
+            continue;
+        }
+        let Some(inv) = txn.invoke else { continue };
+        events.push((inv.index, false, t as TxnId));
+        if txn.status == Status::Committed {
+            events.push((txn.complete.index, true, t as TxnId));
+        }
+    }
+    events.sort_unstable();
+    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); h.txns.len()];
+    let mut buf: Vec<TxnId> = Vec::new();
+    let mut edges = Vec::new();
+    for (_, done, t) in events {
+        if !done {
+            for &x in &buf {
+                edges.push((x, t));
+                preds[t as usize].push(x);
+            }
+        } else {
+            let covered = &preds[t as usize];
+            buf.retain(|x| !covered.contains(x));
+            buf.push(t);
+        }
+    }
+    edges
+}

@@ -1,0 +1,560 @@
+//! Snapshot isolation and serializability, sound and complete, by PolySI's
+//! method: the generalized polygraph of the history, pruning to a fixpoint,
+//! then a SAT solver with an acyclicity theory for what remains, and the
+//! violation interpreted into named cycles.
+//!
+//! Theory (Cerone & Gotsman; PolySI, VLDB'23). A history is SI exactly when
+//! it is internally consistent and some choice of write-write order makes
+//! `(SO? ∪ WR ∪ WW) ; RW?` acyclic: every cycle of dependencies needs two
+//! adjacent anti-dependencies. Serializable when `SO? ∪ WR ∪ WW ∪ RW` is
+//! acyclic for some choice. Session order takes part in the strong-session
+//! variants, real-time order in the strict ones.
+//!
+//! We work on the graph G2 with two copies of each transaction, `t0` and
+//! `t1`: a dependency `a -> b` is `a0 -> b0` and `a1 -> b0`, an
+//! anti-dependency `a -> b` is `a0 -> b1`. Its cycles are exactly the cycles
+//! with no two adjacent anti-dependencies, so SI is acyclicity of G2, and
+//! the solver's theory needs to know nothing of SI. For serializability G2
+//! is the plain graph.
+
+pub mod acyclic;
+pub mod polygraph;
+pub mod prune;
+
+use std::time::Instant;
+
+use batsat::interface::SolverInterface;
+use batsat::{Lit, lbool};
+use rustc_hash::FxHashSet;
+
+use crate::anomaly::{Anomaly, Datum};
+use crate::check::graph::{Digraph, sccs};
+use crate::explain::cycle::{self, Rel};
+use crate::history::model::*;
+use acyclic::{Acyclic, KNOWN, Order, Th};
+use polygraph::{EdgeId, EdgeKind, Polygraph, Variant};
+
+/// Figures for benchmarks (PolySI's Table 3, and time per stage).
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub constraints_before: usize,
+    pub unknown_before: usize,
+    pub constraints_after: usize,
+    pub unknown_after: usize,
+    pub prune_rounds: usize,
+    pub construct_s: f64,
+    pub prune_s: f64,
+    pub solve_s: f64,
+    pub interpret_s: f64,
+    pub solver_conflicts: u64,
+}
+
+pub struct Outcome {
+    pub anomalies: Vec<Anomaly>,
+    /// The time budget ran out before a verdict.
+    pub timed_out: bool,
+    pub stats: Stats,
+}
+
+/// Most cycles reported per strongly connected component.
+const MAX_CYCLES_PER_SCC: usize = 20;
+
+/// Checks one variant.
+pub fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
+    let mut stats = Stats::default();
+    let t0 = Instant::now();
+    let mut g = polygraph::build(h, variant);
+    stats.constraints_before = g.constraints.len();
+    stats.unknown_before = g.unknown_edges;
+    stats.construct_s = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let pruned = prune::prune(h, &mut g, variant, deadline);
+    stats.prune_rounds = pruned.rounds;
+    stats.constraints_after = pruned.open.len();
+    stats.unknown_after = pruned
+        .open
+        .iter()
+        .map(|&c| g.constraints[c].either.len() + g.constraints[c].or.len())
+        .sum();
+    stats.prune_s = t1.elapsed().as_secs_f64();
+    let g2 = G2::new(&g, variant, h.txns.len());
+    let mut out = Outcome {
+        anomalies: Vec::new(),
+        timed_out: false,
+        stats,
+    };
+    let t3 = Instant::now();
+    if pruned.known_cycle {
+        out.anomalies = known_cycles(h, &g, &g2, variant);
+        out.stats.interpret_s = t3.elapsed().as_secs_f64();
+        return out;
+    }
+    if !pruned.contradictions.is_empty() {
+        let mut seen: FxHashSet<Vec<TxnId>> = FxHashSet::default();
+        for &(c, e1, e2) in &pruned.contradictions {
+            let Some(a) = contradiction(h, &g, &g2, c, e1, e2) else {
+                continue;
+            };
+            let mut key = a.txns.clone();
+            key.sort_unstable();
+            if seen.insert(key) {
+                out.anomalies.push(a);
+            }
+        }
+        out.stats.interpret_s = t3.elapsed().as_secs_f64();
+        if !out.anomalies.is_empty() {
+            return out;
+        }
+    }
+    if pruned.open.is_empty() {
+        return out;
+    }
+    if deadline.is_some_and(|d| Instant::now() > d) {
+        out.timed_out = true;
+        return out;
+    }
+    let t2 = Instant::now();
+    let (result, conflicts) = solve(&g, &g2, &pruned.open, deadline, false);
+    out.stats.solver_conflicts = conflicts;
+    out.stats.solve_s = t2.elapsed().as_secs_f64();
+    match result {
+        Solved::Sat => {}
+        Solved::Unknown => out.timed_out = true,
+        Solved::Unsat(_) => {
+            let t3 = Instant::now();
+            let (core, _) = solve(&g, &g2, &pruned.open, deadline, true);
+            let core = match core {
+                Solved::Unsat(c) if !c.is_empty() => c,
+                _ => pruned.open.clone(),
+            };
+            out.anomalies.push(unsat_witness(h, &g, &g2, &core));
+            out.stats.interpret_s = t3.elapsed().as_secs_f64();
+        }
+    }
+    out
+}
+
+/// G2's nodes and edges for a polygraph.
+struct G2 {
+    nodes: usize,
+    serializable: bool,
+}
+
+impl G2 {
+    fn new(_g: &Polygraph, v: Variant, n: usize) -> G2 {
+        G2 {
+            nodes: if v.serializable { n } else { 2 * n },
+            serializable: v.serializable,
+        }
+    }
+
+    /// The G2 edges of a transaction-level edge.
+    fn map(&self, g: &Polygraph, e: EdgeId, out: &mut Vec<(u32, u32)>) {
+        let ed = g.edges[e as usize];
+        if self.serializable {
+            out.push((ed.a, ed.b));
+        } else if ed.kind.is_dep() {
+            out.push((2 * ed.a, 2 * ed.b));
+            out.push((2 * ed.a + 1, 2 * ed.b));
+        } else {
+            out.push((2 * ed.a, 2 * ed.b + 1));
+        }
+    }
+
+    fn txn(&self, node: u32) -> TxnId {
+        if self.serializable { node } else { node / 2 }
+    }
+
+    /// Labelled adjacency of the known edges (plus extra ones).
+    fn adjacency(&self, g: &Polygraph, extra: &[EdgeId]) -> Vec<Vec<(u32, EdgeId)>> {
+        let mut adj: Vec<Vec<(u32, EdgeId)>> = vec![Vec::new(); self.nodes];
+        let mut buf = Vec::new();
+        for &e in g.known.iter().chain(extra) {
+            buf.clear();
+            self.map(g, e, &mut buf);
+            for &(u, v) in &buf {
+                adj[u as usize].push((v, e));
+            }
+        }
+        adj
+    }
+}
+
+enum Solved {
+    Sat,
+    Unsat(Vec<usize>),
+    Unknown,
+}
+
+/// Solves the open constraints. With `core`, each constraint gets a
+/// selector assumed true, and an unsat answer names the constraints
+/// involved.
+fn solve(
+    g: &Polygraph,
+    g2: &G2,
+    open: &[usize],
+    deadline: Option<Instant>,
+    core: bool,
+) -> (Solved, u64) {
+    let mut edges: Vec<(u32, u32)> = Vec::new();
+    let mut buf = Vec::new();
+    for &e in &g.known {
+        buf.clear();
+        g2.map(g, e, &mut buf);
+        edges.extend_from_slice(&buf);
+    }
+    let dg = Digraph::from_edges(g2.nodes, &edges);
+    let all = vec![true; g2.nodes];
+    let Some(topo) = prune::topo_order(&dg, &all) else {
+        return (Solved::Unsat(Vec::new()), 0);
+    };
+    let mut order = Order::new(g2.nodes, &topo);
+    for &(u, v) in &edges {
+        if order.add(u, v, KNOWN).is_err() {
+            return (Solved::Unsat(Vec::new()), 0);
+        }
+    }
+    let mut theory = Acyclic::new(order);
+    let mut cb = batsat::callbacks::Basic::default();
+    if let Some(d) = deadline {
+        cb.set_stop(move || Instant::now() > d);
+    }
+    let mut solver: batsat::Solver<batsat::callbacks::Basic> =
+        batsat::Solver::new(Default::default(), cb);
+    let mut assumptions: Vec<Lit> = Vec::new();
+    let mut selector_of: Vec<(Lit, usize)> = Vec::new();
+    for &c in open {
+        let con = &g.constraints[c];
+        let v = Lit::new(solver.new_var_default(), true);
+        let side = |s: &[EdgeId]| {
+            let mut out = Vec::new();
+            let mut b = Vec::new();
+            for &e in s {
+                b.clear();
+                g2.map(g, e, &mut b);
+                out.extend_from_slice(&b);
+            }
+            out
+        };
+        let (either, or) = (side(&con.either), side(&con.or));
+        if core {
+            let s = Lit::new(solver.new_var_default(), true);
+            assumptions.push(s);
+            selector_of.push((s, c));
+            theory.add_group(vec![s, v], either);
+            theory.add_group(vec![s, !v], or);
+        } else {
+            theory.add_group(vec![v], either);
+            theory.add_group(vec![!v], or);
+        }
+    }
+    let r = solver.solve_limited_th(&mut Th(&mut theory), &assumptions);
+    let conflicts = theory.conflicts;
+    if r == lbool::TRUE {
+        (Solved::Sat, conflicts)
+    } else if r == lbool::FALSE {
+        let core_lits: FxHashSet<Lit> = solver.unsat_core().iter().map(|&l| !l).collect();
+        let mut cs: Vec<usize> = selector_of
+            .iter()
+            .filter(|(s, _)| core_lits.contains(s))
+            .map(|&(_, c)| c)
+            .collect();
+        cs.sort_unstable();
+        (Solved::Unsat(cs), conflicts)
+    } else {
+        (Solved::Unknown, conflicts)
+    }
+}
+
+/// A shortest cycle in G2 through edge `(u -> v)` labelled `e`, as
+/// transaction-level edges in order, starting with `e`.
+fn cycle_through(
+    adj: &[Vec<(u32, EdgeId)>],
+    u: u32,
+    v: u32,
+    e: EdgeId,
+    allowed: impl Fn(u32) -> bool,
+    edge_ok: impl Fn(EdgeId) -> bool,
+) -> Option<Vec<EdgeId>> {
+    use std::collections::VecDeque;
+    if u == v {
+        return Some(vec![e]);
+    }
+    let mut parent: rustc_hash::FxHashMap<u32, (u32, EdgeId)> = rustc_hash::FxHashMap::default();
+    let mut q = VecDeque::new();
+    q.push_back(v);
+    parent.insert(v, (v, e));
+    while let Some(x) = q.pop_front() {
+        for &(y, le) in &adj[x as usize] {
+            if parent.contains_key(&y) || !allowed(y) || !edge_ok(le) {
+                continue;
+            }
+            parent.insert(y, (x, le));
+            if y == u {
+                let mut path = Vec::new();
+                let mut cur = u;
+                while cur != v {
+                    let (p, pe) = parent[&cur];
+                    path.push(pe);
+                    cur = p;
+                }
+                path.push(e);
+                path.reverse();
+                // Rotate so the given edge comes first.
+                let first = path.pop().unwrap_or(e);
+                path.insert(0, first);
+                return Some(path);
+            }
+            q.push_back(y);
+        }
+    }
+    None
+}
+
+/// A shortest cycle through an edge, preferring one made of data
+/// dependencies alone (as Elle names a cycle by the first type it finds,
+/// and session or real-time steps rarely explain anything).
+fn best_cycle(
+    g: &Polygraph,
+    adj: &[Vec<(u32, EdgeId)>],
+    u: u32,
+    v: u32,
+    e: EdgeId,
+    allowed: impl Fn(u32) -> bool,
+) -> Option<Vec<EdgeId>> {
+    let data = |x: EdgeId| {
+        matches!(
+            g.edges[x as usize].kind,
+            EdgeKind::Wr | EdgeKind::Ww | EdgeKind::Rw
+        )
+    };
+    if data(e)
+        && let Some(c) = cycle_through(adj, u, v, e, &allowed, data)
+    {
+        return Some(c);
+    }
+    cycle_through(adj, u, v, e, allowed, |_| true)
+}
+
+fn rel(k: EdgeKind) -> Rel {
+    match k {
+        EdgeKind::Ww => Rel::Ww,
+        EdgeKind::Wr => Rel::Wr,
+        EdgeKind::Rw => Rel::Rw,
+        EdgeKind::Process => Rel::Process,
+        EdgeKind::Realtime => Rel::Realtime,
+    }
+}
+
+fn step_datum(h: &History, g: &Polygraph, e: EdgeId) -> Datum {
+    let ed = g.edges[e as usize];
+    let mut f = vec![("type".to_string(), Datum::kw(ed.kind.name()))];
+    match ed.kind {
+        EdgeKind::Process => f.push((
+            "process".into(),
+            Datum::Int(h.sessions[h.txns[ed.a as usize].session as usize].process),
+        )),
+        EdgeKind::Realtime => {
+            f.push(("a'".into(), Datum::Txn(ed.a)));
+            f.push(("b".into(), Datum::Txn(ed.b)));
+        }
+        EdgeKind::Wr => {
+            f.push(("key".into(), Datum::Key(ed.key)));
+            f.push(("value".into(), Datum::Val(ed.va)));
+        }
+        EdgeKind::Ww | EdgeKind::Rw => {
+            f.push(("key".into(), Datum::Key(ed.key)));
+            f.push((
+                "value".into(),
+                if ed.va == Val::NIL {
+                    Datum::kw("initial-state")
+                } else {
+                    Datum::Val(ed.va)
+                },
+            ));
+            f.push(("value'".into(), Datum::Val(ed.vb)));
+        }
+    }
+    Datum::Map(f)
+}
+
+/// An Elle cycle anomaly from transaction-level edges in order.
+fn cycle_anomaly(h: &History, g: &Polygraph, edges: &[EdgeId]) -> Anomaly {
+    let rels: Vec<Rel> = edges
+        .iter()
+        .map(|&e| rel(g.edges[e as usize].kind))
+        .collect();
+    let keys: Vec<Option<u32>> = edges
+        .iter()
+        .map(|&e| {
+            let ed = g.edges[e as usize];
+            matches!(ed.kind, EdgeKind::Ww | EdgeKind::Wr | EdgeKind::Rw).then_some(ed.key)
+        })
+        .collect();
+    let mut a = Anomaly::new(cycle::name(&rels));
+    let mut ops = Vec::new();
+    for &e in edges {
+        let t = g.edges[e as usize].a;
+        a = a.txn(t);
+        ops.push(Datum::Txn(t));
+    }
+    if let Some(&e) = edges.first() {
+        ops.push(Datum::Txn(g.edges[e as usize].a));
+    }
+    a = a.field("cycle", Datum::List(ops)).field(
+        "steps",
+        Datum::List(edges.iter().map(|&e| step_datum(h, g, e)).collect()),
+    );
+    if let Some(s) = cycle::shape(&rels, &keys) {
+        a = a.field("shape", Datum::kw(s));
+    }
+    a
+}
+
+/// Cycles among known edges: each cyclic component of G2 yields cycles
+/// through its edges until every edge is covered (up to a bound).
+fn known_cycles(h: &History, g: &Polygraph, g2: &G2, _v: Variant) -> Vec<Anomaly> {
+    let adj = g2.adjacency(g, &[]);
+    let mut edges = Vec::new();
+    for (u, outs) in adj.iter().enumerate() {
+        for &(v, _) in outs {
+            edges.push((u as u32, v));
+        }
+    }
+    let dg = Digraph::from_edges(g2.nodes, &edges);
+    let comps = sccs(&dg);
+    let cyclic: FxHashSet<u32> = comps.cyclic(&dg).into_iter().collect();
+    let mut covered: FxHashSet<EdgeId> = FxHashSet::default();
+    let mut per_comp: rustc_hash::FxHashMap<u32, usize> = rustc_hash::FxHashMap::default();
+    let mut seen_cycles: FxHashSet<Vec<TxnId>> = FxHashSet::default();
+    let mut out = Vec::new();
+    // Data edges first: session and real-time edges close cycles but are
+    // rarely what a cycle is about.
+    let mut candidates: Vec<(u32, u32, EdgeId)> = Vec::new();
+    for (u, outs) in adj.iter().enumerate() {
+        for &(v, e) in outs {
+            let c = comps.comp[u];
+            if comps.comp[v as usize] == c && cyclic.contains(&c) {
+                candidates.push((u as u32, v, e));
+            }
+        }
+    }
+    candidates
+        .sort_by_key(|&(_, _, e)| !matches!(g.edges[e as usize].kind, EdgeKind::Rw | EdgeKind::Ww));
+    for (u, v, e) in candidates {
+        let c = comps.comp[u as usize];
+        if covered.contains(&e) || per_comp.get(&c).copied().unwrap_or(0) >= MAX_CYCLES_PER_SCC {
+            continue;
+        }
+        let Some(cyc) = best_cycle(g, &adj, u, v, e, |x| comps.comp[x as usize] == c) else {
+            continue;
+        };
+        covered.extend(cyc.iter().copied());
+        let mut key: Vec<TxnId> = cyc.iter().map(|&x| g.edges[x as usize].a).collect();
+        key.sort_unstable();
+        if !seen_cycles.insert(key) {
+            continue;
+        }
+        *per_comp.entry(c).or_default() += 1;
+        out.push(cycle_anomaly(h, g, &cyc));
+    }
+    let _ = g2.txn(0);
+    out
+}
+
+/// A constraint neither side of which can hold: the cycle each side closes.
+fn contradiction(
+    h: &History,
+    g: &Polygraph,
+    g2: &G2,
+    c: usize,
+    e1: EdgeId,
+    e2: EdgeId,
+) -> Option<Anomaly> {
+    let adj = g2.adjacency(g, &[]);
+    let cyc = |e: EdgeId| -> Option<Vec<EdgeId>> {
+        let mut buf = Vec::new();
+        g2.map(g, e, &mut buf);
+        buf.iter()
+            .filter_map(|&(u, v)| best_cycle(g, &adj, u, v, e, |_| true))
+            .min_by_key(Vec::len)
+    };
+    let (c1, c2) = (cyc(e1)?, cyc(e2)?);
+    // The shorter cycle is the anomaly; the other is the alternative.
+    let (main, alt) = if c1.len() <= c2.len() {
+        (c1, c2)
+    } else {
+        (c2, c1)
+    };
+    let con = &g.constraints[c];
+    let alt_anomaly = cycle_anomaly(h, g, &alt);
+    let mut a = cycle_anomaly(h, g, &main);
+    a = a.field(
+        "otherwise",
+        Datum::Map(vec![
+            ("type".into(), Datum::Kw(alt_anomaly.name.clone())),
+            (
+                "cycle".into(),
+                alt_anomaly.get("cycle").cloned().unwrap_or(Datum::Nil),
+            ),
+            (
+                "steps".into(),
+                alt_anomaly.get("steps").cloned().unwrap_or(Datum::Nil),
+            ),
+        ]),
+    );
+    a = a.field(
+        "unordered",
+        Datum::List(vec![Datum::Txn(con.a), Datum::Txn(con.c)]),
+    );
+    Some(a)
+}
+
+/// A witness for an unsatisfiable set of constraints: order each pair of
+/// writers by invocation, then report a cycle of that graph, and the
+/// constraints whose every order closes one.
+fn unsat_witness(h: &History, g: &Polygraph, g2: &G2, core: &[usize]) -> Anomaly {
+    let mut extra = Vec::new();
+    for &c in core {
+        let con = &g.constraints[c];
+        let a_first =
+            h.txns[con.a as usize].invoke_index() <= h.txns[con.c as usize].invoke_index();
+        extra.extend_from_slice(if a_first { &con.either } else { &con.or });
+    }
+    let adj = g2.adjacency(g, &extra);
+    let mut best: Option<Vec<EdgeId>> = None;
+    let mut buf = Vec::new();
+    for &e in &extra {
+        buf.clear();
+        g2.map(g, e, &mut buf);
+        for &(u, v) in &buf {
+            if let Some(cyc) = best_cycle(g, &adj, u, v, e, |_| true)
+                && best.as_ref().is_none_or(|b| cyc.len() < b.len())
+            {
+                best = Some(cyc);
+            }
+        }
+    }
+    let pairs = Datum::List(
+        core.iter()
+            .map(|&c| {
+                Datum::List(vec![
+                    Datum::Txn(g.constraints[c].a),
+                    Datum::Txn(g.constraints[c].c),
+                ])
+            })
+            .collect(),
+    );
+    match best {
+        Some(cyc) => cycle_anomaly(h, g, &cyc).field("unordered", pairs),
+        None => {
+            // Cannot happen (the known graph is acyclic, so every cycle uses
+            // a constraint edge); say only that a cycle exists.
+            let mut a = Anomaly::new(g.cycle_exists).field("unordered", pairs);
+            for &c in core {
+                a = a.txn(g.constraints[c].a).txn(g.constraints[c].c);
+            }
+            a
+        }
+    }
+}

@@ -1,0 +1,385 @@
+//! The generalized polygraph of a history (PolySI, Def. 9): the dependency
+//! edges that are known, and for every pair of writers of a key whose
+//! order is not, a constraint with two sides — "a before c" brings the
+//! write-write edge and the anti-dependencies of a's readers on c; "c
+//! before a" the mirror. Constraints are coalesced per pair of transactions
+//! across all keys they both write (sound for SI and serializability: two
+//! opposite write orders would form a dependency 2-cycle, which both
+//! forbid).
+//!
+//! List-append histories reveal each key's version order, so almost every
+//! write order is known and few constraints remain; appends nobody read
+//! follow the observed ones (both SI and serializability read prefixes of
+//! the commit order), in an order left to constraints.
+
+use rustc_hash::FxHashMap;
+
+use crate::check::deps::{external_source, included, realtime_edges, so_edges};
+use crate::history::model::*;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EdgeKind {
+    /// Session order.
+    Process,
+    /// Real time: completed before invoked.
+    Realtime,
+    Wr,
+    Ww,
+    Rw,
+}
+
+impl EdgeKind {
+    /// Dependencies (SO, WR, WW, real time), as opposed to anti-dependencies.
+    pub fn is_dep(self) -> bool {
+        self != EdgeKind::Rw
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EdgeKind::Process => "process",
+            EdgeKind::Realtime => "realtime",
+            EdgeKind::Wr => "wr",
+            EdgeKind::Ww => "ww",
+            EdgeKind::Rw => "rw",
+        }
+    }
+}
+
+/// One labelled edge between transactions.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Edge {
+    pub a: TxnId,
+    pub b: TxnId,
+    pub kind: EdgeKind,
+    /// For data edges: the key; its values are the versions involved.
+    pub key: KeyId,
+    /// ww: a's value; wr: the value read; rw: the value read by a.
+    pub va: Val,
+    /// ww, rw: b's value.
+    pub vb: Val,
+}
+
+pub type EdgeId = u32;
+
+/// "Either a's writes come first, or c's": each side's edges.
+#[derive(Clone, Debug, Default)]
+pub struct Constraint {
+    pub a: TxnId,
+    pub c: TxnId,
+    pub either: Vec<EdgeId>,
+    pub or: Vec<EdgeId>,
+}
+
+/// Which dependency graph a model asks to be acyclic.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Variant {
+    /// Serializability (all edges) rather than SI ((Dep) ; RW?).
+    pub serializable: bool,
+    /// Session order is a dependency (strong session variants).
+    pub session: bool,
+    /// Real-time order is a dependency (strict / strong variants).
+    pub realtime: bool,
+}
+
+pub struct Polygraph {
+    pub edges: Vec<Edge>,
+    pub known: Vec<EdgeId>,
+    pub constraints: Vec<Constraint>,
+    pub included: Vec<bool>,
+    /// Unknown dependencies in the constraints, before pruning.
+    pub unknown_edges: usize,
+    /// Elle's `*-cycle-exists` name for this variant's model.
+    pub cycle_exists: &'static str,
+}
+
+impl Variant {
+    /// Elle's name for "some cycle of this model's graph exists".
+    pub fn cycle_exists(self) -> &'static str {
+        match (self.serializable, self.session, self.realtime) {
+            (false, _, true) => "strong-snapshot-isolation-cycle-exists",
+            (false, true, false) => "strong-session-snapshot-isolation-cycle-exists",
+            (false, false, false) => "PL-SI-cycle-exists",
+            (true, _, true) => "PL-SS-cycle-exists",
+            (true, true, false) => "strong-session-serializable-cycle-exists",
+            (true, false, false) => "PL-3-cycle-exists",
+        }
+    }
+}
+
+impl Polygraph {
+    fn add(&mut self, e: Edge) -> EdgeId {
+        self.edges.push(e);
+        (self.edges.len() - 1) as EdgeId
+    }
+}
+
+/// The final write of each transaction to each key: its installed version.
+fn final_writes(h: &History, inc: &[bool]) -> FxHashMap<KeyId, Vec<(TxnId, MopId)>> {
+    let mut by_key: FxHashMap<KeyId, Vec<(TxnId, MopId)>> = FxHashMap::default();
+    for (t, txn) in h.txns.iter().enumerate() {
+        if !inc[t] {
+            continue;
+        }
+        for i in txn.mops() {
+            let m = &h.mops[i];
+            if m.is_write() && m.has(flag::FINAL) {
+                by_key
+                    .entry(m.key)
+                    .or_default()
+                    .push((t as TxnId, i as MopId));
+            }
+        }
+    }
+    by_key
+}
+
+/// External readers of each write (by the writer's version), and of the
+/// initial state, per key.
+struct Readers {
+    of: FxHashMap<(KeyId, TxnId), Vec<(TxnId, MopId)>>,
+    initial: FxHashMap<KeyId, Vec<(TxnId, MopId)>>,
+}
+
+fn readers(h: &History, inc: &[bool]) -> Readers {
+    let mut r = Readers {
+        of: FxHashMap::default(),
+        initial: FxHashMap::default(),
+    };
+    for (t, txn) in h.txns.iter().enumerate() {
+        if !inc[t] || txn.status != Status::Committed {
+            continue;
+        }
+        let t = t as TxnId;
+        for i in txn.mops() {
+            let m = &h.mops[i];
+            if !m.is_read() || !m.has(flag::EXTERNAL) {
+                continue;
+            }
+            if m.from == from::INITIAL {
+                r.initial.entry(m.key).or_default().push((t, i as MopId));
+            } else if let Some(src) = external_source(h, m, t)
+                && inc[src as usize]
+            {
+                r.of.entry((m.key, src)).or_default().push((t, i as MopId));
+            }
+        }
+    }
+    for v in r.of.values_mut().chain(r.initial.values_mut()) {
+        v.sort_unstable();
+        v.dedup_by_key(|x| x.0);
+    }
+    r
+}
+
+pub fn build(h: &History, variant: Variant) -> Polygraph {
+    let inc = included(h);
+    let mut g = Polygraph {
+        edges: Vec::new(),
+        known: Vec::new(),
+        constraints: Vec::new(),
+        included: inc.clone(),
+        unknown_edges: 0,
+        cycle_exists: variant.cycle_exists(),
+    };
+    let plain = |a, b, kind| Edge {
+        a,
+        b,
+        kind,
+        key: 0,
+        va: Val::NIL,
+        vb: Val::NIL,
+    };
+    if variant.session {
+        for (a, b) in so_edges(h, &inc) {
+            let e = g.add(plain(a, b, EdgeKind::Process));
+            g.known.push(e);
+        }
+    }
+    if variant.realtime {
+        for (a, b) in realtime_edges(h, &inc) {
+            let e = g.add(plain(a, b, EdgeKind::Realtime));
+            g.known.push(e);
+        }
+    }
+    let rd = readers(h, &inc);
+    // Write-read.
+    type ReadersOf = ((KeyId, TxnId), Vec<(TxnId, MopId)>);
+    let mut wr: Vec<ReadersOf> = rd.of.iter().map(|(k, v)| (*k, v.clone())).collect();
+    wr.sort_unstable_by_key(|(k, _)| (k.1, k.0));
+    for ((key, w), rs) in &wr {
+        for &(r, m) in rs {
+            let e = g.add(Edge {
+                a: *w,
+                b: r,
+                kind: EdgeKind::Wr,
+                key: *key,
+                va: h.mops[m as usize].val,
+                vb: Val::NIL,
+            });
+            g.known.push(e);
+        }
+    }
+    let writes = final_writes(h, &inc);
+    let mut keys: Vec<KeyId> = writes.keys().copied().collect();
+    keys.sort_unstable();
+    // Per unordered pair of writers: index of its constraint.
+    let mut pairs: FxHashMap<(TxnId, TxnId), usize> = FxHashMap::default();
+    let empty: Vec<(TxnId, MopId)> = Vec::new();
+    let val_of = |m: MopId| h.mops[m as usize].val;
+    for x in keys {
+        let ws = &writes[&x];
+        let readers_of = |t: TxnId| rd.of.get(&(x, t)).unwrap_or(&empty);
+        let initial = rd.initial.get(&x).unwrap_or(&empty);
+        // Known order: list-append version orders.
+        let order: Vec<(TxnId, MopId)> = match h.orders.get(x as usize) {
+            Some(o) if h.workload == Some(Workload::ListAppend) => {
+                let mut seq: Vec<(TxnId, MopId)> = Vec::new();
+                for &w in &o.writes {
+                    if w == from::THIN_AIR || !inc[h.txn_of(w) as usize] {
+                        continue;
+                    }
+                    let t = h.txn_of(w);
+                    // A transaction's appends are one version step: keep its last.
+                    if let Some(last) = seq.last_mut()
+                        && last.0 == t
+                    {
+                        last.1 = w;
+                        continue;
+                    }
+                    seq.push((t, w));
+                }
+                seq
+            }
+            _ => Vec::new(),
+        };
+        let in_order: rustc_hash::FxHashSet<TxnId> = order.iter().map(|p| p.0).collect();
+        let unordered: Vec<(TxnId, MopId)> = ws
+            .iter()
+            .copied()
+            .filter(|(t, _)| !in_order.contains(t))
+            .collect();
+        // Observed order: ww between consecutive versions; rw from the
+        // readers of each version to the next one's writer.
+        for pair in order.windows(2) {
+            let ((a, ma), (b, mb)) = (pair[0], pair[1]);
+            let e = g.add(Edge {
+                a,
+                b,
+                kind: EdgeKind::Ww,
+                key: x,
+                va: val_of(ma),
+                vb: val_of(mb),
+            });
+            g.known.push(e);
+            for &(r, rm) in readers_of(a) {
+                if r != b {
+                    let e = g.add(Edge {
+                        a: r,
+                        b,
+                        kind: EdgeKind::Rw,
+                        key: x,
+                        va: val_of(rm),
+                        vb: val_of(mb),
+                    });
+                    g.known.push(e);
+                }
+            }
+        }
+        // Readers of the initial state precede the first known version, or
+        // every writer when none is known.
+        let firsts: Vec<(TxnId, MopId)> = match order.first() {
+            Some(&f) => vec![f],
+            None => unordered.clone(),
+        };
+        for &(r, rm) in initial {
+            for &(b, mb) in &firsts {
+                if r != b {
+                    let e = g.add(Edge {
+                        a: r,
+                        b,
+                        kind: EdgeKind::Rw,
+                        key: x,
+                        va: h.mops[rm as usize].val,
+                        vb: val_of(mb),
+                    });
+                    g.known.push(e);
+                }
+            }
+        }
+        if let Some(&(last, lm)) = order.last() {
+            // Writes nobody read come after every observed one.
+            for &(b, mb) in &unordered {
+                let e = g.add(Edge {
+                    a: last,
+                    b,
+                    kind: EdgeKind::Ww,
+                    key: x,
+                    va: val_of(lm),
+                    vb: val_of(mb),
+                });
+                g.known.push(e);
+                for &(r, rm) in readers_of(last) {
+                    if r != b {
+                        let e = g.add(Edge {
+                            a: r,
+                            b,
+                            kind: EdgeKind::Rw,
+                            key: x,
+                            va: val_of(rm),
+                            vb: val_of(mb),
+                        });
+                        g.known.push(e);
+                    }
+                }
+            }
+        }
+        // Unknown order among the rest: one constraint per pair.
+        for i in 0..unordered.len() {
+            for j in i + 1..unordered.len() {
+                let (mut a, mut ma) = unordered[i];
+                let (mut c, mut mc) = unordered[j];
+                if a > c {
+                    std::mem::swap(&mut a, &mut c);
+                    std::mem::swap(&mut ma, &mut mc);
+                }
+                let idx = *pairs.entry((a, c)).or_insert_with(|| {
+                    g.constraints.push(Constraint {
+                        a,
+                        c,
+                        ..Constraint::default()
+                    });
+                    g.constraints.len() - 1
+                });
+                let mut side = |from: TxnId, mf: MopId, to: TxnId, mt: MopId| -> Vec<EdgeId> {
+                    let mut v = vec![g.add(Edge {
+                        a: from,
+                        b: to,
+                        kind: EdgeKind::Ww,
+                        key: x,
+                        va: val_of(mf),
+                        vb: val_of(mt),
+                    })];
+                    for &(r, rm) in readers_of(from) {
+                        if r != to {
+                            v.push(g.add(Edge {
+                                a: r,
+                                b: to,
+                                kind: EdgeKind::Rw,
+                                key: x,
+                                va: val_of(rm),
+                                vb: val_of(mt),
+                            }));
+                        }
+                    }
+                    v
+                };
+                let either = side(a, ma, c, mc);
+                let or = side(c, mc, a, ma);
+                g.unknown_edges += either.len() + or.len();
+                g.constraints[idx].either.extend(either);
+                g.constraints[idx].or.extend(or);
+            }
+        }
+    }
+    g
+}

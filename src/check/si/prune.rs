@@ -1,0 +1,309 @@
+//! Pruning (PolySI, Algorithm 1): a side of a constraint whose edge would
+//! close a cycle in the known induced graph cannot hold, so the other side
+//! becomes known; when both sides would, the history is a violation. This
+//! runs to a fixpoint and usually leaves few constraints, or none.
+//!
+//! For snapshot isolation a cycle must have two adjacent anti-dependencies
+//! to be allowed, so the graph that matters is H: dependencies, and
+//! anti-dependencies followed by a dependency. A new dependency `a -> b`
+//! closes a cycle when `b` reaches `a` in H, or reaches some `k` with a
+//! known anti-dependency `k -> a`; a new anti-dependency `a -> b` when a
+//! dependency successor of `b` reaches `a` (or is `a`). For serializability
+//! every edge counts alike.
+//!
+//! Reachability in H comes from vector clocks over sessions when session
+//! order is part of the graph (sessions are then chains), from bitsets for
+//! histories up to [`BITSET_LIMIT`] transactions, and otherwise pruning is
+//! skipped and the solver decides alone.
+
+use crate::check::clocks::Vectors;
+use crate::check::graph::Digraph;
+use crate::check::si::polygraph::{EdgeId, Polygraph, Variant};
+use crate::history::model::*;
+
+/// Largest history (in transactions) for bitset reachability: n²/8 bytes.
+pub const BITSET_LIMIT: usize = 40_000;
+
+/// Known adjacency, by kind.
+pub struct Known {
+    pub dep_out: Vec<Vec<u32>>,
+    pub rw_in: Vec<Vec<u32>>,
+    pub rw_out: Vec<Vec<u32>>,
+}
+
+impl Known {
+    pub fn new(g: &Polygraph, n: usize) -> Known {
+        let mut k = Known {
+            dep_out: vec![Vec::new(); n],
+            rw_in: vec![Vec::new(); n],
+            rw_out: vec![Vec::new(); n],
+        };
+        for &e in &g.known {
+            k.add(g, e);
+        }
+        k
+    }
+
+    pub fn add(&mut self, g: &Polygraph, e: EdgeId) {
+        let e = g.edges[e as usize];
+        if e.kind.is_dep() {
+            self.dep_out[e.a as usize].push(e.b);
+        } else {
+            self.rw_in[e.b as usize].push(e.a);
+            self.rw_out[e.a as usize].push(e.b);
+        }
+    }
+
+    /// H: what makes a cycle, as plain edges between transactions.
+    pub fn h_graph(&self, serializable: bool) -> Digraph {
+        let n = self.dep_out.len();
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        for a in 0..n {
+            for &b in &self.dep_out[a] {
+                edges.push((a as u32, b));
+            }
+            for &y in &self.rw_out[a] {
+                if serializable {
+                    edges.push((a as u32, y));
+                } else {
+                    for &z in &self.dep_out[y as usize] {
+                        edges.push((a as u32, z));
+                    }
+                }
+            }
+        }
+        edges.sort_unstable();
+        edges.dedup();
+        Digraph::from_edges(n, &edges)
+    }
+}
+
+/// Reachability in H.
+pub enum Oracle {
+    Vectors {
+        v: Vectors,
+        sess: Vec<u32>,
+        pos: Vec<u32>,
+    },
+    Bits {
+        words: usize,
+        dense: Vec<u32>,
+        bits: Vec<u64>,
+    },
+    None,
+}
+
+impl Oracle {
+    /// `x ->* y` (reflexive), or None when unknown.
+    pub fn reaches(&self, x: TxnId, y: TxnId) -> Option<bool> {
+        if x == y {
+            return Some(true);
+        }
+        match self {
+            Oracle::Vectors { v, sess, pos } => Some(v.get(y, sess[x as usize]) >= pos[x as usize]),
+            Oracle::Bits { words, dense, bits } => {
+                let (dx, dy) = (dense[x as usize], dense[y as usize]);
+                if dx == u32::MAX || dy == u32::MAX {
+                    return Some(false);
+                }
+                let w = bits[dx as usize * words + (dy as usize >> 6)];
+                Some(w >> (dy & 63) & 1 == 1)
+            }
+            Oracle::None => None,
+        }
+    }
+}
+
+/// Kahn's topological order of a graph, or None if it has a cycle.
+pub fn topo_order(g: &Digraph, nodes: &[bool]) -> Option<Vec<u32>> {
+    let n = g.len();
+    let mut indeg = vec![0u32; n];
+    for a in 0..n as u32 {
+        for &b in g.out(a) {
+            indeg[b as usize] += 1;
+        }
+    }
+    let mut order: Vec<u32> = (0..n as u32)
+        .filter(|&v| nodes[v as usize] && indeg[v as usize] == 0)
+        .collect();
+    let mut i = 0;
+    while i < order.len() {
+        let a = order[i];
+        i += 1;
+        for &b in g.out(a) {
+            indeg[b as usize] -= 1;
+            if indeg[b as usize] == 0 {
+                order.push(b);
+            }
+        }
+    }
+    (order.len() == nodes.iter().filter(|&&b| b).count()).then_some(order)
+}
+
+/// Builds the reachability oracle for an acyclic H.
+pub fn oracle(h: &History, hg: &Digraph, topo: &[u32], inc: &[bool], variant: Variant) -> Oracle {
+    let n = hg.len();
+    if variant.session {
+        let sess: Vec<u32> = h.txns.iter().map(|t| t.session).collect();
+        let pos: Vec<u32> = h.txns.iter().map(|t| t.seq + 1).collect();
+        let mut v = Vectors::new(n, h.sessions.len());
+        // Push along edges in topological order.
+        for &a in topo {
+            v.raise(a, sess[a as usize], pos[a as usize]);
+            for &b in hg.out(a) {
+                v.join(b, a);
+            }
+        }
+        return Oracle::Vectors { v, sess, pos };
+    }
+    let count = inc.iter().filter(|&&b| b).count();
+    if count > BITSET_LIMIT {
+        return Oracle::None;
+    }
+    let mut dense = vec![u32::MAX; n];
+    for (i, t) in (0..n).filter(|&t| inc[t]).enumerate() {
+        dense[t] = i as u32;
+    }
+    let words = count.div_ceil(64).max(1);
+    let mut bits = vec![0u64; count * words];
+    for &a in topo.iter().rev() {
+        let da = dense[a as usize] as usize;
+        for &b in hg.out(a) {
+            let db = dense[b as usize] as usize;
+            bits[da * words + (db >> 6)] |= 1 << (db & 63);
+            if da != db {
+                let (src, dst) = if db < da {
+                    let (lo, hi) = bits.split_at_mut(da * words);
+                    (&lo[db * words..db * words + words], &mut hi[..words])
+                } else {
+                    let (lo, hi) = bits.split_at_mut(db * words);
+                    (&hi[..words], &mut lo[da * words..da * words + words])
+                };
+                for (d, s) in dst.iter_mut().zip(src) {
+                    *d |= *s;
+                }
+            }
+        }
+    }
+    Oracle::Bits { words, dense, bits }
+}
+
+/// Why a side cannot hold: its edge and the known edge it would close a
+/// cycle with.
+pub type Conflict = EdgeId;
+
+/// Does this side close a cycle with known edges?
+pub fn side_conflict(
+    g: &Polygraph,
+    k: &Known,
+    o: &Oracle,
+    side: &[EdgeId],
+    serializable: bool,
+) -> Option<Conflict> {
+    for &e in side {
+        let ed = g.edges[e as usize];
+        let (a, b) = (ed.a, ed.b);
+        let hit = if serializable {
+            o.reaches(b, a) == Some(true)
+        } else if ed.kind.is_dep() {
+            o.reaches(b, a) == Some(true)
+                || k.rw_in[a as usize]
+                    .iter()
+                    .any(|&x| o.reaches(b, x) == Some(true))
+        } else {
+            // A new anti-dependency a -> b needs a dependency out of b.
+            k.dep_out[b as usize]
+                .iter()
+                .any(|&z| o.reaches(z, a) == Some(true))
+        };
+        if hit {
+            return Some(e);
+        }
+    }
+    None
+}
+
+/// What pruning concluded.
+pub struct Pruned {
+    /// Constraints still open.
+    pub open: Vec<usize>,
+    /// Constraints neither side of which can hold, with the edge of each
+    /// side that closes a cycle.
+    pub contradictions: Vec<(usize, EdgeId, EdgeId)>,
+    /// The known graph itself has a cycle.
+    pub known_cycle: bool,
+    pub rounds: usize,
+}
+
+/// Prunes to a fixpoint, moving forced sides into `g.known`.
+pub fn prune(
+    h: &History,
+    g: &mut Polygraph,
+    variant: Variant,
+    deadline: Option<std::time::Instant>,
+) -> Pruned {
+    let n = h.txns.len();
+    let mut open: Vec<usize> = (0..g.constraints.len()).collect();
+    let mut known = Known::new(g, n);
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        let hg = known.h_graph(variant.serializable);
+        let Some(topo) = topo_order(&hg, &g.included) else {
+            return Pruned {
+                open,
+                contradictions: Vec::new(),
+                known_cycle: true,
+                rounds,
+            };
+        };
+        if open.is_empty() {
+            break;
+        }
+        let o = oracle(h, &hg, &topo, &g.included, variant);
+        if matches!(o, Oracle::None) {
+            break;
+        }
+        let mut still = Vec::with_capacity(open.len());
+        let mut forced: Vec<EdgeId> = Vec::new();
+        let mut contradictions = Vec::new();
+        for (i, &c) in open.iter().enumerate() {
+            if i % 4096 == 0 && deadline.is_some_and(|d| std::time::Instant::now() > d) {
+                still.extend_from_slice(&open[i..]);
+                break;
+            }
+            let con = &g.constraints[c];
+            let ec = side_conflict(g, &known, &o, &con.either, variant.serializable);
+            let oc = side_conflict(g, &known, &o, &con.or, variant.serializable);
+            match (ec, oc) {
+                (Some(x), Some(y)) => contradictions.push((c, x, y)),
+                (Some(_), None) => forced.extend_from_slice(&con.or),
+                (None, Some(_)) => forced.extend_from_slice(&con.either),
+                (None, None) => still.push(c),
+            }
+        }
+        let changed = !forced.is_empty();
+        for e in forced {
+            g.known.push(e);
+            known.add(g, e);
+        }
+        open = still;
+        if !contradictions.is_empty() {
+            return Pruned {
+                open,
+                contradictions,
+                known_cycle: false,
+                rounds,
+            };
+        }
+        if !changed {
+            break;
+        }
+    }
+    Pruned {
+        open,
+        contradictions: Vec::new(),
+        known_cycle: false,
+        rounds,
+    }
+}

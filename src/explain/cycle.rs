@@ -1,0 +1,97 @@
+//! Naming a dependency cycle the way Elle does (`elle.txn`): by its
+//! anti-dependencies, then read dependencies, then write dependencies, with
+//! `-process` / `-realtime` when session or real-time order closes it; and
+//! recognising the shapes engineers know by name.
+//!
+//! - one rw edge: G-single-item (read skew; with two transactions and one
+//!   key, a lost update);
+//! - several rw edges, none adjacent: G-nonadjacent-item (a long fork when
+//!   two readers each miss the other's writer);
+//! - adjacent rw edges: G2-item (write skew with two transactions);
+//! - wr and ww only: G1c; ww only: G0.
+
+/// A step's relation, as Elle labels it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Rel {
+    Ww,
+    Wr,
+    Rw,
+    Process,
+    Realtime,
+}
+
+/// Elle's anomaly type for a cycle with these steps, in order.
+pub fn name(steps: &[Rel]) -> String {
+    let rw = steps.iter().filter(|&&r| r == Rel::Rw).count();
+    let n = steps.len();
+    let adjacent = (0..n).any(|i| steps[i] == Rel::Rw && steps[(i + 1) % n] == Rel::Rw);
+    let base = if rw == 1 {
+        "G-single-item"
+    } else if rw > 1 {
+        if adjacent {
+            "G2-item"
+        } else {
+            "G-nonadjacent-item"
+        }
+    } else if steps.contains(&Rel::Wr) {
+        "G1c"
+    } else {
+        "G0"
+    };
+    if steps.contains(&Rel::Realtime) {
+        format!("{base}-realtime")
+    } else if steps.contains(&Rel::Process) {
+        format!("{base}-process")
+    } else {
+        base.to_string()
+    }
+}
+
+/// The everyday name of a cycle's shape, when it has one. `keys` are the
+/// keys of the data steps (None for session or real-time steps).
+pub fn shape(steps: &[Rel], keys: &[Option<u32>]) -> Option<&'static str> {
+    let data_keys: Vec<u32> = keys.iter().flatten().copied().collect();
+    let one_key = data_keys.windows(2).all(|w| w[0] == w[1]);
+    match steps {
+        [Rel::Ww, Rel::Rw] | [Rel::Rw, Rel::Ww] if one_key => Some("lost-update"),
+        [Rel::Rw, Rel::Rw] if !one_key => Some("write-skew"),
+        _ => {
+            let n = steps.len();
+            let rw = steps.iter().filter(|&&r| r == Rel::Rw).count();
+            let wr = steps.iter().filter(|&&r| r == Rel::Wr).count();
+            let alternating =
+                n == 4 && rw == 2 && wr == 2 && (0..n).all(|i| steps[i] != steps[(i + 1) % n]);
+            (alternating && !one_key).then_some("long-fork")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Rel::*;
+
+    #[test]
+    fn elle_names() {
+        assert_eq!(name(&[Rw, Ww]), "G-single-item");
+        assert_eq!(name(&[Wr, Rw, Wr, Rw]), "G-nonadjacent-item");
+        assert_eq!(name(&[Rw, Rw]), "G2-item");
+        assert_eq!(name(&[Ww, Wr]), "G1c");
+        assert_eq!(name(&[Ww, Ww]), "G0");
+        assert_eq!(name(&[Ww, Process]), "G0-process");
+        assert_eq!(name(&[Rw, Process, Realtime]), "G-single-item-realtime");
+        // Adjacency wraps around.
+        assert_eq!(name(&[Rw, Wr, Rw]), "G2-item");
+    }
+
+    #[test]
+    fn shapes() {
+        assert_eq!(shape(&[Ww, Rw], &[Some(1), Some(1)]), Some("lost-update"));
+        assert_eq!(shape(&[Rw, Rw], &[Some(1), Some(2)]), Some("write-skew"));
+        assert_eq!(
+            shape(&[Wr, Rw, Wr, Rw], &[Some(1), Some(2), Some(2), Some(1)]),
+            Some("long-fork")
+        );
+        assert_eq!(shape(&[Ww, Wr], &[Some(1), Some(1)]), None);
+    }
+}
