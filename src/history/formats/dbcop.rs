@@ -271,17 +271,21 @@ pub fn project(h: &History, target: &str, notes: &mut Notes) -> Projection {
     register_notes(h, target, notes);
     let mut keys = IntMap::new(true);
     let mut vals = IntMap::new(false);
-    let mut sessions = Vec::with_capacity(h.sessions.len());
+    // Sessions in the order of their first transaction written, as the text
+    // format orders them; sessions left with nothing to write are left out.
+    let mut sessions: Vec<(TxnId, Vec<OutTxn>)> = Vec::with_capacity(h.sessions.len());
     let mut ops = Vec::new();
     let mut empty = 0u64;
     for s in &h.sessions {
         let mut out = Vec::with_capacity(s.txns.len());
+        let mut first = None;
         for &t in &s.txns {
             register_ops(h, t, &mut ops);
             if ops.is_empty() {
                 empty += 1;
                 continue;
             }
+            first.get_or_insert(t);
             let events = ops
                 .iter()
                 .map(|op| match *op {
@@ -294,8 +298,12 @@ pub fn project(h: &History, target: &str, notes: &mut Notes) -> Projection {
                 events,
             });
         }
-        sessions.push(out);
+        if let Some(first) = first {
+            sessions.push((first, out));
+        }
     }
+    sessions.sort_by_key(|s| s.0);
+    let sessions: Vec<Vec<OutTxn>> = sessions.into_iter().map(|s| s.1).collect();
     notes.count(empty, || {
         "transactions with nothing to write left out (empty, or reads of an aborted or indeterminate transaction only)".into()
     });

@@ -35,6 +35,7 @@ pub fn for_each_txn(
         raw: RawTxn::default(),
         line_at: (0, 1),
         values,
+        f_cache: None,
     };
     let mut pairer = Pairer::default();
     let mut stats = StreamStats::default();
@@ -127,6 +128,7 @@ struct Reader<'a, 'v> {
     raw: RawTxn,
     line_at: (usize, u32),
     values: &'v mut Values,
+    f_cache: Option<(&'a [u8], Val)>,
 }
 
 impl<'a> Reader<'a, '_> {
@@ -200,14 +202,11 @@ impl<'a> Reader<'a, '_> {
                         return Err(ParseError::new(key_at, "map key has no value"));
                     }
                     match kw {
-                        b":index" => op.index = self.cur.value(1)?.as_int(),
-                        b":time" => op.time = self.cur.value(1)?.as_int(),
+                        b":index" => op.index = self.int()?,
+                        b":time" => op.time = self.int()?,
                         b":type" => op.typ = Some(self.op_type()?),
-                        b":process" => op.process = self.cur.value(1)?.as_int(),
-                        b":f" => {
-                            let v = self.cur.value(1)?;
-                            op.f = self.values.intern(v);
-                        }
+                        b":process" => op.process = self.int()?,
+                        b":f" => op.f = self.f_value()?,
                         b":value" => self.txn_value(&mut op)?,
                         _ => {
                             self.cur.value(1)?;
@@ -218,8 +217,51 @@ impl<'a> Reader<'a, '_> {
         }
     }
 
+    /// An integer, or None for anything else (read and skipped).
+    #[inline]
+    fn int(&mut self) -> Result<Option<i64>, ParseError> {
+        if self
+            .cur
+            .peek()
+            .is_some_and(|c| c.is_ascii_digit() || c == b'-')
+        {
+            let save = self.cur.pos;
+            if let Some(i) = parse_i64(self.cur.take_token()) {
+                return Ok(Some(i));
+            }
+            self.cur.pos = save;
+        }
+        Ok(self.cur.value(1)?.as_int())
+    }
+
+    fn f_value(&mut self) -> Result<Val, ParseError> {
+        let start = self.cur.pos;
+        if self.cur.peek() == Some(b':') {
+            let t = self.cur.take_token();
+            if let Some((bytes, v)) = self.f_cache
+                && bytes == t
+            {
+                return Ok(v);
+            }
+            self.cur.pos = start;
+        }
+        let v = self.cur.value(1)?;
+        let v = self.values.intern(v);
+        self.f_cache = Some((&self.src[start..self.cur.pos], v));
+        Ok(v)
+    }
+
     fn op_type(&mut self) -> Result<OpType, ParseError> {
         let at = self.cur.pos;
+        if self.cur.peek() == Some(b':') {
+            match self.cur.take_token() {
+                b":invoke" => return Ok(OpType::Invoke),
+                b":ok" => return Ok(OpType::Ok),
+                b":fail" => return Ok(OpType::Fail),
+                b":info" => return Ok(OpType::Info),
+                _ => self.cur.pos = at,
+            }
+        }
         let v = self.cur.value(1)?;
         if let crate::edn::Value::Keyword(k) = &v {
             match k.as_str() {

@@ -182,17 +182,25 @@ pub fn raw_register_ops(meta: &TxnMeta, raw: &RawTxn, out: &mut Vec<RegOp>) -> (
 
 /// Converts a Jepsen EDN history to the text format op by op: memory holds
 /// one buffered invocation per process and the renumbering tables, however
-/// long the input.
+/// long the input. `consumed` is told, now and then, the offset below which
+/// the input will not be read again (so a caller can drop mapped pages).
 pub fn stream_from_edn(
     src: &[u8],
     out: &mut dyn Write,
     notes: &mut Notes,
+    consumed: &mut dyn FnMut(usize),
 ) -> Result<(), StreamError> {
+    let mut released = 0usize;
     let mut values = Values::default();
     let mut w = TextWriter::new(out);
     let mut ops = Vec::new();
     let mut io_err: Option<io::Error> = None;
     let stats = super::edn_stream::for_each_txn(src, &mut values, |meta, raw, _| {
+        let at = meta.complete.offset as usize;
+        if at > released + (64 << 20) {
+            released = at;
+            consumed(at);
+        }
         let (dropped, lists) = raw_register_ops(&meta, raw, &mut ops);
         w.dropped_reads += dropped;
         w.list_ops += lists;
