@@ -319,7 +319,7 @@ pub fn project(h: &History, target: &str, notes: &mut Notes) -> Projection {
     let mut orders = Vec::new();
     if h.workload == Some(Workload::ListAppend) {
         for (k, o) in h.orders.iter().enumerate() {
-            if o.elems.len() > 1 {
+            if !o.elems.is_empty() {
                 let key = keys.get(h.keys[k]);
                 orders.push((key, o.elems.iter().map(|&v| vals.get(v)).collect()));
             }
