@@ -190,7 +190,9 @@ fn jepsen_store_directories() {
     assert!(!ok);
     assert!(err.contains("holds 3 histories"), "{err}");
     let empty = temp_dir("empty");
-    let e = expand_inputs(std::slice::from_ref(&empty)).unwrap_err().to_string();
+    let e = expand_inputs(std::slice::from_ref(&empty))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no history under this directory"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
     let _ = std::fs::remove_dir_all(&empty);

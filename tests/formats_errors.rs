@@ -131,3 +131,81 @@ fn unknown_content() {
     let e = err("h", b"hello\n", None);
     has(&e, &["h:1:1:", "cannot tell the format"]);
 }
+
+/// Mutated samples of every format: an error or a history, never a panic.
+#[test]
+fn mutated_samples_never_panic() {
+    let mut seed = 0x1234_5678_9abc_def1u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let bincode = std::fs::read("../shared/histories/tap-cases/dbcop-bincode/tap-d.bincode")
+        .expect("shared tap-d.bincode");
+    let samples: Vec<(Format, Vec<u8>)> = vec![
+        (
+            Format::Json,
+            std::fs::read("test-logs/formats/elle-cli-list-append.json").unwrap(),
+        ),
+        (
+            Format::DbcopJson,
+            std::fs::read("test-logs/formats/dbcop.json").unwrap(),
+        ),
+        (
+            Format::DbcopHist,
+            std::fs::read("test-logs/formats/dbcop.hist").unwrap(),
+        ),
+        (Format::DbcopBincode, bincode),
+        (
+            Format::Viper,
+            std::fs::read("test-logs/formats/viper/J1.log").unwrap(),
+        ),
+        (Format::Cobra, {
+            let mut b = Vec::new();
+            for (op, xs) in [
+                (b'S', vec![1i64]),
+                (b'W', vec![5, 6, 7]),
+                (b'R', vec![1, 5, 6, 7]),
+                (b'C', vec![1]),
+            ] {
+                b.push(op);
+                for x in xs {
+                    b.extend_from_slice(&x.to_be_bytes());
+                }
+            }
+            b
+        }),
+    ];
+    let alphabet = b"[]{}(),:=\"!?-0129 \n\x00\x01\xffrwS";
+    for (f, base) in &samples {
+        for _ in 0..400 {
+            let mut b = base.clone();
+            for _ in 0..1 + next() % 4 {
+                let i = (next() as usize) % b.len().max(1);
+                match next() % 3 {
+                    0 if !b.is_empty() => b[i] = alphabet[(next() as usize) % alphabet.len()],
+                    1 if !b.is_empty() => {
+                        b.remove(i);
+                    }
+                    _ => b.insert(i.min(b.len()), alphabet[(next() as usize) % alphabet.len()]),
+                }
+            }
+            if next() % 5 == 0 {
+                let n = (next() as usize) % (b.len() + 1);
+                b.truncate(n);
+            }
+            let name = match f {
+                Format::Viper => "J1.log",
+                Format::Cobra => "T1.log",
+                _ => "h",
+            };
+            let opts = LoadOptions {
+                format: Some(*f),
+                ..LoadOptions::default()
+            };
+            let _ = history::load_bytes(name, b, opts);
+        }
+    }
+}

@@ -159,7 +159,7 @@ fn load_source(
     let (history, anomalies) = match format {
         Format::Edn => jepsen::read(&source, bopts, progress)?,
         Format::Text => text::read(&source, bopts)?,
-        other => formats::read(&source, path, other, opts, &mut notes)?,
+        other => formats::read(&source, other, opts, &mut notes)?,
     };
     Ok(Loaded {
         history,

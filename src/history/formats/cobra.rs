@@ -52,6 +52,25 @@ pub fn log_files(dir: &Path, prefix: Option<char>) -> std::io::Result<Vec<PathBu
     Ok(files)
 }
 
+/// One log file of a session-per-file format, read into memory.
+pub struct LogFile {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+impl LogFile {
+    pub fn read(p: &Path) -> Result<LogFile, Error> {
+        let name = p.display().to_string();
+        let bytes = std::fs::read(p).map_err(|e| Error::io(&name, e))?;
+        Ok(LogFile { name, bytes })
+    }
+
+    /// The session: the thread number in the name, else the file's place.
+    pub fn process(&self, i: usize) -> i64 {
+        thread_number(Path::new(&self.name)).unwrap_or(i as i64)
+    }
+}
+
 /// `n` of `T<n>.log` / `J<n>.log`.
 pub fn thread_number(p: &Path) -> Option<i64> {
     let stem = p.file_stem()?.to_str()?;
@@ -76,7 +95,7 @@ struct CTxn {
 /// Reads Cobra logs (each file one session).
 pub fn read(
     name: &str,
-    files: &[PathBuf],
+    files: &[LogFile],
     opts: BuildOptions,
     notes: &mut Notes,
 ) -> Result<(History, Vec<Anomaly>), Error> {
@@ -100,15 +119,15 @@ pub fn read(
     let mut raw = RawTxn::default();
     let (mut gc, mut deletes, mut n) = (0u64, 0i64, 0i64);
     for (fi, f) in files.iter().enumerate() {
-        let file = f.display().to_string();
-        let bytes = std::fs::read(f).map_err(|e| Error::io(&file, e))?;
-        let txns = match parse(&bytes, false) {
+        let file = &f.name;
+        let bytes = &f.bytes;
+        let txns = match parse(bytes, false) {
             Ok(t) => t,
-            Err(first) => parse(&bytes, true).map_err(|_| {
-                binary_error(&file, first.0, format!("{} (not a Cobra log?)", first.1))
+            Err(first) => parse(bytes, true).map_err(|_| {
+                binary_error(file, first.0, format!("{} (not a Cobra log?)", first.1))
             })?,
         };
-        let process = thread_number(f).unwrap_or(fi as i64);
+        let process = f.process(fi);
         for t in txns {
             raw.clear();
             for r in &t.records {
@@ -123,7 +142,7 @@ pub fn read(
                     }
                     RawKind::Read if r.write_id == DELETE_WID || r.write_id == MISSING => {
                         return Err(binary_error(
-                            &file,
+                            file,
                             r.offset,
                             "a read of a deleted or missing row: not supported yet",
                         )
@@ -143,7 +162,7 @@ pub fn read(
                             && prev != t.id
                         {
                             return Err(binary_error(
-                                &file,
+                                file,
                                 r.offset,
                                 format!(
                                     "write id {:#x} was already written by transaction {prev:#x}: Cobra's write ids are unique",
@@ -179,7 +198,7 @@ pub fn read(
             b.stats().client_ops += 1;
             b.push_txn(meta, &raw).map_err(|e| {
                 Error::from(binary_error(
-                    &file,
+                    file,
                     e.offset,
                     format!("transaction {:#x}: {}", t.id, e.message),
                 ))
@@ -191,7 +210,7 @@ pub fn read(
             && w != writer
         {
             return Err(binary_error(
-                &files[fi].display().to_string(),
+                &files[fi].name,
                 off,
                 format!(
                     "this read names transaction {writer:#x} as the writer of write {wid:#x}, which transaction {w:#x} wrote"

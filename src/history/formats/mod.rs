@@ -271,7 +271,6 @@ pub fn sniff(path: &Path, bytes: &[u8]) -> Option<Format> {
 /// Reads the formats this module owns.
 pub fn read(
     source: &Arc<Source>,
-    path: &Path,
     format: Format,
     opts: LoadOptions,
     notes: &mut Notes,
@@ -280,8 +279,13 @@ pub fn read(
         workload: opts.workload,
         zero_is_initial: false,
     };
-    let files = [path.to_path_buf()];
     let name = source.name();
+    let files = || {
+        [cobra::LogFile {
+            name: name.to_string(),
+            bytes: source.bytes().to_vec(),
+        }]
+    };
     match format {
         Format::Json => elle_json::read(source, bopts),
         Format::DbcopBincode => dbcop::read(
@@ -305,8 +309,8 @@ pub fn read(
             opts.dbcop_duplicates,
             notes,
         ),
-        Format::Cobra => cobra::read(name, &files, bopts, notes),
-        Format::Viper => viper::read(name, &files, bopts, notes),
+        Format::Cobra => cobra::read(name, &files(), bopts, notes),
+        Format::Viper => viper::read(name, &files(), bopts, notes),
         Format::Edn | Format::Text => Err(InputError::at_line(
             name,
             1,
@@ -350,6 +354,10 @@ pub fn load_dir(dir: &Path, opts: LoadOptions) -> Result<Loaded, Error> {
         workload: opts.workload,
         zero_is_initial: false,
     };
+    let files = files
+        .iter()
+        .map(|p| cobra::LogFile::read(p))
+        .collect::<Result<Vec<_>, Error>>()?;
     let mut notes = Notes::default();
     let (history, anomalies) = match format {
         Format::Cobra => cobra::read(&name, &files, bopts, &mut notes)?,

@@ -10,8 +10,6 @@
 //! skipped. Inserts, deletes, range reads and reads of dead rows are not
 //! supported yet and are refused rather than misread.
 
-use std::path::PathBuf;
-
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value as J;
 
@@ -20,6 +18,7 @@ use crate::edn::Value;
 use crate::error::{Error, InputError};
 use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
 use crate::history::formats::Notes;
+use crate::history::formats::cobra::LogFile;
 use crate::history::model::*;
 
 struct VOp {
@@ -38,7 +37,7 @@ struct VTxn {
 /// Reads Viper logs (each file one session).
 pub fn read(
     name: &str,
-    files: &[PathBuf],
+    files: &[LogFile],
     opts: BuildOptions,
     notes: &mut Notes,
 ) -> Result<(History, Vec<Anomaly>), Error> {
@@ -61,8 +60,8 @@ pub fn read(
     let mut initial: Option<FxHashMap<Val, Val>> = None;
     let mut failed = 0u64;
     for (fi, f) in files.iter().enumerate() {
-        let file = f.display().to_string();
-        let bytes = std::fs::read(f).map_err(|e| Error::io(&file, e))?;
+        let file = &f.name;
+        let bytes = &f.bytes;
         let mut off = 0usize;
         let mut line = 0u32;
         while off < bytes.len() {
@@ -74,7 +73,7 @@ pub fn read(
             if text.is_empty() {
                 continue;
             }
-            let err = |msg: String| Error::from(InputError::at_line(&file, line as usize, msg));
+            let err = |msg: String| Error::from(InputError::at_line(file, line as usize, msg));
             let v: J = serde_json::from_slice(text).map_err(|e| err(format!("bad JSON: {e}")))?;
             let Some(mops) = v.get("value").and_then(J::as_array) else {
                 return Err(err(
@@ -166,7 +165,7 @@ pub fn read(
                 offset: t.offset,
             });
         }
-        let process = super::cobra::thread_number(&files[t.file]).unwrap_or(t.file as i64);
+        let process = files[t.file].process(t.file);
         let meta = TxnMeta {
             status: Status::Committed,
             process,
@@ -183,7 +182,7 @@ pub fn read(
         b.stats().client_ops += 1;
         b.push_txn(meta, &raw).map_err(|e| {
             Error::from(InputError::at_line(
-                &files[t.file].display().to_string(),
+                &files[t.file].name,
                 t.line as usize,
                 e.message,
             ))
