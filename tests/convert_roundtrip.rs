@@ -473,3 +473,28 @@ fn register_ops_map_statuses() {
             .any(|n| n.contains("each append became a write"))
     );
 }
+
+#[test]
+fn streaming_text_matches_model_text_on_shared_histories() {
+    let dir = std::path::Path::new("../shared/histories");
+    for f in [
+        "elle/huge-scc.edn",
+        "elle/paper-example-with-process.edn",
+        "elle/rw-register.edn",
+        "violations/mongodb-aborted-read.edn",
+        "valid/list-append/fig10-sess10.edn",
+        "tap-cases/list-append/tap-n.edn",
+    ] {
+        let bytes = std::fs::read(dir.join(f)).unwrap();
+        let a = load(f, bytes.clone(), Format::Edn);
+        let model = write(&a.history, Format::Text);
+        let mut streamed = Vec::new();
+        formats::text::stream_from_edn(&bytes, &mut streamed, &mut Notes::default(), &mut |_| {})
+            .unwrap();
+        assert!(
+            model == streamed,
+            "{f}: streamed text differs from the model's"
+        );
+        assert!(!model.is_empty(), "{f}");
+    }
+}
