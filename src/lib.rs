@@ -8,6 +8,7 @@
 
 pub mod anomaly;
 pub mod check;
+pub mod convert;
 pub mod edn;
 pub mod error;
 pub mod explain;

@@ -1,4 +1,5 @@
-//! The `elle-si` command: check histories, print their statistics.
+//! The `elle-si` command: check histories, print their statistics, convert
+//! between formats.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -8,7 +9,9 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use elle_si::check::{self, CheckOptions};
+use elle_si::convert::{self, ConvertOptions};
 use elle_si::error::Error;
+use elle_si::history::formats::dbcop::Duplicates;
 use elle_si::history::{self, Format, LoadOptions, Loaded, Workload};
 use elle_si::report::{CheckResult, Valid, render};
 
@@ -41,9 +44,15 @@ struct InputArgs {
     /// Workload (default: detected from the micro-ops).
     #[arg(short, long, value_enum)]
     workload: Option<WorkloadArg>,
-    /// Input format: edn or text (default: detected).
+    /// Input format: edn, json (elle-cli), text, dbcop-bincode, dbcop-json,
+    /// dbcop-hist, cobra, viper (default: detected).
     #[arg(short, long)]
     format: Option<String>,
+    /// dbcop inputs: two writes of one (variable, value) are refused
+    /// (reject, as dbcop does) or reads resolve to the last writer in file
+    /// order (last-writer, as PolySI does).
+    #[arg(long, default_value = "reject")]
+    dbcop_duplicates: String,
     /// Say more about how the input was read.
     #[arg(short, long)]
     verbose: bool,
@@ -77,22 +86,80 @@ enum Cmd {
         #[command(flatten)]
         input: InputArgs,
     },
+    /// Convert a history to another format (notes on what the target cannot
+    /// say go to stderr).
+    Convert {
+        /// Input file or directory.
+        input: PathBuf,
+        /// Output file, or - for stdout.
+        output: PathBuf,
+        /// Output format: edn, json (elle-cli), text, dbcop-bincode,
+        /// dbcop-json, dbcop-hist.
+        #[arg(long)]
+        to: String,
+        /// Input format (default: detected); cobra and viper read too.
+        #[arg(long)]
+        from: Option<String>,
+        #[arg(short, long, value_enum)]
+        workload: Option<WorkloadArg>,
+        /// As for check.
+        #[arg(long, default_value = "reject")]
+        dbcop_duplicates: String,
+    },
+}
+
+fn parse_format(f: &str) -> Result<Format, Error> {
+    Format::parse(f).ok_or_else(|| {
+        Error::Usage(format!(
+            "unknown format `{f}`: expected edn, json, text, dbcop-bincode, dbcop-json, dbcop-hist, cobra or viper"
+        ))
+    })
+}
+
+fn parse_duplicates(s: &str) -> Result<Duplicates, Error> {
+    Duplicates::parse(s).ok_or_else(|| {
+        Error::Usage(format!(
+            "unknown --dbcop-duplicates `{s}`: expected reject or last-writer"
+        ))
+    })
+}
+
+fn workload(w: Option<WorkloadArg>) -> Option<Workload> {
+    w.map(|w| match w {
+        WorkloadArg::ListAppend => Workload::ListAppend,
+        WorkloadArg::RwRegister => Workload::RwRegister,
+    })
+}
+
+fn run_convert(
+    input: &std::path::Path,
+    output: &std::path::Path,
+    to: &str,
+    from: Option<&str>,
+    w: Option<WorkloadArg>,
+    dups: &str,
+) -> Result<u8, Error> {
+    let opts = ConvertOptions {
+        from: from.map(parse_format).transpose()?,
+        to: parse_format(to)?,
+        load: LoadOptions {
+            workload: workload(w),
+            dbcop_duplicates: parse_duplicates(dups)?,
+            ..LoadOptions::default()
+        },
+    };
+    let notes = convert::convert(input, output, &opts)?;
+    for n in &notes.0 {
+        eprintln!("{}: {n}", input.display());
+    }
+    Ok(0)
 }
 
 fn load_opts(input: &InputArgs) -> Result<LoadOptions, Error> {
-    let format =
-        match &input.format {
-            None => None,
-            Some(f) => Some(Format::parse(f).ok_or_else(|| {
-                Error::Usage(format!("unknown format `{f}`: expected edn or text"))
-            })?),
-        };
     Ok(LoadOptions {
-        format,
-        workload: input.workload.map(|w| match w {
-            WorkloadArg::ListAppend => Workload::ListAppend,
-            WorkloadArg::RwRegister => Workload::RwRegister,
-        }),
+        format: input.format.as_deref().map(parse_format).transpose()?,
+        workload: workload(input.workload),
+        dbcop_duplicates: parse_duplicates(&input.dbcop_duplicates)?,
     })
 }
 
@@ -203,6 +270,7 @@ fn run_check(
         models: models.clone(),
         timeout: timeout.map(Duration::from_secs_f64),
     };
+    let files = &convert::expand_inputs(files)?;
     let mut worst = 0u8;
     let mut stdout = std::io::stdout().lock();
     for f in files {
@@ -214,6 +282,9 @@ fn run_check(
                 continue;
             }
         };
+        for n in &l.notes.0 {
+            eprintln!("{}: {n}", l.source.name());
+        }
         if input.verbose {
             verbose_notes(&l);
         }
@@ -317,6 +388,21 @@ fn main() -> ExitCode {
             timeout,
         } => run_check(files, input, consistency_models, *output, *timeout),
         Cmd::Stats { files, input } => run_stats(files, input),
+        Cmd::Convert {
+            input,
+            output,
+            to,
+            from,
+            workload,
+            dbcop_duplicates,
+        } => run_convert(
+            input,
+            output,
+            to,
+            from.as_deref(),
+            *workload,
+            dbcop_duplicates,
+        ),
     };
     match r {
         Ok(code) => ExitCode::from(code),

@@ -2,6 +2,7 @@
 //! model ([`model::History`]) that every checker reads.
 
 pub mod build;
+pub mod formats;
 pub mod jepsen;
 pub mod model;
 pub mod text;
@@ -16,42 +17,70 @@ use crate::anomaly::Anomaly;
 use crate::error::{Error, InputError};
 use crate::source::Source;
 
-/// Input formats `check` reads.
+/// Input formats `check` reads (`convert` writes all but Cobra and Viper).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Format {
     Edn,
     Text,
+    /// elle-cli's JSON: an array of op objects.
+    Json,
+    DbcopBincode,
+    DbcopJson,
+    DbcopHist,
+    /// A directory of Cobra's binary `T*.log` files.
+    Cobra,
+    /// A directory of Viper's `J*.log` JSON lines.
+    Viper,
 }
 
 impl Format {
+    pub const ALL: [Format; 8] = [
+        Format::Edn,
+        Format::Json,
+        Format::Text,
+        Format::DbcopBincode,
+        Format::DbcopJson,
+        Format::DbcopHist,
+        Format::Cobra,
+        Format::Viper,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Format::Edn => "edn",
             Format::Text => "text",
+            Format::Json => "json",
+            Format::DbcopBincode => "dbcop-bincode",
+            Format::DbcopJson => "dbcop-json",
+            Format::DbcopHist => "dbcop-hist",
+            Format::Cobra => "cobra",
+            Format::Viper => "viper",
         }
     }
 
     pub fn parse(s: &str) -> Option<Format> {
         match s {
-            "edn" => Some(Format::Edn),
-            "text" | "txt" => Some(Format::Text),
-            _ => None,
+            "txt" => Some(Format::Text),
+            "elle-json" => Some(Format::Json),
+            _ => Format::ALL.into_iter().find(|f| f.name() == s),
         }
+    }
+
+    /// Whether `convert` can write it.
+    pub fn writable(self) -> bool {
+        !matches!(self, Format::Cobra | Format::Viper)
     }
 
     /// Guesses the format from the file name, then the first bytes.
     pub fn detect(path: &Path, bytes: &[u8]) -> Option<Format> {
         match path.extension().and_then(|e| e.to_str()) {
             Some("edn") => return Some(Format::Edn),
+            Some("bincode") => return Some(Format::DbcopBincode),
+            Some("hist") => return Some(Format::DbcopHist),
             Some("txt") | Some("log") if looks_like_text(bytes) => return Some(Format::Text),
             _ => {}
         }
-        let first = bytes.iter().copied().find(|c| !c.is_ascii_whitespace())?;
-        match first {
-            b'{' | b'[' | b'(' | b'#' | b';' => Some(Format::Edn),
-            _ if looks_like_text(bytes) => Some(Format::Text),
-            _ => None,
-        }
+        formats::sniff(path, bytes).or_else(|| looks_like_text(bytes).then_some(Format::Text))
     }
 }
 
@@ -69,6 +98,8 @@ pub struct Loaded {
     pub anomalies: Vec<Anomaly>,
     pub source: Arc<Source>,
     pub format: Format,
+    /// What reading had to map or skip (for stderr).
+    pub notes: formats::Notes,
 }
 
 /// How to read an input.
@@ -76,6 +107,8 @@ pub struct Loaded {
 pub struct LoadOptions {
     pub format: Option<Format>,
     pub workload: Option<Workload>,
+    /// dbcop inputs: what to do with two writes of one (variable, value).
+    pub dbcop_duplicates: formats::dbcop::Duplicates,
 }
 
 /// Reads and compiles a history file.
@@ -84,6 +117,9 @@ pub fn load(
     opts: LoadOptions,
     progress: Option<jepsen::Progress<'_>>,
 ) -> Result<Loaded, Error> {
+    if path.is_dir() {
+        return formats::load_dir(path, opts);
+    }
     let source = Source::open(path).map_err(|e| Error::io(path.display(), e))?;
     load_source(Arc::new(source), path, opts, progress)
 }
@@ -111,7 +147,7 @@ fn load_source(
             InputError::at_line(
                 source.name(),
                 1,
-                "cannot tell the format of this file: it is neither Jepsen EDN nor the r(k,v,s,t) text format; give -f",
+                "cannot tell the format of this file; give -f (edn, json, text, dbcop-bincode, dbcop-json, dbcop-hist, cobra, viper)",
             )
         })?,
     };
@@ -119,14 +155,17 @@ fn load_source(
         workload: opts.workload,
         zero_is_initial: false,
     };
+    let mut notes = formats::Notes::default();
     let (history, anomalies) = match format {
         Format::Edn => jepsen::read(&source, bopts, progress)?,
         Format::Text => text::read(&source, bopts)?,
+        other => formats::read(&source, other, opts, &mut notes)?,
     };
     Ok(Loaded {
         history,
         anomalies,
         source,
         format,
+        notes,
     })
 }

@@ -1,0 +1,165 @@
+//! `elle-si convert`, and the resolution of input paths that `check` shares:
+//! Jepsen store directories become their runs' `history.edn` files.
+//!
+//! Conversion reads the input into the history model and writes it out
+//! (see `history::formats` for what each target can say), except EDN to
+//! text, which streams op by op so that memory stays flat however large the
+//! input.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, InputError};
+use crate::history::formats::{self, Notes};
+use crate::history::{self, Format, LoadOptions};
+use crate::source::Source;
+
+/// Expands the paths given to `check`: a file stays as it is; a Jepsen run
+/// directory (`store/<test>/<time>/`, or `store/<test>/latest`) becomes its
+/// `history.edn`; a Cobra or Viper log directory stays as it is; any other
+/// directory (`store/`, `store/<test>/`) is walked for every run below it,
+/// in name order, not following symlinks (Jepsen's `latest` and `current`
+/// links would count runs twice).
+pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    for p in paths {
+        if !p.is_dir() {
+            out.push(p.clone());
+            continue;
+        }
+        let before = out.len();
+        walk(p, &mut out)?;
+        if out.len() == before {
+            return Err(InputError::at_line(
+                &p.display().to_string(),
+                1,
+                "no history under this directory: expected Jepsen runs (history.edn), Cobra logs (T*.log) or Viper logs (J*.log)",
+            )
+            .into());
+        }
+    }
+    Ok(out)
+}
+
+fn is_log_dir(dir: &Path) -> bool {
+    ['T', 'J']
+        .iter()
+        .any(|&c| formats::cobra::log_files(dir, Some(c)).is_ok_and(|f| !f.is_empty()))
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+    let history = dir.join("history.edn");
+    if history.is_file() {
+        out.push(history);
+        return Ok(());
+    }
+    if is_log_dir(dir) {
+        out.push(dir.to_path_buf());
+        return Ok(());
+    }
+    let mut subdirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(dir.display(), e))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    subdirs.sort();
+    for d in subdirs {
+        walk(&d, out)?;
+    }
+    Ok(())
+}
+
+/// What `convert` does.
+#[derive(Clone, Debug)]
+pub struct ConvertOptions {
+    pub from: Option<Format>,
+    pub to: Format,
+    pub load: LoadOptions,
+}
+
+/// Converts `input` to `output` (`-` for stdout); returns what the
+/// conversion could not say exactly.
+pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<Notes, Error> {
+    if !opts.to.writable() {
+        return Err(Error::Usage(format!(
+            "{} is read only: convert to edn, json, text, dbcop-bincode, dbcop-json or dbcop-hist",
+            opts.to.name()
+        )));
+    }
+    let input = match expand_inputs(&[input.to_path_buf()])?.as_slice() {
+        [one] => one.clone(),
+        many => {
+            return Err(Error::Usage(format!(
+                "{} holds {} histories; convert one at a time",
+                input.display(),
+                many.len()
+            )));
+        }
+    };
+    let mut notes = Notes::default();
+    let out_name = output.display().to_string();
+    let mut sink: Box<dyn Write> = if output == Path::new("-") {
+        Box::new(std::io::stdout().lock())
+    } else {
+        let f = std::fs::File::create(output).map_err(|e| Error::io(&out_name, e))?;
+        Box::new(std::io::BufWriter::with_capacity(1 << 20, f))
+    };
+    let io = |e| Error::io(&out_name, e);
+    if opts.to == Format::Text && !input.is_dir() {
+        let in_err = |e| Error::io(input.display(), e);
+        let file = std::fs::File::open(&input).map_err(in_err)?;
+        // Mapped here rather than through Source, to drop the pages
+        // already converted: resident memory then stays flat too.
+        // SAFETY: read-only map; as with every mmap reader, a file
+        // truncated under us while we read it can fault.
+        let map = match file.metadata().map_err(in_err)?.len() {
+            0 => None,
+            _ => Some(unsafe { memmap2::Mmap::map(&file) }.map_err(in_err)?),
+        };
+        let bytes: &[u8] = map.as_deref().unwrap_or(&[]);
+        let from = opts.from.or_else(|| Format::detect(&input, bytes));
+        if from == Some(Format::Edn) && opts.load.workload.is_none() {
+            let mut release = |upto: usize| {
+                if let Some(m) = &map {
+                    // SAFETY: DONTNEED on a read-only file mapping only drops
+                    // pages; touching them again reads them back from the file.
+                    let _ = unsafe {
+                        m.unchecked_advise_range(
+                            memmap2::UncheckedAdvice::DontNeed,
+                            0,
+                            upto & !0xfff,
+                        )
+                    };
+                }
+            };
+            let r = formats::text::stream_from_edn(bytes, &mut sink, &mut notes, &mut release);
+            return match r {
+                Ok(()) => {
+                    sink.flush().map_err(io)?;
+                    Ok(notes)
+                }
+                Err(formats::text::StreamError::Parse(e)) => {
+                    let source = std::sync::Arc::new(Source::open(&input).map_err(in_err)?);
+                    Err(e.locate(&source).into())
+                }
+                Err(formats::text::StreamError::Io(e)) => Err(io(e)),
+            };
+        }
+    }
+    let load = LoadOptions {
+        format: opts.from,
+        ..opts.load
+    };
+    let loaded = history::load(&input, load, None)?;
+    notes.0.extend(loaded.notes.0.iter().cloned());
+    if !loaded.anomalies.is_empty() {
+        notes.add(format!(
+            "{} anomalies found while reading (the output keeps the history as it is)",
+            loaded.anomalies.len()
+        ));
+    }
+    formats::write(&loaded.history, opts.to, &mut sink, &mut notes).map_err(io)?;
+    sink.flush().map_err(io)?;
+    Ok(notes)
+}

@@ -1,0 +1,249 @@
+//! elle-cli's JSON histories: read and write.
+//!
+//! The file is one JSON array of op objects, e.g.
+//! `{"index": 3, "process": 1, "type": "ok", "f": "txn", "value":
+//! [["append", 255, 8], ["r", 253, [1, 3, 4]]]}`. Ops pair and stand alone
+//! as in EDN (`history::jepsen`); ops whose `process` is not an integer are
+//! skipped. As elle-cli does, the values of `type` and `f` are keywords and
+//! keys and values stay what JSON says (strings stay strings). We write the
+//! same shape, one op per line.
+
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use serde_json::Value as J;
+
+use crate::anomaly::Anomaly;
+use crate::edn::Value;
+use crate::error::{Error, ParseError};
+use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn};
+use crate::history::formats::json_cursor::JsonCursor;
+use crate::history::formats::pairing::{Op, Pairer};
+use crate::history::formats::{Notes, PResult};
+use crate::history::jepsen::OpType;
+use crate::history::model::*;
+use crate::report::render::json;
+use crate::source::Source;
+
+/// Reads an elle-cli JSON history.
+pub fn read(source: &Arc<Source>, opts: BuildOptions) -> Result<(History, Vec<Anomaly>), Error> {
+    let mut b = Builder::new(source.name(), opts);
+    run(source.bytes(), &mut b).map_err(|e| Error::from(e.locate(source)))?;
+    Ok(b.finish())
+}
+
+fn run(src: &[u8], b: &mut Builder) -> PResult<()> {
+    let mut c = JsonCursor::new(src);
+    let mut pairer = Pairer::default();
+    let mut raw = RawTxn::default();
+    let mut line_at = (0usize, 1u32);
+    c.array("the history", |c, _| {
+        let (v, at) = c.value::<J>()?;
+        b.stats().ops += 1;
+        let J::Object(m) = &v else {
+            return Err(ParseError::new(at, "expected an op object {\"type\": ..., \"process\": ..., \"value\": [...]}"));
+        };
+        let Some(process) = m.get("process").and_then(J::as_i64) else {
+            b.stats().skipped_ops += 1;
+            return Ok(());
+        };
+        b.stats().client_ops += 1;
+        let typ = match m.get("type").and_then(J::as_str) {
+            Some("invoke") => OpType::Invoke,
+            Some("ok") => OpType::Ok,
+            Some("fail") => OpType::Fail,
+            Some("info") => OpType::Info,
+            _ => {
+                return Err(ParseError::new(
+                    at,
+                    "a client op needs \"type\": \"invoke\", \"ok\", \"fail\" or \"info\"",
+                ));
+            }
+        };
+        raw.clear();
+        let has_value = match m.get("value") {
+            None | Some(J::Null) => false,
+            Some(J::Array(mops)) => {
+                for mop in mops {
+                    micro_op(b, mop, at, &mut raw)?;
+                }
+                true
+            }
+            Some(other) => {
+                return Err(ParseError::new(
+                    at,
+                    format!(
+                        "a client op's \"value\" must be an array of micro-ops like [\"append\", k, v], found {other}"
+                    ),
+                ));
+            }
+        };
+        let f = match m.get("f") {
+            None | Some(J::Null) => Val::NIL,
+            Some(J::String(s)) => b.values().intern(Value::Keyword(s.clone())),
+            Some(other) => {
+                let v = plain(other, at)?;
+                b.values().intern(v)
+            }
+        };
+        let (from, line) = line_at;
+        let line = line + memchr::memchr_iter(b'\n', &src[from..at]).count() as u32;
+        line_at = (at, line);
+        let pos = OpPos {
+            index: m.get("index").and_then(J::as_i64).unwrap_or(-1),
+            time: m.get("time").and_then(J::as_i64).unwrap_or(-1),
+            line,
+            offset: at as u64,
+        };
+        let op = Op {
+            typ,
+            process,
+            pos,
+            start: at,
+            f,
+            has_value,
+        };
+        pairer.op(op, &raw, &mut |meta, raw| b.push_txn(meta, raw).map(|_| ()))
+    })?;
+    if !c.at_end() {
+        return Err(ParseError::new(
+            c.pos,
+            "unexpected text after the history's closing `]`",
+        ));
+    }
+    pairer.finish(&mut |meta, raw| b.push_txn(meta, raw).map(|_| ()))?;
+    let s = b.stats();
+    s.dangling_invokes = pairer.dangling;
+    s.completions_only = pairer.completions_only();
+    Ok(())
+}
+
+fn micro_op(b: &mut Builder, mop: &J, at: usize, raw: &mut RawTxn) -> PResult<()> {
+    let bad = || {
+        ParseError::new(
+            at,
+            format!(
+                "expected a micro-op [\"append\", k, v], [\"r\", k, v] or [\"w\", k, v], found {mop}"
+            ),
+        )
+    };
+    let J::Array(a) = mop else { return Err(bad()) };
+    if a.len() != 3 {
+        return Err(bad());
+    }
+    let kind = match a[0].as_str() {
+        Some("append") => RawKind::Append,
+        Some("r") => RawKind::Read,
+        Some("w") => RawKind::Write,
+        _ => return Err(bad()),
+    };
+    let key = scalar(b, &a[1], at)?;
+    let arg = match (&a[2], kind) {
+        (J::Null, _) => Arg::Nil,
+        (J::Array(items), RawKind::Read) => {
+            let start = raw.elems.len() as u32;
+            for x in items {
+                let v = scalar(b, x, at)?;
+                raw.elems.push(v);
+            }
+            Arg::List {
+                start,
+                len: items.len() as u32,
+            }
+        }
+        (x, _) => Arg::Val(scalar(b, x, at)?),
+    };
+    raw.mops.push(RawMop {
+        kind,
+        key,
+        arg,
+        offset: at,
+    });
+    Ok(())
+}
+
+fn scalar(b: &mut Builder, v: &J, at: usize) -> PResult<Val> {
+    if let Some(i) = v.as_i64()
+        && let Some(x) = Val::int(i)
+    {
+        return Ok(x);
+    }
+    let v = plain(v, at)?;
+    Ok(b.values().intern(v))
+}
+
+/// A JSON value as EDN.
+fn plain(v: &J, at: usize) -> PResult<Value> {
+    Ok(match v {
+        J::Null => Value::Nil,
+        J::Bool(b) => Value::Bool(*b),
+        J::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => Value::Int(i),
+            (_, Some(u), _) => Value::BigInt(u.to_string()),
+            (_, _, Some(f)) => Value::Float(f),
+            _ => return Err(ParseError::new(at, format!("unreadable number {n}"))),
+        },
+        J::String(s) => Value::String(s.clone()),
+        J::Array(xs) => Value::Vector(xs.iter().map(|x| plain(x, at)).collect::<PResult<_>>()?),
+        J::Object(m) => Value::Map(
+            m.iter()
+                .map(|(k, x)| Ok((Value::String(k.clone()), plain(x, at)?)))
+                .collect::<PResult<_>>()?,
+        ),
+    })
+}
+
+/// Writes a compiled history as elle-cli JSON.
+pub fn write(h: &History, out: &mut dyn Write, notes: &mut Notes) -> io::Result<()> {
+    let (paired, events) = super::edn::op_events(h);
+    let la = h.workload == Some(Workload::ListAppend);
+    let mut w = io::BufWriter::with_capacity(1 << 16, out);
+    let mut keywords = 0u64;
+    w.write_all(b"[")?;
+    for (n, e) in events.iter().enumerate() {
+        let txn = &h.txns[e.txn as usize];
+        let mut m = serde_json::Map::new();
+        m.insert("index".into(), J::from(e.index));
+        if e.pos.time >= 0 {
+            m.insert("time".into(), J::from(e.pos.time));
+        }
+        let typ = if e.invoke {
+            "invoke"
+        } else {
+            txn.status.keyword()
+        };
+        m.insert("type".into(), J::from(typ));
+        m.insert(
+            "process".into(),
+            J::from(h.sessions[txn.session as usize].process),
+        );
+        let f = if txn.f == Val::NIL {
+            J::from("txn")
+        } else {
+            json(&h.value(txn.f))
+        };
+        m.insert("f".into(), f);
+        let mops = txn
+            .mops()
+            .map(|i| {
+                let (f, k, v) = super::edn::mop_parts(h, i as MopId, e.invoke, la);
+                if matches!(k, Value::Keyword(_)) || matches!(v, Value::Keyword(_)) {
+                    keywords += 1;
+                }
+                J::Array(vec![J::from(f), json(&k), json(&v)])
+            })
+            .collect();
+        m.insert("value".into(), J::Array(mops));
+        w.write_all(if n == 0 { b"" } else { b",\n " })?;
+        serde_json::to_writer(&mut w, &J::Object(m))?;
+    }
+    w.write_all(b"]\n")?;
+    w.flush()?;
+    if !paired && !h.txns.is_empty() {
+        notes.add("no invocations in the input: written as completions only");
+    }
+    notes.count(keywords, || {
+        "micro-ops with keyword keys or values written as JSON strings (elle-cli reads them back as strings)".into()
+    });
+    Ok(())
+}

@@ -1,0 +1,403 @@
+//! The formats of the field beyond Jepsen EDN reading and the text reader:
+//! one file per format, each reading into the [`Builder`] and/or writing
+//! from the compiled [`History`], plus what they share here: notes for
+//! stderr, renumbering into integer-only formats, binary error locations,
+//! and the status mapping of register formats.
+//!
+//! [`Builder`]: crate::history::build::Builder
+
+pub mod cobra;
+pub mod dbcop;
+pub mod dbcop_bincode;
+pub mod dbcop_hist;
+pub mod dbcop_json;
+pub mod edn;
+pub mod edn_stream;
+pub mod elle_json;
+pub mod json_cursor;
+pub mod pairing;
+pub mod text;
+pub mod viper;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use crate::anomaly::Anomaly;
+use crate::edn::Value;
+use crate::error::{Error, InputError, ParseError};
+use crate::history::build::BuildOptions;
+use crate::history::model::*;
+use crate::history::{Format, LoadOptions, Loaded};
+use crate::source::Source;
+
+/// What a reader or writer had to say about the mapping it did (lossy
+/// conversions, policies applied); printed on stderr by the CLI.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Notes(pub Vec<String>);
+
+impl Notes {
+    pub fn add(&mut self, s: impl Into<String>) {
+        self.0.push(s.into());
+    }
+
+    /// Adds `n` followed by a message, when `n` is not zero.
+    pub fn count(&mut self, n: u64, what: impl FnOnce() -> String) {
+        if n > 0 {
+            self.0.push(format!("{n} {}", what()));
+        }
+    }
+}
+
+/// Integers at or above this are handed out to values (and keys) a
+/// register format cannot hold as they are: zero where it means the initial
+/// state, negatives, non-integers. 10^18 fits every target (u64, i64, and
+/// the model's 62-bit inline integers) and is easy to spot.
+pub const RENUMBER_BASE: u64 = 1_000_000_000_000_000_000;
+
+/// Maps model values to the non-negative integers of a register format,
+/// keeping every integer the format can hold and renumbering the rest from
+/// [`RENUMBER_BASE`] in order of first appearance.
+#[derive(Debug, Default)]
+pub struct IntMap {
+    fresh: FxHashMap<Val, u64>,
+    /// Whether 0 can be written as it is (keys; dbcop's JSON, where an
+    /// explicit `x:=0` write is honoured).
+    zero_ok: bool,
+}
+
+impl IntMap {
+    pub fn new(zero_ok: bool) -> IntMap {
+        IntMap {
+            fresh: FxHashMap::default(),
+            zero_ok,
+        }
+    }
+
+    #[inline]
+    pub fn get(&mut self, v: Val) -> u64 {
+        if let Some(i) = v.as_int()
+            && (i > 0 || (i == 0 && self.zero_ok))
+            && (i as u64) < RENUMBER_BASE
+        {
+            return i as u64;
+        }
+        let n = self.fresh.len() as u64;
+        *self.fresh.entry(v).or_insert(RENUMBER_BASE + n)
+    }
+
+    /// How many values were renumbered.
+    pub fn renumbered(&self) -> u64 {
+        self.fresh.len() as u64
+    }
+}
+
+/// What a register-format writer does with each transaction status.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RegisterTxn {
+    /// All micro-ops, as committed.
+    Committed,
+    /// Writes only, marked aborted (nothing an aborted transaction read is
+    /// known).
+    AbortedWrites,
+    /// Writes only, as committed: the register formats cannot say "may or
+    /// may not have happened". An indeterminate transaction's writes may
+    /// have taken effect, and another transaction observing one proves it;
+    /// marking them aborted would turn such reads into false aborted reads.
+    /// Its reads returned nothing known, so they are dropped. For Jepsen
+    /// histories this is exact: a process never runs again after :info, so
+    /// the transaction can always be placed last if nothing observed it.
+    IndeterminateWrites,
+}
+
+impl RegisterTxn {
+    pub fn of(s: Status) -> RegisterTxn {
+        match s {
+            Status::Committed => RegisterTxn::Committed,
+            Status::Aborted => RegisterTxn::AbortedWrites,
+            Status::Indeterminate => RegisterTxn::IndeterminateWrites,
+        }
+    }
+
+    pub fn keeps_reads(self) -> bool {
+        self == RegisterTxn::Committed
+    }
+}
+
+/// A micro-op as register formats write it: the read's value, or `None`
+/// for a read of the initial state.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RegOp {
+    Write { key: Val, val: Val },
+    Read { key: Val, val: Option<Val> },
+}
+
+/// The register view of a model transaction (see [`RegisterTxn`]): appends
+/// become writes of the appended value, a list read becomes a read of its
+/// last element (what C4 does), a read of the initial state says so.
+pub fn register_ops(h: &History, t: TxnId, out: &mut Vec<RegOp>) {
+    out.clear();
+    let keep_reads = RegisterTxn::of(h.txns[t as usize].status).keeps_reads();
+    for m in h.txn_mops(t) {
+        let key = h.keys[m.key as usize];
+        if m.is_write() {
+            out.push(RegOp::Write { key, val: m.val });
+        } else if keep_reads {
+            let val = (m.from != from::INITIAL && m.val != Val::NIL).then_some(m.val);
+            out.push(RegOp::Read { key, val });
+        }
+    }
+}
+
+/// Notes a register writer gives for what it could not say.
+pub fn register_notes(h: &History, target: &str, notes: &mut Notes) {
+    let (_, aborted, info) = h.status_counts();
+    if h.workload == Some(Workload::ListAppend) {
+        let orders = match target {
+            "dbcop's text form" => "the version orders the lists reveal are kept in comments",
+            "dbcop JSON" => "the version orders the lists reveal are kept in \"info\"",
+            _ => "the version orders the lists reveal are lost",
+        };
+        notes.add(format!(
+            "{target} holds registers: each append became a write of the appended value, and each list read a read of its last element ({orders})"
+        ));
+    }
+    notes.count(info as u64, || {
+        format!("indeterminate (:info) transactions written as committed with their reads dropped: {target} cannot say \"may have happened\"")
+    });
+    let aborted_reads = h
+        .mops
+        .iter()
+        .filter(|m| m.is_read() && h.txns[m.txn as usize].status == Status::Aborted)
+        .count();
+    if aborted > 0 && aborted_reads > 0 {
+        notes.add(format!(
+            "{aborted_reads} reads of aborted transactions dropped (what they returned is unknown)"
+        ));
+    }
+}
+
+/// A binary input's error: the byte offset and the record, since lines and
+/// columns mean nothing there.
+pub fn binary_error(file: &str, offset: usize, message: impl std::fmt::Display) -> InputError {
+    InputError::at_line(
+        file,
+        1,
+        format!("at byte {offset} (0x{offset:x}): {message}"),
+    )
+}
+
+/// [`binary_error`] for a [`ParseError`], keeping its help and naming its
+/// related places by byte offset.
+pub fn binary_parse_error(file: &str, e: ParseError, message: String) -> InputError {
+    let mut message = message;
+    for (o, _, label) in &e.related {
+        message.push_str(&format!("; {label} at byte {o} (0x{o:x})"));
+    }
+    let mut ie = binary_error(file, e.offset, message);
+    ie.help = e.help;
+    ie
+}
+
+/// Turns a key or value of a text-like format into a model value: canonical
+/// decimal integers become integers, anything else a string.
+pub fn name_value(s: &str) -> Value {
+    let canonical =
+        !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
+    match canonical.then(|| s.parse::<i64>().ok()).flatten() {
+        Some(i) => Value::Int(i),
+        None => Value::String(s.to_string()),
+    }
+}
+
+/// A u64 from a binary or JSON format as a model value.
+pub fn u64_value(v: u64) -> Value {
+    match i64::try_from(v) {
+        Ok(i) => Value::Int(i),
+        Err(_) => Value::BigInt(v.to_string()),
+    }
+}
+
+/// Shorthand for readers whose errors carry their own offsets.
+pub type PResult<T> = Result<T, ParseError>;
+
+/// Guesses a format from a file's name and first bytes (EDN and text are
+/// left to the caller's older rules when this says nothing).
+pub fn sniff(path: &Path, bytes: &[u8]) -> Option<Format> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let head = &bytes[..bytes.len().min(64)];
+    let binary = head.contains(&0);
+    if name.ends_with(".log") && name.starts_with('T') && head.first() == Some(&b'S') && binary {
+        return Some(Format::Cobra);
+    }
+    if binary {
+        return Some(Format::DbcopBincode);
+    }
+    let t = bytes.trim_ascii_start();
+    let after = |i: usize| t.get(i..).map(<[u8]>::trim_ascii_start).unwrap_or(&[]);
+    match t.first()? {
+        b'{' if after(1).first() == Some(&b'"') => {
+            if name.ends_with(".log") || memchr::memmem::find(head, b"\"value\"").is_some() {
+                Some(Format::Viper)
+            } else {
+                Some(Format::DbcopJson)
+            }
+        }
+        b'{' | b'(' | b'#' | b';' => Some(Format::Edn),
+        b'[' => {
+            let u = after(1);
+            match u.first() {
+                Some(b'{') if after(t.len() - u.len() + 1).first() == Some(&b'"') => {
+                    // elle-cli ops, or a dbcop transaction object.
+                    if memchr::memmem::find(&t[..t.len().min(4096)], b"\"events\"").is_some() {
+                        Some(Format::DbcopJson)
+                    } else {
+                        Some(Format::Json)
+                    }
+                }
+                Some(b'[') => Some(Format::DbcopJson),
+                Some(c) if c.is_ascii_alphanumeric() || *c == b'_' || *c >= 0x80 => {
+                    Some(Format::DbcopHist)
+                }
+                _ => Some(Format::Edn),
+            }
+        }
+        b'-' | b'/' => Some(Format::DbcopHist),
+        _ => None,
+    }
+}
+
+/// Reads the formats this module owns.
+pub fn read(
+    source: &Arc<Source>,
+    format: Format,
+    opts: LoadOptions,
+    notes: &mut Notes,
+) -> Result<(History, Vec<Anomaly>), Error> {
+    let bopts = BuildOptions {
+        workload: opts.workload,
+        zero_is_initial: false,
+    };
+    let name = source.name();
+    let files = || {
+        [cobra::LogFile {
+            name: name.to_string(),
+            bytes: source.bytes().to_vec(),
+        }]
+    };
+    match format {
+        Format::Json => elle_json::read(source, bopts),
+        Format::DbcopBincode => dbcop::read(
+            source,
+            dbcop::Kind::Bincode,
+            bopts,
+            opts.dbcop_duplicates,
+            notes,
+        ),
+        Format::DbcopJson => dbcop::read(
+            source,
+            dbcop::Kind::Json,
+            bopts,
+            opts.dbcop_duplicates,
+            notes,
+        ),
+        Format::DbcopHist => dbcop::read(
+            source,
+            dbcop::Kind::Hist,
+            bopts,
+            opts.dbcop_duplicates,
+            notes,
+        ),
+        Format::Cobra => cobra::read(name, &files(), bopts, notes),
+        Format::Viper => viper::read(name, &files(), bopts, notes),
+        Format::Edn | Format::Text => Err(InputError::at_line(
+            name,
+            1,
+            format!("{} is read by its own module", format.name()),
+        )
+        .into()),
+    }
+}
+
+/// Reads a directory: Cobra logs (`T*.log`), Viper logs (`J*.log`), or a
+/// Jepsen run (`history.edn`).
+pub fn load_dir(dir: &Path, opts: LoadOptions) -> Result<Loaded, Error> {
+    let name = dir.display().to_string();
+    let io = |e| Error::io(&name, e);
+    let cobra = cobra::log_files(dir, Some('T')).map_err(io)?;
+    let viper = cobra::log_files(dir, Some('J')).map_err(io)?;
+    let format = match opts.format {
+        Some(f @ (Format::Cobra | Format::Viper)) => f,
+        Some(_) | None if dir.join("history.edn").is_file() => {
+            return super::load(&dir.join("history.edn"), opts, None);
+        }
+        None if !cobra.is_empty() && viper.is_empty() => Format::Cobra,
+        None if !viper.is_empty() && cobra.is_empty() => Format::Viper,
+        _ => {
+            return Err(InputError::at_line(
+                &name,
+                1,
+                "a directory, but not a Jepsen run (history.edn), Cobra logs (T*.log) or Viper logs (J*.log); give -f cobra or -f viper, or a file",
+            )
+            .into());
+        }
+    };
+    let files = match format {
+        Format::Cobra => cobra::log_files(dir, None).map_err(io)?,
+        _ => viper,
+    };
+    if files.is_empty() {
+        return Err(InputError::at_line(&name, 1, "no .log files in this directory").into());
+    }
+    let bopts = BuildOptions {
+        workload: opts.workload,
+        zero_is_initial: false,
+    };
+    let files = files
+        .iter()
+        .map(|p| cobra::LogFile::read(p))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let mut notes = Notes::default();
+    let (history, anomalies) = match format {
+        Format::Cobra => cobra::read(&name, &files, bopts, &mut notes)?,
+        _ => viper::read(&name, &files, bopts, &mut notes)?,
+    };
+    Ok(Loaded {
+        history,
+        anomalies,
+        source: Arc::new(Source::from_bytes(name, Vec::new())),
+        format,
+        notes,
+    })
+}
+
+/// Writes a compiled history in a format (Cobra and Viper are read only).
+pub fn write(
+    h: &History,
+    format: Format,
+    out: &mut dyn std::io::Write,
+    notes: &mut Notes,
+) -> std::io::Result<()> {
+    match format {
+        Format::Edn => edn::write(h, out, notes),
+        Format::Json => elle_json::write(h, out, notes),
+        Format::Text => text::write(h, out, notes),
+        Format::DbcopBincode => {
+            let p = dbcop::project(h, "dbcop bincode", notes);
+            dbcop_bincode::write(&p, out, notes)
+        }
+        Format::DbcopJson => {
+            let p = dbcop::project(h, "dbcop JSON", notes);
+            dbcop_json::write(&p, out, notes)
+        }
+        Format::DbcopHist => {
+            let p = dbcop::project(h, "dbcop's text form", notes);
+            dbcop_hist::write(&p, out, notes)
+        }
+        Format::Cobra | Format::Viper => Err(std::io::Error::other(format!(
+            "{} is read only",
+            format.name()
+        ))),
+    }
+}

@@ -1,0 +1,199 @@
+//! `elle-si convert` end to end, and the resolution of Jepsen store
+//! directories that `check` uses.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use elle_si::convert::expand_inputs;
+use elle_si::history::model::*;
+use elle_si::history::{self, Format, LoadOptions};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("elle-si-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn elle_si(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn load(p: &Path) -> History {
+    history::load(p, LoadOptions::default(), None)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .history
+}
+
+const SAMPLE: &str = "test-logs/formats/list-append.edn";
+
+#[test]
+fn every_writable_format_reads_back() {
+    let d = temp_dir("all");
+    let src = load(Path::new(SAMPLE));
+    for f in Format::ALL.into_iter().filter(|f| f.writable()) {
+        let out = d.join(format!("out.{}", f.name()));
+        let (ok, _, err) = elle_si(&["convert", SAMPLE, out.to_str().unwrap(), "--to", f.name()]);
+        assert!(ok, "{}: {err}", f.name());
+        let opts = LoadOptions {
+            format: Some(f),
+            ..LoadOptions::default()
+        };
+        let h = history::load(&out, opts, None).unwrap().history;
+        // The :info transaction is committed in register formats; the
+        // failed one stays aborted; the dangling invocation has nothing to
+        // write and is left out there.
+        let statuses: Vec<Status> = h.txns.iter().map(|t| t.status).collect();
+        use Status::*;
+        let want: &[Status] = match f {
+            Format::Edn | Format::Json => {
+                &[Committed, Indeterminate, Committed, Aborted, Indeterminate]
+            }
+            _ => &[Committed, Committed, Committed, Aborted],
+        };
+        let mut got = statuses.clone();
+        let mut want = want.to_vec();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{}", f.name());
+        if matches!(f, Format::Edn | Format::Json) {
+            assert_eq!(h.workload, Some(Workload::ListAppend));
+            assert_eq!(h.orders.len(), src.orders.len());
+        } else {
+            assert!(
+                err.contains("each append became a write"),
+                "{}: {err}",
+                f.name()
+            );
+            assert!(err.contains("indeterminate"), "{}: {err}", f.name());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn hist_keeps_version_orders_in_comments() {
+    let (ok, out, _) = elle_si(&["convert", SAMPLE, "-", "--to", "dbcop-hist"]);
+    assert!(ok);
+    assert!(out.contains("// x 1\n// y 1\n"), "{out}");
+    // String keys stay names.
+    assert!(out.contains("[x:=1 y==?]\n"), "{out}");
+}
+
+#[test]
+fn read_only_formats_are_refused_as_targets() {
+    let (ok, _, err) = elle_si(&["convert", SAMPLE, "-", "--to", "cobra"]);
+    assert!(!ok);
+    assert!(err.contains("read only"), "{err}");
+    let (ok, _, err) = elle_si(&["convert", SAMPLE, "-", "--to", "csv"]);
+    assert!(!ok);
+    assert!(err.contains("unknown format `csv`"), "{err}");
+}
+
+#[test]
+fn streaming_errors_are_located() {
+    let d = temp_dir("bad");
+    let bad = d.join("history.edn");
+    std::fs::write(
+        &bad,
+        "{:type :invoke, :process 0, :value [[:append 1 1]]}\n{:type :ok, :process 0, :value [[:append 1 1] [:cas 1 2]]}\n",
+    )
+    .unwrap();
+    let (ok, _, err) = elle_si(&["convert", bad.to_str().unwrap(), "-", "--to", "text"]);
+    assert!(!ok);
+    assert!(err.contains("history.edn:2:"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn dbcop_duplicates_policy_on_the_command_line() {
+    let rh = "../shared/histories/valid/dbcop-bincode/general-RH-10k.bincode";
+    let (ok, _, err) = elle_si(&["convert", rh, "-", "--to", "dbcop-json"]);
+    assert!(!ok);
+    assert!(err.contains("written the value 69 twice"), "{err}");
+    let (ok, out, err) = elle_si(&[
+        "convert",
+        rh,
+        "-",
+        "--to",
+        "dbcop-hist",
+        "--dbcop-duplicates",
+        "last-writer",
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("25 (variable, value) pairs"), "{err}");
+    assert_eq!(out.lines().filter(|l| *l == "---").count(), 24);
+    assert_eq!(out.lines().filter(|l| l.starts_with('[')).count(), 10_000);
+}
+
+fn store() -> PathBuf {
+    let d = temp_dir("store");
+    let edn = std::fs::read(SAMPLE).unwrap();
+    for run in [
+        "a/20240101T000000.000Z",
+        "a/20240102T000000.000Z",
+        "b/20240101T000000.000Z",
+    ] {
+        std::fs::create_dir_all(d.join(run)).unwrap();
+        std::fs::write(d.join(run).join("history.edn"), &edn).unwrap();
+        std::fs::write(d.join(run).join("results.edn"), "{:valid? true}").unwrap();
+    }
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(d.join("a/20240102T000000.000Z"), d.join("a/latest")).unwrap();
+        std::os::unix::fs::symlink(d.join("a"), d.join("latest")).unwrap();
+    }
+    d
+}
+
+#[test]
+fn jepsen_store_directories() {
+    let d = store();
+    let all = expand_inputs(std::slice::from_ref(&d)).unwrap();
+    let rel: Vec<String> = all
+        .iter()
+        .map(|p| p.strip_prefix(&d).unwrap().display().to_string())
+        .collect();
+    assert_eq!(
+        rel,
+        [
+            "a/20240101T000000.000Z/history.edn",
+            "a/20240102T000000.000Z/history.edn",
+            "b/20240101T000000.000Z/history.edn"
+        ],
+        "symlinks are not followed when walking"
+    );
+    #[cfg(unix)]
+    {
+        let latest = expand_inputs(&[d.join("a/latest")]).unwrap();
+        assert_eq!(latest, [d.join("a/latest/history.edn")]);
+        // A run directory converts like its history.edn.
+        let (ok, out, err) = elle_si(&[
+            "convert",
+            d.join("a/latest").to_str().unwrap(),
+            "-",
+            "--to",
+            "text",
+        ]);
+        assert!(ok, "{err}");
+        assert!(out.starts_with("w("), "{out}");
+    }
+    let (ok, _, err) = elle_si(&["convert", d.to_str().unwrap(), "-", "--to", "text"]);
+    assert!(!ok);
+    assert!(err.contains("holds 3 histories"), "{err}");
+    let empty = temp_dir("empty");
+    let e = expand_inputs(std::slice::from_ref(&empty))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no history under this directory"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+    let _ = std::fs::remove_dir_all(&empty);
+}
