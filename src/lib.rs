@@ -11,6 +11,8 @@ pub mod check;
 pub mod edn;
 pub mod error;
 pub mod history;
+#[cfg(feature = "jni")]
+pub mod jni;
 pub mod report;
 pub mod source;
 
