@@ -87,6 +87,11 @@ pub struct BridgeOptions {
     pub name: Option<String>,
     /// Add `:elle-si/timings` (decode, check, render, in ns) to the result.
     pub timings: bool,
+    /// Render each op in the anomalies as `#elle-si/op <index>`: the JVM
+    /// holds the history and puts its own op there, and a result with many
+    /// anomalies does not repeat whole ops (reading them back was most of
+    /// the time of a check with 100k anomalies).
+    pub op_refs: bool,
 }
 
 fn names(v: &Value, what: &str) -> Result<Vec<String>, String> {
@@ -155,6 +160,7 @@ impl BridgeOptions {
                     other => return Err(format!(":name must be a string, found {other}")),
                 },
                 "timings" => o.timings = matches!(v, Value::Bool(true)),
+                "op-refs" => o.op_refs = matches!(v, Value::Bool(true)),
                 other => return Err(format!("unknown option :{other}")),
             }
         }
@@ -706,6 +712,39 @@ fn error_text(e: &Error) -> String {
     }
 }
 
+/// The `:index` of an op map as [`render::op_value`] writes it.
+fn op_index(entries: &[(Value, Value)]) -> Option<i64> {
+    let mut index = None;
+    let mut is_op = false;
+    for (k, v) in entries {
+        match (k, v) {
+            (Value::Keyword(k), Value::Int(i)) if k == "index" => index = Some(*i),
+            (Value::Keyword(k), Value::Keyword(t)) if k == "type" => {
+                is_op = matches!(t.as_str(), "invoke" | "ok" | "fail" | "info")
+            }
+            _ => {}
+        }
+    }
+    if is_op { index } else { None }
+}
+
+/// Replaces every op map in a rendered result by `#elle-si/op <index>`.
+fn op_refs(v: &mut Value) {
+    match v {
+        Value::Map(entries) => {
+            if let Some(i) = op_index(entries) {
+                *v = Value::Tagged("elle-si/op".into(), Box::new(Value::Int(i)));
+                return;
+            }
+            for (_, x) in entries.iter_mut() {
+                op_refs(x);
+            }
+        }
+        Value::Vector(xs) | Value::List(xs) | Value::Set(xs) => xs.iter_mut().for_each(op_refs),
+        _ => {}
+    }
+}
+
 /// Checks a compiled history and renders Elle's result map as EDN.
 fn check_loaded(
     loaded: &Loaded,
@@ -718,6 +757,9 @@ fn check_loaded(
     let check_time = t0.elapsed();
     let t1 = Instant::now();
     let mut value = render::result_value(&loaded.history, &result);
+    if opts.op_refs {
+        op_refs(&mut value);
+    }
     if opts.timings {
         let render_time = t1.elapsed();
         let kw = |s: &str| Value::Keyword(s.to_string());
@@ -1182,6 +1224,18 @@ mod tests {
     }
 
     #[test]
+    fn op_refs_replace_op_maps_only() {
+        let text = "{:anomalies {:G1a [{:op {:index 3, :type :ok, :process 0, :value [[:r :x [1]]]}, \
+                    :mop [:r :x [1]], :type :G1a, :steps [{:type :ww, :index 9}]}]}}";
+        let mut v = edn::read_one(text.as_bytes()).unwrap();
+        op_refs(&mut v);
+        assert_eq!(
+            v.to_string(),
+            "{:anomalies {:G1a [{:op #elle-si/op 3, :mop [:r :x [1]], :type :G1a, :steps [{:type :ww, :index 9}]}]}}"
+        );
+    }
+
+    #[test]
     fn options_parse_and_refuse() {
         let o = BridgeOptions::parse(
             r#"{:models ["serializable"] :anomalies [:G1] :timeout-ms 500 :workload "rw-register" :timings true}"#,
@@ -1192,6 +1246,8 @@ mod tests {
         assert_eq!(o.timeout, Some(Duration::from_millis(500)));
         assert_eq!(o.workload, Some(Workload::RwRegister));
         assert!(o.timings);
+        assert!(!o.op_refs);
+        assert!(BridgeOptions::parse("{:op-refs true}").unwrap().op_refs);
         assert!(BridgeOptions::parse("{:bogus 1}").is_err());
         assert!(BridgeOptions::parse("[1]").is_err());
         // No model and an anomaly: nothing would look for it.

@@ -59,7 +59,8 @@
         ms  (cond (and cst t) (min (long cst) t)
                   cst         (long cst)
                   :else       t)]
-    (cond-> {:models    (if (contains? opts :consistency-models)
+    (cond-> {:op-refs   (boolean (:op-refs opts))
+             :models    (if (contains? opts :consistency-models)
                           (model-names (:consistency-models opts))
                           ["strict-serializable"])
              :anomalies (model-names (:anomalies opts))
@@ -68,50 +69,36 @@
       (:workload opts) (assoc :workload (name (:workload opts)))
       (:name opts)     (assoc :name (str (:name opts))))))
 
+(defn- op-finder
+  "A function from an op's :index (its position, when ops have no :index) to
+  the history's own op. Jepsen histories are densely indexed, so nth finds
+  the op; otherwise one pass over the history builds a map, on first use."
+  [history]
+  (let [indexed  (when (instance? clojure.lang.Indexed history) history)
+        by-index (delay (persistent!
+                          (second
+                            (reduce (fn [[pos m] op]
+                                      (let [i (:index op)]
+                                        [(inc pos) (assoc! m (if (integer? i) (long i) pos) op)]))
+                                    [0 (transient {})]
+                                    history))))]
+    (fn [i]
+      (let [i  (long i)
+            op (when (and indexed (< -1 i (count indexed)))
+                 (nth indexed i))]
+        (if (and op (let [j (:index op)] (or (nil? j) (= i j))))
+          op
+          (get @by-index i {:index i}))))))
+
 (defn- read-result
-  [^String s]
-  (edn/read-string {:default tagged-literal} s))
-
-(def ^:private op-types #{:invoke :ok :fail :info})
-
-(defn- op-map?
-  [x]
-  (and (map? x) (op-types (:type x)) (contains? x :process) (contains? x :index)))
-
-(defn- walk-ops
-  "x with every op map in it replaced by (f op); does not descend into ops."
-  [f x]
-  (cond (op-map? x) (f x)
-        (record? x) x
-        (map? x)    (into (empty x) (map (fn [[k v]] [k (walk-ops f v)])) x)
-        (vector? x) (mapv #(walk-ops f %) x)
-        (set? x)    (into (empty x) (map #(walk-ops f %)) x)
-        (seq? x)    (apply list (map #(walk-ops f %) x))
-        :else       x))
-
-(defn- restore-ops
-  "The native checker renders each transaction as an op map rebuilt from its
-  model; Elle returns the history's own ops. Puts them back, matched by
-  :index (the position in the history when ops have no :index)."
-  [result history]
-  (let [wanted (volatile! #{})]
-    (walk-ops (fn [op] (vswap! wanted conj (:index op)) op) (:anomalies result))
-    (if (empty? @wanted)
-      result
-      (let [wanted @wanted
-            found  (second
-                     (reduce (fn [[pos m] op]
-                               (let [i (:index op)
-                                     i (if (integer? i) (long i) pos)]
-                                 [(inc pos) (if (contains? wanted i) (assoc m i op) m)]))
-                             [0 {}]
-                             history))
-            swap   (fn [x]
-                     (let [op (get found (:index x))]
-                       (if (and op (= (:type op) (:type x)) (= (:process op) (:process x)))
-                         op
-                         x)))]
-        (update result :anomalies #(walk-ops swap %))))))
+  "Reads the result's EDN. With a history, #elle-si/op <index> is the
+  history's own op, as Elle's results hold them."
+  [^String s history]
+  (edn/read-string {:readers (if history
+                               {'elle-si/op (op-finder history)}
+                               {})
+                    :default tagged-literal}
+                   s))
 
 (defn write-files!
   "Writes result.edn and, per anomaly type, <type>.txt into dir."
@@ -132,9 +119,8 @@
 (defn- finish
   [opts history result-text t-encode t-native]
   (let [t0     (System/nanoTime)
-        result (read-result result-text)
+        result (read-result result-text history)
         t-read (- (System/nanoTime) t0)
-        result (if history (restore-ops result history) result)
         result (if (:timings? opts)
                  (update result :elle-si/timings merge
                          {:encode-ns t-encode, :native-ns t-native, :read-ns t-read})
@@ -150,7 +136,7 @@
   IllegalArgumentException for a malformed history or bad options."
   ([history] (check {} history))
   ([opts history]
-   (let [options (pr-str (native-options opts))
+   (let [options (pr-str (native-options (assoc opts :op-refs true)))
          t0      (System/nanoTime)
          enc     (encode history)
          t1      (System/nanoTime)

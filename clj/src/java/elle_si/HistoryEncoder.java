@@ -138,6 +138,18 @@ public final class HistoryEncoder {
     }
 
     private void ref(Object x) {
+        if (x instanceof Long) {
+            long i = (Long) x;
+            if (i >= INLINE_MIN && i <= INLINE_MAX) {
+                long z = ((i << 1) ^ (i >> 63)) << 1;
+                if (z < 0x80 && opsLen < ops.length) {
+                    ops[opsLen++] = (byte) z;
+                } else {
+                    uv(z);
+                }
+                return;
+            }
+        }
         if (x == null) {
             uv(1);
             return;
@@ -308,10 +320,18 @@ public final class HistoryEncoder {
             if (arg == 1) {
                 ref(v);
             } else if (arg == 2) {
-                List<?> elems = (List<?>) v;
-                int len = elems.size();
-                uv(len);
-                for (int j = 0; j < len; j++) ref(elems.get(j));
+                if (v instanceof clojure.lang.IPersistentVector) {
+                    // The common case, without the List interface's detour.
+                    clojure.lang.IPersistentVector elems = (clojure.lang.IPersistentVector) v;
+                    int len = elems.count();
+                    uv(len);
+                    for (int j = 0; j < len; j++) ref(elems.nth(j));
+                } else {
+                    List<?> elems = (List<?>) v;
+                    int len = elems.size();
+                    uv(len);
+                    for (int j = 0; j < len; j++) ref(elems.get(j));
+                }
             }
         }
         return null;
