@@ -13,6 +13,8 @@ pub mod edn;
 pub mod error;
 pub mod explain;
 pub mod history;
+#[cfg(feature = "jni")]
+pub mod jni;
 pub mod report;
 pub mod source;
 

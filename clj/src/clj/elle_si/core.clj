@@ -1,0 +1,156 @@
+(ns elle-si.core
+  "Checks Jepsen histories with elle-si's native checker and returns Elle's
+  result map. elle-si.list-append and elle-si.rw-register are the drop-ins
+  for Elle's namespaces; this is what they share.
+
+  Options are Elle's:
+
+    :consistency-models   Models the history should obey. Defaults to
+                          [:strict-serializable], as in Elle; nil checks no
+                          model.
+    :anomalies            Further anomalies to look for. elle-si honours
+                          those the models already prohibit, and refuses the
+                          rest rather than leave them unchecked.
+    :cycle-search-timeout Milliseconds: elle-si gives up after this long
+                          on the whole check (Elle: per cycle search), and
+                          answers :valid? :unknown.
+    :directory            Where to write the result and one file per
+                          anomaly type (<type>.txt, each anomaly in EDN).
+
+  and ours:
+
+    :timeout              Seconds, like the CLI's --timeout.
+    :workload             :list-append or :rw-register (default: detected).
+    :timings?             Add :elle-si/timings to the result: encoding,
+                          decoding, checking, rendering and reading, in ns.
+
+  Elle's other options (:plot-format, :plot-timeout, :max-plot-bytes,
+  :additional-graphs, ...) are accepted and ignored."
+  (:require [clojure.edn :as edn]
+            [clojure.java.io :as io]
+            [clojure.pprint :refer [pprint]]
+            [elle-si.native :as native])
+  (:import (elle_si HistoryEncoder)))
+
+(defn encode
+  "Encodes a history (any reducible collection of op maps, such as a Jepsen
+  IHistory) for the native checker."
+  ^HistoryEncoder [history]
+  ;; Values go over as their printed EDN: it must be complete and plain.
+  (binding [*print-length*         nil
+            *print-level*          nil
+            *print-meta*           false
+            *print-dup*            false
+            *print-readably*       true
+            *print-namespace-maps* false]
+    (reduce (fn [^HistoryEncoder e op] (.add e op))
+            (HistoryEncoder.)
+            history)))
+
+(defn- model-names
+  [xs]
+  (mapv (fn [x] (if (keyword? x) (name x) (str x))) xs))
+
+(defn native-options
+  "The options the native checker reads, from Elle's."
+  [opts]
+  (let [cst (:cycle-search-timeout opts)
+        t   (some-> (:timeout opts) (* 1000) long)
+        ms  (cond (and cst t) (min (long cst) t)
+                  cst         (long cst)
+                  :else       t)]
+    (cond-> {:op-refs   (boolean (:op-refs opts))
+             :models    (if (contains? opts :consistency-models)
+                          (model-names (:consistency-models opts))
+                          ["strict-serializable"])
+             :anomalies (model-names (:anomalies opts))
+             :timings   (boolean (:timings? opts))}
+      ms               (assoc :timeout-ms ms)
+      (:workload opts) (assoc :workload (name (:workload opts)))
+      (:name opts)     (assoc :name (str (:name opts))))))
+
+(defn- op-finder
+  "A function from an op's :index (its position, when ops have no :index) to
+  the history's own op. Jepsen histories are densely indexed, so nth finds
+  the op; otherwise one pass over the history builds a map, on first use."
+  [history]
+  (let [indexed  (when (instance? clojure.lang.Indexed history) history)
+        by-index (delay (persistent!
+                          (second
+                            (reduce (fn [[pos m] op]
+                                      (let [i (:index op)]
+                                        [(inc pos) (assoc! m (if (integer? i) (long i) pos) op)]))
+                                    [0 (transient {})]
+                                    history))))]
+    (fn [i]
+      (let [i  (long i)
+            op (when (and indexed (< -1 i (count indexed)))
+                 (nth indexed i))]
+        (if (and op (let [j (:index op)] (or (nil? j) (= i j))))
+          op
+          (get @by-index i {:index i}))))))
+
+(defn- read-result
+  "Reads the result's EDN. With a history, #elle-si/op <index> is the
+  history's own op, as Elle's results hold them."
+  [^String s history]
+  (edn/read-string {:readers (if history
+                               {'elle-si/op (op-finder history)}
+                               {})
+                    :default tagged-literal}
+                   s))
+
+(defn write-files!
+  "Writes result.edn and, per anomaly type, <type>.txt into dir."
+  [dir result]
+  (let [dir (io/file dir)]
+    (.mkdirs dir)
+    (binding [*print-length* nil, *print-level* nil]
+      (spit (io/file dir "result.edn") (with-out-str (pprint result)))
+      (doseq [[t as] (:anomalies result)
+              :when (sequential? as)]
+        (spit (io/file dir (str (name t) ".txt"))
+              (with-out-str
+                (doseq [[i a] (map-indexed vector as)]
+                  (println (str (name t) " #" i))
+                  (pprint a)
+                  (println))))))))
+
+(defn- finish
+  [opts history result-text t-encode t-native]
+  (let [t0     (System/nanoTime)
+        result (read-result result-text history)
+        t-read (- (System/nanoTime) t0)
+        result (if (:timings? opts)
+                 (update result :elle-si/timings merge
+                         {:encode-ns t-encode, :native-ns t-native, :read-ns t-read})
+                 result)]
+    (when-let [d (:directory opts)]
+      (write-files! d result))
+    result))
+
+(defn check
+  "Checks a history: a Jepsen IHistory, or any sequential collection of op
+  maps. Ops whose :process is not an integer (the nemesis) are skipped, as
+  Elle's client-ops does. Returns Elle's result map. Throws
+  IllegalArgumentException for a malformed history or bad options."
+  ([history] (check {} history))
+  ([opts history]
+   (let [options (pr-str (native-options (assoc opts :op-refs true)))
+         t0      (System/nanoTime)
+         enc     (encode history)
+         t1      (System/nanoTime)
+         text    (native/check-encoded enc options)
+         t2      (System/nanoTime)]
+     (finish opts history text (- t1 t0) (- t2 t1)))))
+
+(defn check-file
+  "Checks a history file (an archived history.edn, or the r(k,v,s,t) text
+  format) without reading it into the JVM. Transactions in the result are
+  op maps rebuilt from the file, with its :line."
+  ([path] (check-file {} path))
+  ([opts path]
+   (let [options (pr-str (native-options opts))
+         t0      (System/nanoTime)
+         text    (native/check-file (str path) options)]
+     (finish opts nil text 0 (- (System/nanoTime) t0)))))

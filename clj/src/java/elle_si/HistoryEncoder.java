@@ -1,0 +1,339 @@
+package elle_si;
+
+import java.math.BigInteger;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import clojure.lang.BigInt;
+import clojure.lang.ILookup;
+import clojure.lang.Keyword;
+import clojure.lang.RT;
+
+/**
+ * Writes a Jepsen history (op maps or jepsen.history.Op records, one
+ * {@link #add} per element, in order) in the wire encoding that src/jni.rs
+ * documents and decodes: a table of the non-integer values, each once as EDN
+ * text, and a stream of op records that refer to values by number.
+ *
+ * <p>Ops whose :process is not an integer (the nemesis) are recorded as
+ * skipped. Everything that makes a client op unusable whatever follows
+ * (not a map, no :type, a non-integer :index) throws
+ * IllegalArgumentException at once; a :value that is not micro-ops is
+ * recorded with a description, since the Rust side decides whether the
+ * value is needed (as the EDN reader does).
+ *
+ * <p>Values are printed with {@code RT.printString}: callers bind
+ * *print-length*, *print-level* and *print-namespace-maps* so that the text
+ * is complete EDN. Not thread-safe: one encoder per history.
+ */
+public final class HistoryEncoder {
+    public static final int WIRE_VERSION = 1;
+
+    private static final Keyword TYPE = Keyword.intern("type");
+    private static final Keyword PROCESS = Keyword.intern("process");
+    private static final Keyword INDEX = Keyword.intern("index");
+    private static final Keyword TIME = Keyword.intern("time");
+    private static final Keyword F = Keyword.intern("f");
+    private static final Keyword VALUE = Keyword.intern("value");
+    private static final Keyword INVOKE = Keyword.intern("invoke");
+    private static final Keyword OK = Keyword.intern("ok");
+    private static final Keyword FAIL = Keyword.intern("fail");
+    private static final Keyword INFO = Keyword.intern("info");
+    private static final Keyword APPEND = Keyword.intern("append");
+    private static final Keyword R = Keyword.intern("r");
+    private static final Keyword W = Keyword.intern("w");
+    private static final Object ABSENT = new Object();
+
+    private static final long INLINE_MIN = -(1L << 62);
+    private static final long INLINE_MAX = (1L << 62) - 1;
+
+    private byte[] ops = new byte[1 << 16];
+    private int opsLen;
+    private byte[] values = new byte[1 << 12];
+    private int valuesLen;
+    private final HashMap<Object, Integer> ids = new HashMap<>();
+    /** Elements added so far: the position of the next one. */
+    private long position;
+
+    public HistoryEncoder() {
+        ops[0] = 'E';
+        ops[1] = 'L';
+        ops[2] = 'S';
+        ops[3] = 'I';
+        ops[4] = WIRE_VERSION;
+        opsLen = 5;
+    }
+
+    public byte[] ops() { return ops; }
+    public int opsLength() { return opsLen; }
+    public byte[] values() { return values; }
+    public int valuesLength() { return valuesLen; }
+    /** Number of elements added (client ops and skipped ones). */
+    public long count() { return position; }
+
+    // -- bytes
+
+    private void opsByte(int b) {
+        if (opsLen == ops.length) {
+            ops = java.util.Arrays.copyOf(ops, ops.length * 2);
+        }
+        ops[opsLen++] = (byte) b;
+    }
+
+    private void uv(long x) {
+        while ((x & ~0x7FL) != 0) {
+            opsByte((int) ((x & 0x7F) | 0x80));
+            x >>>= 7;
+        }
+        opsByte((int) x);
+    }
+
+    private void sv(long i) {
+        uv((i << 1) ^ (i >> 63));
+    }
+
+    private void opsBytes(byte[] b) {
+        uv(b.length);
+        if (opsLen + b.length > ops.length) {
+            ops = java.util.Arrays.copyOf(ops, Math.max(ops.length * 2, opsLen + b.length));
+        }
+        System.arraycopy(b, 0, ops, opsLen, b.length);
+        opsLen += b.length;
+    }
+
+    private void valuesEntry(byte[] b) {
+        int need = valuesLen + 10 + b.length;
+        if (need > values.length) {
+            values = java.util.Arrays.copyOf(values, Math.max(values.length * 2, need));
+        }
+        long x = b.length;
+        while ((x & ~0x7FL) != 0) {
+            values[valuesLen++] = (byte) ((x & 0x7F) | 0x80);
+            x >>>= 7;
+        }
+        values[valuesLen++] = (byte) x;
+        System.arraycopy(b, 0, values, valuesLen, b.length);
+        valuesLen += b.length;
+    }
+
+    // -- values
+
+    /** The value as a long, if it is an integer that fits one. */
+    private static Long integer(Object x) {
+        if (x instanceof Long) return (Long) x;
+        if (x instanceof Integer || x instanceof Short || x instanceof Byte) {
+            return ((Number) x).longValue();
+        }
+        if (x instanceof BigInt) {
+            BigInt b = (BigInt) x;
+            if (b.bipart == null) return b.lpart;
+            return b.bipart.bitLength() < 64 ? b.bipart.longValue() : null;
+        }
+        if (x instanceof BigInteger) {
+            BigInteger b = (BigInteger) x;
+            return b.bitLength() < 64 ? b.longValue() : null;
+        }
+        return null;
+    }
+
+    private void ref(Object x) {
+        if (x instanceof Long) {
+            long i = (Long) x;
+            if (i >= INLINE_MIN && i <= INLINE_MAX) {
+                long z = ((i << 1) ^ (i >> 63)) << 1;
+                if (z < 0x80 && opsLen < ops.length) {
+                    ops[opsLen++] = (byte) z;
+                } else {
+                    uv(z);
+                }
+                return;
+            }
+        }
+        if (x == null) {
+            uv(1);
+            return;
+        }
+        Long l = integer(x);
+        if (l != null && l >= INLINE_MIN && l <= INLINE_MAX) {
+            long i = l;
+            uv(((i << 1) ^ (i >> 63)) << 1);
+            return;
+        }
+        Integer id = ids.get(x);
+        if (id == null) {
+            id = ids.size() + 1;
+            ids.put(x, id);
+            valuesEntry(RT.printString(x).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+        uv(((long) id << 1) | 1);
+    }
+
+    // -- ops
+
+    private static Object get(Object op, Keyword k, Object notFound) {
+        if (op instanceof ILookup) return ((ILookup) op).valAt(k, notFound);
+        Map<?, ?> m = (Map<?, ?>) op;
+        return m.containsKey(k) ? m.get(k) : notFound;
+    }
+
+    /** "a map {:a 1}": what a value is, for messages. */
+    static String describe(Object x) {
+        String kind;
+        if (x == null) kind = "nil";
+        else if (x instanceof Keyword) kind = "a keyword";
+        else if (x instanceof String) kind = "a string";
+        else if (x instanceof Number) kind = "a number";
+        else if (x instanceof Boolean) kind = "a boolean";
+        else if (x instanceof clojure.lang.IPersistentMap || x instanceof Map) kind = "a map";
+        else if (x instanceof clojure.lang.IPersistentSet || x instanceof java.util.Set) kind = "a set";
+        else if (x instanceof clojure.lang.IPersistentVector) kind = "a vector";
+        else if (x instanceof List) kind = "a list";
+        else if (x instanceof clojure.lang.Symbol) kind = "a symbol";
+        else kind = "a " + x.getClass().getName();
+        if (x == null) return kind;
+        String text = RT.printString(x);
+        if (text.length() > 80) text = text.substring(0, 77) + "...";
+        return kind + " " + text;
+    }
+
+    private IllegalArgumentException bad(Object process, Object index, String message) {
+        StringBuilder where = new StringBuilder("history[").append(position).append(']');
+        if (index != null || process != null) {
+            where.append(" (");
+            if (index != null) where.append(":index ").append(index);
+            if (index != null && process != null) where.append(", ");
+            if (process != null) where.append(":process ").append(process);
+            where.append(')');
+        }
+        return new IllegalArgumentException(where + ": " + message);
+    }
+
+    /** Adds the next element of the history; returns this, for reduce. */
+    public HistoryEncoder add(Object op) {
+        if (!(op instanceof ILookup || op instanceof Map) || op instanceof clojure.lang.IPersistentVector) {
+            throw bad(null, null, "expected an op map {:type ..., :process ..., :value ...}, found "
+                      + describe(op));
+        }
+        Object process = get(op, PROCESS, null);
+        Long p = integer(process);
+        if (p == null) {
+            // Not a client op (the nemesis, or no :process): skipped, as
+            // jepsen.history/client-ops does.
+            opsByte(0x02);
+            position++;
+            return this;
+        }
+        Object index = get(op, INDEX, null);
+        Long ix = null;
+        if (index != null) {
+            ix = integer(index);
+            if (ix == null) {
+                throw bad(process, null, ":index must be an integer, found " + describe(index));
+            }
+        }
+        Object type = get(op, TYPE, null);
+        int head;
+        if (type == INVOKE) head = 0;
+        else if (type == OK) head = 1;
+        else if (type == FAIL) head = 2;
+        else if (type == INFO) head = 3;
+        else if (type == null) {
+            throw bad(process, index, "client op has no :type; every op needs :type :invoke, :ok, :fail or :info");
+        } else {
+            throw bad(process, index, "unknown :type " + RT.printString(type)
+                      + ": expected :invoke, :ok, :fail or :info");
+        }
+        Long time = integer(get(op, TIME, null));
+        if (ix != null) head |= 4;
+        if (time != null) head |= 8;
+        opsByte(0x01);
+        int headAt = opsLen;
+        opsByte(head);
+        sv(p);
+        if (ix != null) sv(ix);
+        if (time != null) sv(time);
+        ref(get(op, F, null));
+        Object value = get(op, VALUE, ABSENT);
+        int state;
+        if (value == ABSENT) {
+            state = 0;
+        } else if (value == null) {
+            state = 1;
+        } else {
+            int mark = opsLen;
+            String err = microOps(value);
+            if (err == null) {
+                state = 2;
+            } else {
+                opsLen = mark;
+                opsBytes(err.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                state = 3;
+            }
+        }
+        ops[headAt] = (byte) (head | (state << 4));
+        position++;
+        return this;
+    }
+
+    private static Object nth(List<?> l, int i) {
+        return i < l.size() ? l.get(i) : null;
+    }
+
+    /** Writes the micro-ops, or returns what was found instead. */
+    private String microOps(Object value) {
+        if (!(value instanceof List) || value instanceof clojure.lang.IPersistentSet) {
+            return describe(value);
+        }
+        List<?> mops = (List<?>) value;
+        int n = mops.size();
+        uv(n);
+        for (int i = 0; i < n; i++) {
+            Object m = mops.get(i);
+            if (!(m instanceof List)) {
+                return describe(value) + ", whose element " + i
+                       + " is not a micro-op like [:append k v] or [:r k v] but " + describe(m);
+            }
+            List<?> mop = (List<?>) m;
+            int size = mop.size();
+            Object f = nth(mop, 0);
+            int fn;
+            if (f == APPEND || "append".equals(f)) fn = 0;
+            else if (f == R || "r".equals(f)) fn = 1;
+            else if (f == W || "w".equals(f)) fn = 2;
+            else {
+                return describe(value) + ", whose micro-op " + i + " has the unknown function "
+                       + describe(f) + " (expected :append, :r or :w)";
+            }
+            // Elle reads [:r k] as [:r k nil]; everything else needs [f k v].
+            if (size > 3 || size < 2 || (size == 2 && fn != 1)) {
+                return describe(value) + ", whose micro-op " + i + " " + describe(m)
+                       + " is not of the form [f k v]";
+            }
+            Object v = nth(mop, 2);
+            int arg;
+            if (v == null) arg = 0;
+            else if (fn == 1 && v instanceof List && !(v instanceof clojure.lang.IPersistentSet)) arg = 2;
+            else arg = 1;
+            opsByte(fn | (arg << 2));
+            ref(nth(mop, 1));
+            if (arg == 1) {
+                ref(v);
+            } else if (arg == 2) {
+                if (v instanceof clojure.lang.IPersistentVector) {
+                    // The common case, without the List interface's detour.
+                    clojure.lang.IPersistentVector elems = (clojure.lang.IPersistentVector) v;
+                    int len = elems.count();
+                    uv(len);
+                    for (int j = 0; j < len; j++) ref(elems.nth(j));
+                } else {
+                    List<?> elems = (List<?>) v;
+                    int len = elems.size();
+                    uv(len);
+                    for (int j = 0; j < len; j++) ref(elems.get(j));
+                }
+            }
+        }
+        return null;
+    }
+}

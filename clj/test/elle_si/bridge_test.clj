@@ -1,0 +1,169 @@
+(ns elle-si.bridge-test
+  "The bridge itself: shared histories through both paths (file and
+  in-memory encoding), bad input, panics, parallel checks, values of every
+  kind, restored ops, output files."
+  (:require [clojure.edn :as edn]
+            [clojure.java.io :as io]
+            [clojure.string :as str]
+            [clojure.test :refer [deftest is testing]]
+            [clojure.walk :as walk]
+            [elle-si.core :as core]
+            [elle-si.list-append :as la]
+            [elle-si.native :as native]
+            [elle-si.rw-register :as rw]
+            [elle-si.test-util :refer [history la-op pair verdict]])
+  (:import (elle_si Native)
+           (java.io File PushbackReader)))
+
+(def shared
+  "The shared histories, beside the checkout."
+  "../../shared/histories")
+
+(defn read-history
+  "Reads a history.edn (one op per line, comments allowed) into op maps."
+  [path]
+  (with-open [r (PushbackReader. (io/reader path))]
+    (loop [ops []]
+      (let [op (edn/read {:eof ::eof, :default tagged-literal} r)]
+        (if (= ::eof op) ops (recur (conj ops op)))))))
+
+(defn- op-indices
+  "A result with each op (rebuilt from the file, or the history's own) in
+  its anomalies replaced by its :index."
+  [r]
+  (walk/postwalk (fn [x] (if (and (map? x) (#{:invoke :ok :fail :info} (:type x)))
+                           (:index x)
+                           x))
+                 r))
+
+(deftest shared-history-test
+  (testing "Elle's verdicts on its own sample histories"
+    (doseq [[file model expected]
+            [["elle/list-append-gh-30.edn" :snapshot-isolation {:valid? true}]
+             ["elle/list-append-gh-30.edn" :serializable
+              {:valid? false, :anomaly-types [:G2-item]}]
+             ["elle/si-without-g-single.edn" :snapshot-isolation {:valid? true}]
+             ["elle/si-without-g-single.edn" :serializable
+              {:valid? false, :anomaly-types [:G2-item]}]]]
+      (let [path (str shared "/" file)]
+        (testing (str file " " model)
+          (is (= expected (select-keys (la/check-file {:consistency-models [model]} path)
+                                       [:valid? :anomaly-types])))
+          (is (= expected (select-keys (la/check {:consistency-models [model]} (read-history path))
+                                       [:valid? :anomaly-types]))))))))
+
+(deftest file-and-memory-agree-test
+  ;; A real Jepsen MongoDB history with nemesis ops and :info ops: reading
+  ;; the file natively and encoding the parsed ops must give one answer.
+  (let [path (str shared "/violations/mongodb-aborted-read.edn")
+        ops  (read-history path)
+        opts {:consistency-models [:read-committed]}
+        from-file (la/check-file opts path)
+        from-jvm  (la/check opts ops)]
+    (is (some #{:G1a} (:anomaly-types from-file)))
+    (is (= (op-indices from-file) (op-indices from-jvm)))
+    (testing "nemesis ops are skipped"
+      (is (some #(= :nemesis (:process %)) ops))
+      (is (= (verdict from-jvm)
+             (verdict (la/check opts (remove #(= :nemesis (:process %)) ops))))))))
+
+(deftest malformed-history-test
+  (testing "not an op"
+    (is (thrown-with-msg? IllegalArgumentException #"history\[1\]: expected an op map .* found a vector \[:ok\]"
+                          (la/check {} [(la-op "ax1") [:ok]]))))
+  (testing "no :type"
+    (is (thrown-with-msg? IllegalArgumentException #"history\[0\] \(:process 0\): client op has no :type"
+                          (la/check {} [{:process 0, :value [[:append :x 1]]}]))))
+  (testing "a completion with no invocation"
+    (is (thrown-with-msg? IllegalArgumentException
+                          #"history\[1\] \(:index 1, :process 1\): a :ok completion for process 1, which has no outstanding invocation"
+                          (la/check {} (history [{:process 0, :type :invoke, :value [[:append :x 1]]}
+                                                 {:process 1, :type :ok, :value [[:append :x 1]]}])))))
+  (testing "a micro-op that is not one"
+    (is (thrown-with-msg? IllegalArgumentException #"history\[0\].*unknown function a keyword :frob"
+                          (la/check {} [{:process 0, :type :ok, :value [[:frob :x 1]]}]))))
+  (testing "a value appended twice, with both ops named"
+    (let [e (is (thrown? IllegalArgumentException
+                         (la/check {} (history [(la-op "ax1") (la-op 1 :ok "ax1")]))))]
+      (is (re-find #"history\[1\] \(:index 1, :process 1\): value 1 appended to key :x twice" (.getMessage ^Exception e)))
+      (is (re-find #"written before here: history\[0\]" (.getMessage ^Exception e)))))
+  (testing "an unknown model"
+    (is (thrown-with-msg? IllegalArgumentException #"unknown consistency model `snapshot-isolated`"
+                          (la/check {:consistency-models [:snapshot-isolated]} [(la-op "ax1")]))))
+  (testing "a missing file, a malformed file"
+    (is (thrown-with-msg? IllegalArgumentException #"no-such-history.edn"
+                          (la/check-file {} "no-such-history.edn")))
+    (let [f (File/createTempFile "elle-si-bad" ".edn")]
+      (try
+        (spit f "{:type :ok, :process 0, :value [[:append :x 1]]}\n{:type :ok, :process 1 :value [[:append :x\n")
+        (is (thrown-with-msg? IllegalArgumentException #"elle-si-bad.*\.edn:\d+:\d+: "
+                              (la/check-file {} (str f))))
+        (finally (.delete f)))))
+  (testing "the JVM carries on"
+    (is (= {:valid? true} (la/check {:consistency-models [:read-committed]} (history [(la-op "ax1") (la-op "rx1")]))))))
+
+(deftest panic-test
+  (native/ensure-loaded!)
+  (is (thrown-with-msg? IllegalStateException
+                        #"elle-si internal error.*deliberate panic for the tests: formatted 42"
+                        (Native/panicForTest (str "formatted " 42))))
+  (testing "and then checks go on"
+    (is (= {:valid? true} (la/check {:consistency-models [:read-committed]} (history [(la-op "ax1") (la-op "rx1")]))))))
+
+(deftest missing-library-message-test
+  (let [msg (.getMessage ^Exception (#'native/missing ["somewhere: not built"]))]
+    (is (str/includes? msg "cargo build --release --features jni --lib"))
+    (is (str/includes? msg "ELLE_SI_LIB"))
+    (is (str/includes? msg "somewhere: not built"))))
+
+(deftest values-round-trip-test
+  ;; Keys and elements that are not small integers cross as EDN text and
+  ;; come back equal in the anomalies.
+  (let [k    [:anti 1]
+        big  123456789012345678901234N
+        [w r :as h] (history [{:process 0, :type :fail, :f :txn
+                               :value [[:append k "s"] [:append "key" big]]}
+                              {:process 1, :type :ok, :f :txn
+                               :value [[:r k ["s"]] [:r "key" [big]]]}])
+        res (la/check {:consistency-models [:read-committed]} h)
+        g1a (:G1a (:anomalies res))]
+    (is (= #{[:r k ["s"]] [:r "key" [big]]} (set (map :mop g1a))))
+    (is (= #{"s" big} (set (map :element g1a))))
+    (testing "the anomalies hold the history's own ops"
+      (is (every? #(identical? r (:op %)) g1a))
+      (is (every? #(identical? w (:writer %)) g1a)))))
+
+(deftest parallel-test
+  ;; Jepsen's compose runs checkers under pmap: calls share nothing.
+  (let [hs (for [i (range 16)]
+             (history (mapcat (comp pair la-op)
+                              (if (even? i) ["ax1" "rx1"] ["ax1" "ax2" "rx12" "rx1"]))))
+        opts {:consistency-models [:read-committed]}
+        serial (mapv #(la/check opts %) hs)]
+    (is (= serial (vec (pmap #(la/check opts %) hs))))))
+
+(deftest directory-test
+  (let [dir (File. (System/getProperty "java.io.tmpdir") (str "elle-si-dir-" (System/nanoTime)))
+        h   (history [{:process 0, :type :fail, :f :txn, :value [[:append :x 1]]} (la-op "rx1")])
+        r   (la/check {:consistency-models [:read-committed], :directory (str dir)} h)]
+    (is (= r (edn/read-string {:default tagged-literal} (slurp (io/file dir "result.edn")))))
+    (is (str/includes? (slurp (io/file dir "G1a.txt")) ":writer"))))
+
+(deftest timings-test
+  (let [r (la/check {:consistency-models [:read-committed], :timings? true}
+                    (history [(la-op "ax1") (la-op "rx1")]))
+        t (:elle-si/timings r)]
+    (is (every? #(nat-int? (get t %))
+                [:encode-ns :native-ns :read-ns :decode-ns :check-ns :render-ns]))
+    (is (= 2 (:txns t)))))
+
+(deftest rw-register-file-test
+  ;; Elle calls this valid; elle-si also flags the read of 3, which no one
+  ;; wrote, as a thin-air read.
+  (let [path (str shared "/elle/rw-register.edn")
+        r    (rw/check-file {:consistency-models [:serializable]} path)]
+    (is (= {:valid? false, :anomaly-types [:thin-air-read], :not #{:read-uncommitted}}
+           (verdict r)))
+    (is (= [[:r :x 3]] (map :mop (:thin-air-read (:anomalies r)))))
+    (is (= (verdict r)
+           (verdict (rw/check {:consistency-models [:serializable]} (read-history path)))))))

@@ -1,0 +1,60 @@
+(ns elle-si.rw-register-test
+  "The substance of Elle's rw-register checker tests, through the bridge."
+  (:require [clojure.test :refer [deftest is testing]]
+            [elle-si.rw-register :as rw]
+            [elle-si.test-util :refer [history pair rw rw-op verdict]]))
+
+(deftest g1a-test
+  ;; T1 reads the value of T2's failed write.
+  (let [[t1 t2 :as h] (history [(rw-op "rx1") (rw-op 0 :fail "wx1")])
+        r (rw/check {:consistency-models [:read-committed]} h)]
+    (is (= {:valid? false, :anomaly-types [:G1a :empty-transaction-graph],
+            :not #{:read-committed}}
+           (verdict r)))
+    (is (= [{:op t1, :writer t2, :mop [:r :x 1]}]
+           (map #(select-keys % [:op :writer :mop]) (:G1a (:anomalies r)))))))
+
+(deftest g1b-test
+  ;; T2 reads T1's intermediate write.
+  (let [[t1 t2 :as h] (history [(rw-op "wx1wx2") (rw-op "rx1")])
+        r (rw/check {:consistency-models [:repeatable-read]} h)]
+    (is (= {:valid? false, :anomaly-types [:G1b :empty-transaction-graph],
+            :not #{:read-committed}}
+           (verdict r)))
+    (is (= [{:op t2, :writer t1, :mop [:r :x 1]}]
+           (map #(select-keys % [:op :writer :mop]) (:G1b (:anomalies r)))))))
+
+(deftest g1c-test
+  ;; Each transaction reads the other's write.
+  (let [[t1 t2 :as h] (history [(rw-op "wx1ry1") (rw-op "wy1rx1")])]
+    (is (= {:valid? true} (rw {:consistency-models [:read-uncommitted]} h)))
+    (doseq [model [:read-committed :serializable]]
+      (let [r (rw/check {:consistency-models [model]} h)]
+        (is (= {:valid? false, :anomaly-types [:G1c], :not #{:read-committed}}
+               (verdict r)))
+        (is (= #{t1 t2} (set (:cycle (first (:G1c (:anomalies r)))))))))))
+
+(deftest initial-state-test
+  ;; T1 read x's initial nil but saw y = 1 from T2, which also wrote x.
+  (let [h (history (let [[a a'] (pair (rw-op 0 :ok "rx_ry1"))
+                         [b b'] (pair (rw-op 1 :ok "wy1wx2"))]
+                     [a b b' a']))]
+    (is (= {:valid? false, :anomaly-types [:G-single-item],
+            :not #{:consistent-view :repeatable-read}}
+           (rw {:consistency-models [:serializable]} h)))))
+
+(deftest internal-test
+  ;; Two reads of x in one transaction disagree. (Elle's version reads
+  ;; values nobody wrote, which elle-si also flags as thin-air reads.)
+  (let [[_ _ t1 :as h] (history [(rw-op 1 :ok "wx1") (rw-op 2 :ok "wx2") (rw-op "rx1rx2")])
+        r (rw/check {:consistency-models [:read-atomic]} h)]
+    (is (= {:valid? false, :anomaly-types [:internal], :not #{:read-atomic}}
+           (verdict r)))
+    (is (= [{:op t1, :mop [:r :x 2], :expected 1}]
+           (map #(select-keys % [:op :mop :expected]) (:internal (:anomalies r)))))))
+
+(deftest workload-is-fixed-test
+  (testing "an append in a register history is refused"
+    (is (thrown-with-msg? IllegalArgumentException #"an append does not belong in a rw-register history"
+                          (rw/check {} (history [{:process 0, :type :ok, :f :txn
+                                                  :value [[:append :x 1]]}]))))))

@@ -1,0 +1,1258 @@
+//! The JNI bridge (feature `jni`): the native methods of the Java class
+//! `elle_si.Native`, through which the Clojure library in `clj/` checks
+//! Jepsen histories inside the JVM that ran the test.
+//!
+//! A history crosses the boundary either as the path of a history file (an
+//! archived `history.edn`, read as the CLI reads it) or in the compact binary
+//! encoding below, which `elle_si.HistoryEncoder` (Java) writes from the op
+//! maps and this module decodes straight into the [`Builder`], pairing
+//! invocations with completions exactly as the EDN reader does
+//! ([`crate::history::jepsen`]). The result comes back as the text of Elle's
+//! result map in EDN. Nothing here is global: calls run in parallel (Jepsen's
+//! `checker/compose` runs its checkers under `pmap`).
+//!
+//! # Wire format, version 1
+//!
+//! Two byte arrays. Integers are LEB128 varints (`uv`); signed ones are
+//! zigzag-mapped first (`sv`).
+//!
+//! *Values* (`values`): the EDN text of every value that is not a small
+//! integer, each once, in order of first use: `uv len, len bytes of UTF-8`.
+//! The n-th entry (from 1) has id n; id 0 is `nil`.
+//!
+//! *A value reference* (`ref`), as a `uv`: even, `zigzag(i) << 1` for an
+//! integer `i` with |i| < 2^62; odd, `(id << 1) | 1` for an entry of the
+//! value table. So `nil` is 1 and small integers take one byte.
+//!
+//! *Ops* (`ops`): the bytes `ELSI`, the version byte `1`, then one record per
+//! element of the history, in history order:
+//!
+//! ```text
+//! skip  := 0x02                        a non-client op (non-integer :process)
+//! op    := 0x01 head:u8 process:sv [index:sv] [time:sv] f:ref value
+//! head  := bits 0-1 :type (0 :invoke, 1 :ok, 2 :fail, 3 :info)
+//!          bit 2    :index present      bit 3 :time present
+//!          bits 4-5 :value: 0 absent, 1 nil, 2 micro-ops, 3 not micro-ops
+//! value := (2) n:uv mop*n | (3) uv len, UTF-8 text saying what was found
+//! mop   := code:u8 key:ref arg
+//! code  := bits 0-1 function (0 :append, 1 :r, 2 :w)
+//!          bits 2-3 argument (0 nil or absent, 1 one value, 2 a list)
+//! arg   := (1) ref | (2) n:uv ref*n
+//! ```
+//!
+//! An op without `:index` gets its position in the history (counting every
+//! element), as `jepsen.history/history` numbers ops. Errors name the op by
+//! its position, `history[12]`, since there is no file line to point at.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ::jni::errors::{Error as JniError, ErrorPolicy};
+use ::jni::objects::{JByteArray, JClass, JString};
+use ::jni::strings::JNIString;
+use ::jni::sys::jint;
+use ::jni::{Env, EnvUnowned, jni_str};
+use rustc_hash::FxHashMap;
+
+use crate::check::{self, CheckOptions};
+use crate::edn::{self, Value};
+use crate::error::{Error, ParseError};
+use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
+use crate::history::jepsen::OpType;
+use crate::history::model::*;
+use crate::history::{self, Format, LoadOptions, Loaded};
+use crate::report::{lattice, render};
+use crate::source::Source;
+
+/// The encoding's version; `elle_si.HistoryEncoder` writes the same.
+pub const WIRE_VERSION: u8 = 1;
+const MAGIC: &[u8; 4] = b"ELSI";
+const REC_OP: u8 = 0x01;
+const REC_SKIP: u8 = 0x02;
+
+// ---------------------------------------------------------------------------
+// Options
+
+/// What the Clojure side asks for, as an EDN map:
+/// `{:models ["serializable"] :anomalies ["G1"] :timeout-ms 1000
+///   :workload "list-append" :name "history" :timings true}`.
+#[derive(Debug, Default)]
+pub struct BridgeOptions {
+    pub models: Vec<String>,
+    pub anomalies: Vec<String>,
+    pub timeout: Option<Duration>,
+    pub workload: Option<Workload>,
+    pub name: Option<String>,
+    /// Add `:elle-si/timings` (decode, check, render, in ns) to the result.
+    pub timings: bool,
+    /// Render each op in the anomalies as `#elle-si/op <index>`: the JVM
+    /// holds the history and puts its own op there, and a result with many
+    /// anomalies does not repeat whole ops (reading them back was most of
+    /// the time of a check with 100k anomalies).
+    pub op_refs: bool,
+}
+
+fn names(v: &Value, what: &str) -> Result<Vec<String>, String> {
+    match v {
+        Value::Nil => Ok(Vec::new()),
+        Value::Vector(xs) | Value::List(xs) | Value::Set(xs) => xs
+            .iter()
+            .map(|x| match x {
+                Value::String(s) | Value::Keyword(s) | Value::Symbol(s) => Ok(s.clone()),
+                other => Err(format!("{what} must be names, found {other}")),
+            })
+            .collect(),
+        other => Err(format!(
+            "{what} must be a collection of names, found {other}"
+        )),
+    }
+}
+
+impl BridgeOptions {
+    pub fn parse(text: &str) -> Result<BridgeOptions, String> {
+        let mut o = BridgeOptions::default();
+        if text.trim().is_empty() {
+            return Ok(o);
+        }
+        let v = edn::read_one(text.as_bytes())
+            .map_err(|e| format!("bad options {text:?}: {}", e.message))?;
+        let Value::Map(entries) = v else {
+            return Err(format!("options must be an EDN map, found {text}"));
+        };
+        for (k, v) in &entries {
+            let Value::Keyword(k) = k else {
+                return Err(format!("option keys must be keywords, found {k}"));
+            };
+            match k.as_str() {
+                "models" => o.models = names(v, ":models")?,
+                "anomalies" => o.anomalies = names(v, ":anomalies")?,
+                "timeout-ms" => match v {
+                    Value::Nil => {}
+                    Value::Int(ms) if *ms >= 0 => {
+                        o.timeout = Some(Duration::from_millis(*ms as u64))
+                    }
+                    other => {
+                        return Err(format!(
+                            ":timeout-ms must be a non-negative integer, found {other}"
+                        ));
+                    }
+                },
+                "workload" => {
+                    o.workload = match v {
+                        Value::Nil => None,
+                        Value::String(s) | Value::Keyword(s) => match s.as_str() {
+                            "list-append" => Some(Workload::ListAppend),
+                            "rw-register" => Some(Workload::RwRegister),
+                            other => {
+                                return Err(format!(
+                                    "unknown workload {other}: expected list-append or rw-register"
+                                ));
+                            }
+                        },
+                        other => return Err(format!(":workload must be a name, found {other}")),
+                    }
+                }
+                "name" => match v {
+                    Value::String(s) => o.name = Some(s.clone()),
+                    Value::Nil => {}
+                    other => return Err(format!(":name must be a string, found {other}")),
+                },
+                "timings" => o.timings = matches!(v, Value::Bool(true)),
+                "op-refs" => o.op_refs = matches!(v, Value::Bool(true)),
+                other => return Err(format!("unknown option :{other}")),
+            }
+        }
+        Ok(o)
+    }
+
+    /// Resolves the model names; an empty list checks no model (Elle's
+    /// `:consistency-models nil`).
+    fn check_options(&self) -> Result<CheckOptions, String> {
+        let models = if self.models.is_empty() {
+            Vec::new()
+        } else {
+            check::resolve_models(&self.models).map_err(|e| e.to_string())?
+        };
+        // Elle's :anomalies adds the anomalies that imply the given ones to
+        // what the models prohibit. Until the checker takes that set, only
+        // anomalies the models already prohibit (the usual case: Jepsen's
+        // default strict-serializable prohibits them all) can be honoured;
+        // anything else would silently go unchecked.
+        let prohibited = lattice::prohibited_by(&models);
+        let extra: Vec<&String> = self
+            .anomalies
+            .iter()
+            .filter(|a| !prohibited.contains(a.as_str()))
+            .collect();
+        if !extra.is_empty() {
+            let list: Vec<String> = extra.iter().map(|a| format!(":{a}")).collect();
+            return Err(format!(
+                "elle-si cannot yet look for anomalies beyond those the consistency models prohibit, \
+                 and {} not prohibited by {}; give a consistency model that prohibits them \
+                 (such as :strict-serializable) instead of :anomalies",
+                if list.len() == 1 {
+                    format!("{} is", list[0])
+                } else {
+                    format!("{} are", list.join(" "))
+                },
+                if models.is_empty() {
+                    "no model".to_string()
+                } else {
+                    models
+                        .iter()
+                        .map(|m| format!(":{}", lattice::friendly(m)))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                }
+            ));
+        }
+        Ok(CheckOptions {
+            models,
+            timeout: self.timeout,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Decoding
+
+/// A cursor over one of the two byte arrays.
+struct Bytes<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Bytes<'a> {
+    fn truncated(&self) -> ParseError {
+        ParseError::new(
+            self.pos,
+            "the encoded history ends in the middle of a record: the encoder and this library disagree",
+        )
+    }
+
+    fn u8(&mut self) -> Result<u8, ParseError> {
+        let c = *self.b.get(self.pos).ok_or_else(|| self.truncated())?;
+        self.pos += 1;
+        Ok(c)
+    }
+
+    fn uv(&mut self) -> Result<u64, ParseError> {
+        let mut out = 0u64;
+        for shift in (0..64).step_by(7) {
+            let c = self.u8()?;
+            out |= u64::from(c & 0x7f) << shift;
+            if c & 0x80 == 0 {
+                return Ok(out);
+            }
+        }
+        Err(ParseError::new(self.pos, "a varint longer than 64 bits"))
+    }
+
+    fn sv(&mut self) -> Result<i64, ParseError> {
+        let z = self.uv()?;
+        Ok(((z >> 1) as i64) ^ -((z & 1) as i64))
+    }
+
+    fn len(&mut self) -> Result<usize, ParseError> {
+        let n = self.uv()? as usize;
+        if n > self.b.len() - self.pos.min(self.b.len()) {
+            return Err(self.truncated());
+        }
+        Ok(n)
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], ParseError> {
+        let s = self
+            .b
+            .get(self.pos..self.pos + n)
+            .ok_or_else(|| self.truncated())?;
+        self.pos += n;
+        Ok(s)
+    }
+}
+
+/// What an op's `:value` held.
+#[derive(Clone, Debug, PartialEq)]
+enum ValueState {
+    Absent,
+    Nil,
+    /// Micro-ops, now in the RawTxn buffer.
+    Txn,
+    /// Not micro-ops; the error to give if the value is needed.
+    Other(String),
+}
+
+struct OpHead {
+    start: usize,
+    typ: OpType,
+    process: i64,
+    index: Option<i64>,
+    time: Option<i64>,
+    f: Val,
+    value: ValueState,
+}
+
+struct Pending {
+    pos: OpPos,
+    start: usize,
+    f: Val,
+}
+
+/// Decodes the wire format into a [`Builder`].
+struct Decoder<'a> {
+    ops: Bytes<'a>,
+    /// Wire value id -> interned value.
+    ids: Vec<Val>,
+    builder: Builder,
+    raw: RawTxn,
+    /// The offset of every record, by position in the history.
+    starts: Vec<u32>,
+}
+
+fn op_type(bits: u8) -> OpType {
+    match bits & 3 {
+        0 => OpType::Invoke,
+        1 => OpType::Ok,
+        2 => OpType::Fail,
+        _ => OpType::Info,
+    }
+}
+
+fn status(t: OpType) -> Status {
+    match t {
+        OpType::Ok => Status::Committed,
+        OpType::Fail => Status::Aborted,
+        _ => Status::Indeterminate,
+    }
+}
+
+fn keyword(t: OpType) -> &'static str {
+    match t {
+        OpType::Invoke => "invoke",
+        OpType::Ok => "ok",
+        OpType::Fail => "fail",
+        OpType::Info => "info",
+    }
+}
+
+impl<'a> Decoder<'a> {
+    fn new(values: &[u8], ops: &'a [u8], opts: BuildOptions, name: String) -> Result<Self, String> {
+        let mut builder = Builder::new(name, opts);
+        let mut ids = vec![Val::NIL];
+        let mut v = Bytes { b: values, pos: 0 };
+        while v.pos < values.len() {
+            let entry = v.pos;
+            let text = v
+                .len()
+                .and_then(|n| v.take(n))
+                .map_err(|e| format!("the value table is malformed: {}", e.message))?;
+            let value = edn::read_one(text).map_err(|e| {
+                format!(
+                    "value {} of the value table, {:?}, is not EDN: {} (at byte {entry})",
+                    ids.len(),
+                    String::from_utf8_lossy(text),
+                    e.message
+                )
+            })?;
+            ids.push(builder.values().intern(value));
+        }
+        if ops.len() < 5 || &ops[..4] != MAGIC {
+            return Err(
+                "the encoded history does not start with ELSI: not a history encoding".into(),
+            );
+        }
+        if ops[4] != WIRE_VERSION {
+            return Err(format!(
+                "the history is encoded in wire version {}, but this native library reads version {WIRE_VERSION}: rebuild the library and the Clojure side from one checkout",
+                ops[4]
+            ));
+        }
+        Ok(Decoder {
+            ops: Bytes { b: ops, pos: 5 },
+            ids,
+            builder,
+            raw: RawTxn::default(),
+            starts: Vec::new(),
+        })
+    }
+
+    fn val(&mut self) -> Result<Val, ParseError> {
+        let at = self.ops.pos;
+        let r = self.ops.uv()?;
+        if r & 1 == 0 {
+            let z = r >> 1;
+            let i = ((z >> 1) as i64) ^ -((z & 1) as i64);
+            return Val::int(i)
+                .ok_or_else(|| ParseError::new(at, format!("inline integer {i} out of range")));
+        }
+        let id = (r >> 1) as usize;
+        self.ids
+            .get(id)
+            .copied()
+            .ok_or_else(|| ParseError::new(at, format!("value id {id} is not in the value table")))
+    }
+
+    /// Reads an op record whose tag is already consumed; micro-ops go to
+    /// the buffer.
+    fn read_op(&mut self, start: usize) -> Result<OpHead, ParseError> {
+        let head = self.ops.u8()?;
+        let process = self.ops.sv()?;
+        let index = if head & 4 != 0 {
+            Some(self.ops.sv()?)
+        } else {
+            None
+        };
+        let time = if head & 8 != 0 {
+            Some(self.ops.sv()?)
+        } else {
+            None
+        };
+        let f = self.val()?;
+        let value = match (head >> 4) & 3 {
+            0 => ValueState::Absent,
+            1 => ValueState::Nil,
+            2 => {
+                self.micro_ops()?;
+                ValueState::Txn
+            }
+            _ => {
+                let n = self.ops.len()?;
+                let text = self.ops.take(n)?;
+                ValueState::Other(String::from_utf8_lossy(text).into_owned())
+            }
+        };
+        Ok(OpHead {
+            start,
+            typ: op_type(head),
+            process,
+            index,
+            time,
+            f,
+            value,
+        })
+    }
+
+    fn micro_ops(&mut self) -> Result<(), ParseError> {
+        let n = self.ops.uv()?;
+        for _ in 0..n {
+            let offset = self.ops.pos;
+            let code = self.ops.u8()?;
+            let kind = match code & 3 {
+                0 => RawKind::Append,
+                1 => RawKind::Read,
+                2 => RawKind::Write,
+                _ => return Err(ParseError::new(offset, "unknown micro-op code")),
+            };
+            let key = self.val()?;
+            let arg = match (code >> 2) & 3 {
+                0 => Arg::Nil,
+                1 => match self.val()? {
+                    Val::NIL => Arg::Nil,
+                    v => Arg::Val(v),
+                },
+                2 => {
+                    let len = self.ops.uv()?;
+                    let start = self.raw.elems.len() as u32;
+                    for _ in 0..len {
+                        let v = self.val()?;
+                        self.raw.elems.push(v);
+                    }
+                    Arg::List {
+                        start,
+                        len: self.raw.elems.len() as u32 - start,
+                    }
+                }
+                _ => return Err(ParseError::new(offset, "unknown micro-op argument code")),
+            };
+            self.raw.mops.push(RawMop {
+                kind,
+                key,
+                arg,
+                offset,
+            });
+        }
+        Ok(())
+    }
+
+    fn client_value(op: &OpHead) -> Result<(), ParseError> {
+        match &op.value {
+            ValueState::Other(found) => Err(ParseError::new(
+                op.start,
+                format!(
+                    "a client op's :value must be a vector of micro-ops like [[:append k v] [:r k nil]], found {found}"
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Reads the micro-ops of the op at `start` again into the buffer.
+    fn reread_value(&mut self, start: usize) -> Result<(), ParseError> {
+        let save = self.ops.pos;
+        self.ops.pos = start + 1;
+        self.raw.clear();
+        let op = self.read_op(start)?;
+        self.ops.pos = save;
+        Self::client_value(&op)
+    }
+
+    /// The pairing loop of [`crate::history::jepsen`], over records.
+    fn run(&mut self) -> Result<(), ParseError> {
+        let mut pending: FxHashMap<i64, Pending> = FxHashMap::default();
+        // Decided by the first client op: an invocation means invocations
+        // and completions are paired.
+        let mut paired: Option<(bool, usize)> = None;
+        while self.ops.pos < self.ops.b.len() {
+            let start = self.ops.pos;
+            let ordinal = self.starts.len() as i64;
+            self.starts.push(start as u32);
+            self.builder.stats().ops += 1;
+            match self.ops.u8()? {
+                REC_SKIP => {
+                    self.builder.stats().skipped_ops += 1;
+                    continue;
+                }
+                REC_OP => {}
+                t => {
+                    return Err(ParseError::new(
+                        start,
+                        format!("unknown record tag {t}: the encoder and this library disagree"),
+                    ));
+                }
+            }
+            self.raw.clear();
+            let op = self.read_op(start)?;
+            self.builder.stats().client_ops += 1;
+            let process = op.process;
+            let typ = op.typ;
+            let pos = OpPos {
+                index: op.index.unwrap_or(ordinal),
+                time: op.time.unwrap_or(-1),
+                line: 0,
+                offset: start as u64,
+            };
+            let is_paired = match paired {
+                Some((p, _)) => p,
+                None => {
+                    paired = Some((typ == OpType::Invoke, start));
+                    typ == OpType::Invoke
+                }
+            };
+            if !is_paired {
+                if typ == OpType::Invoke {
+                    let first = paired.map_or(0, |p| p.1);
+                    return Err(ParseError::new(
+                        start,
+                        "an :invoke in a history that began with a completion",
+                    )
+                    .with_related(first, 1, "first client op, a completion")
+                    .with_help(
+                        "a history either pairs every completion with an invocation, or holds completions only",
+                    ));
+                }
+                Self::client_value(&op)?;
+                let meta = TxnMeta {
+                    status: status(typ),
+                    process,
+                    invoke: None,
+                    complete: pos,
+                    f: op.f,
+                };
+                self.builder.push_txn(meta, &self.raw)?;
+                continue;
+            }
+            if typ == OpType::Invoke {
+                if let Some(prev) = pending.get(&process) {
+                    let prev_at = self.position(prev.start);
+                    return Err(ParseError::new(
+                        start,
+                        format!(
+                            "process {process} invokes again while its invocation at history[{prev_at}] has not completed"
+                        ),
+                    )
+                    .with_related(prev.start, 1, "the outstanding invocation"));
+                }
+                Self::client_value(&op)?;
+                pending.insert(
+                    process,
+                    Pending {
+                        pos,
+                        start,
+                        f: op.f,
+                    },
+                );
+                continue;
+            }
+            let Some(inv) = pending.remove(&process) else {
+                return Err(ParseError::new(
+                    start,
+                    format!(
+                        "a :{} completion for process {process}, which has no outstanding invocation",
+                        keyword(typ)
+                    ),
+                )
+                .with_help("each completion must follow an :invoke by the same process"));
+            };
+            let st = status(typ);
+            match (&op.value, st) {
+                (ValueState::Absent | ValueState::Nil, Status::Aborted | Status::Indeterminate) => {
+                    // Jepsen copies the invocation's value; when it does not,
+                    // the invocation says what was attempted.
+                    self.reread_value(inv.start)?;
+                }
+                _ => Self::client_value(&op)?,
+            }
+            let meta = TxnMeta {
+                status: st,
+                process,
+                invoke: Some(inv.pos),
+                complete: pos,
+                f: if op.f == Val::NIL { inv.f } else { op.f },
+            };
+            self.builder.push_txn(meta, &self.raw)?;
+        }
+        // Invocations that never completed may or may not have happened.
+        let mut dangling: Vec<(i64, Pending)> = pending.into_iter().collect();
+        dangling.sort_by_key(|(_, p)| p.start);
+        for (process, inv) in dangling {
+            self.reread_value(inv.start)?;
+            let meta = TxnMeta {
+                status: Status::Indeterminate,
+                process,
+                invoke: Some(inv.pos),
+                complete: inv.pos,
+                f: inv.f,
+            };
+            self.builder.push_txn(meta, &self.raw)?;
+            self.builder.stats().dangling_invokes += 1;
+        }
+        self.builder.stats().completions_only = paired.is_some_and(|p| !p.0);
+        Ok(())
+    }
+
+    /// The position in the history of the record holding byte `offset`.
+    fn position(&self, offset: usize) -> usize {
+        self.starts
+            .partition_point(|&s| s as usize <= offset)
+            .saturating_sub(1)
+    }
+
+    /// `history[12] (:index 24, :process 3)` for the record holding `offset`.
+    fn describe(&self, offset: usize) -> String {
+        let at = self.position(offset);
+        let Some(&start) = self.starts.get(at) else {
+            return format!("byte {offset} of the encoded history");
+        };
+        let mut b = Bytes {
+            b: self.ops.b,
+            pos: start as usize,
+        };
+        let head = (|| -> Result<Option<(i64, Option<i64>)>, ParseError> {
+            if b.u8()? != REC_OP {
+                return Ok(None);
+            }
+            let head = b.u8()?;
+            let process = b.sv()?;
+            let index = if head & 4 != 0 { Some(b.sv()?) } else { None };
+            Ok(Some((process, index)))
+        })();
+        match head {
+            Ok(Some((process, Some(index)))) => {
+                format!("history[{at}] (:index {index}, :process {process})")
+            }
+            Ok(Some((process, None))) => format!("history[{at}] (:process {process})"),
+            _ => format!("history[{at}]"),
+        }
+    }
+
+    /// A decoding or compilation error as one message naming the op.
+    fn explain(&self, name: &str, e: ParseError) -> String {
+        let mut msg = format!("{name}: {}: {}", self.describe(e.offset), e.message);
+        for (offset, _, label) in &e.related {
+            msg.push_str(&format!("\n  {label}: {}", self.describe(*offset)));
+        }
+        if let Some(h) = &e.help {
+            msg.push_str(&format!("\n  help: {h}"));
+        }
+        msg
+    }
+}
+
+/// Decodes an encoded history and compiles it, as [`history::load`] does a
+/// file.
+pub fn decode(values: &[u8], ops: &[u8], opts: &BridgeOptions) -> Result<Loaded, String> {
+    let name = opts.name.clone().unwrap_or_else(|| "history".to_string());
+    let bopts = BuildOptions {
+        workload: opts.workload,
+        zero_is_initial: false,
+    };
+    let mut d = Decoder::new(values, ops, bopts, name.clone())?;
+    if let Err(e) = d.run() {
+        return Err(d.explain(&name, e));
+    }
+    let (history, anomalies) = d.builder.finish();
+    Ok(Loaded {
+        history,
+        anomalies,
+        source: Arc::new(Source::from_bytes(name, Vec::new())),
+        format: Format::Edn,
+    })
+}
+
+/// An input error as one message: where, what, and the help line.
+fn error_text(e: &Error) -> String {
+    match e {
+        Error::Input(ie) => match &ie.help {
+            Some(h) => format!("{ie}\n  help: {h}"),
+            None => ie.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// The `:index` of an op map as [`render::op_value`] writes it.
+fn op_index(entries: &[(Value, Value)]) -> Option<i64> {
+    let mut index = None;
+    let mut is_op = false;
+    for (k, v) in entries {
+        match (k, v) {
+            (Value::Keyword(k), Value::Int(i)) if k == "index" => index = Some(*i),
+            (Value::Keyword(k), Value::Keyword(t)) if k == "type" => {
+                is_op = matches!(t.as_str(), "invoke" | "ok" | "fail" | "info")
+            }
+            _ => {}
+        }
+    }
+    if is_op { index } else { None }
+}
+
+/// Replaces every op map in a rendered result by `#elle-si/op <index>`.
+fn op_refs(v: &mut Value) {
+    match v {
+        Value::Map(entries) => {
+            if let Some(i) = op_index(entries) {
+                *v = Value::Tagged("elle-si/op".into(), Box::new(Value::Int(i)));
+                return;
+            }
+            for (_, x) in entries.iter_mut() {
+                op_refs(x);
+            }
+        }
+        Value::Vector(xs) | Value::List(xs) | Value::Set(xs) => xs.iter_mut().for_each(op_refs),
+        _ => {}
+    }
+}
+
+/// Checks a compiled history and renders Elle's result map as EDN.
+fn check_loaded(
+    loaded: &Loaded,
+    copts: &CheckOptions,
+    opts: &BridgeOptions,
+    decode_time: Duration,
+) -> String {
+    let t0 = Instant::now();
+    let result = check::check(loaded, copts);
+    let check_time = t0.elapsed();
+    let t1 = Instant::now();
+    let mut value = render::result_value(&loaded.history, &result);
+    if opts.op_refs {
+        op_refs(&mut value);
+    }
+    if opts.timings {
+        let render_time = t1.elapsed();
+        let kw = |s: &str| Value::Keyword(s.to_string());
+        let ns = |d: Duration| Value::Int(d.as_nanos().min(i64::MAX as u128) as i64);
+        let s = &loaded.history.stats;
+        if let Value::Map(m) = &mut value {
+            m.push((
+                kw("elle-si/timings"),
+                Value::Map(vec![
+                    (kw("decode-ns"), ns(decode_time)),
+                    (kw("check-ns"), ns(check_time)),
+                    (kw("render-ns"), ns(render_time)),
+                    (kw("ops"), Value::Int(s.ops as i64)),
+                    (kw("client-ops"), Value::Int(s.client_ops as i64)),
+                    (kw("txns"), Value::Int(loaded.history.txns.len() as i64)),
+                ]),
+            ));
+        }
+    }
+    value.to_string()
+}
+
+/// Checks an encoded history; the result is Elle's result map in EDN.
+pub fn check_encoded(values: &[u8], ops: &[u8], options: &str) -> Result<String, String> {
+    let opts = BridgeOptions::parse(options)?;
+    let copts = opts.check_options()?;
+    let t0 = Instant::now();
+    let loaded = decode(values, ops, &opts)?;
+    Ok(check_loaded(&loaded, &copts, &opts, t0.elapsed()))
+}
+
+/// Checks a history file (EDN or the text format, detected as the CLI
+/// detects it).
+pub fn check_file(path: &str, options: &str) -> Result<String, String> {
+    let opts = BridgeOptions::parse(options)?;
+    let copts = opts.check_options()?;
+    let t0 = Instant::now();
+    let lopts = LoadOptions {
+        format: None,
+        workload: opts.workload,
+    };
+    let loaded = history::load(Path::new(path), lopts, None).map_err(|e| error_text(&e))?;
+    Ok(check_loaded(&loaded, &copts, &opts, t0.elapsed()))
+}
+
+// ---------------------------------------------------------------------------
+// JNI
+
+/// Why a native method failed.
+#[derive(Debug)]
+enum BridgeError {
+    /// Bad history or options: `IllegalArgumentException`.
+    Input(String),
+    /// The JNI itself failed (or a Java exception is pending).
+    Jni(JniError),
+}
+
+impl std::fmt::Display for BridgeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BridgeError::Input(m) => f.write_str(m),
+            BridgeError::Jni(e) => write!(f, "JNI failure: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BridgeError {}
+
+impl From<JniError> for BridgeError {
+    fn from(e: JniError) -> Self {
+        BridgeError::Jni(e)
+    }
+}
+
+/// Turns errors and panics into Java exceptions that carry the whole
+/// message. (The stock `ThrowRuntimeExAndDefault` drops the text of
+/// formatted panics, whose payload is a `String`.)
+struct ThrowWithMessage;
+
+impl<T: Default> ErrorPolicy<T, BridgeError> for ThrowWithMessage {
+    type Captures<'unowned_env_local: 'native_method, 'native_method> = ();
+
+    fn on_error<'unowned_env_local: 'native_method, 'native_method>(
+        env: &mut Env<'unowned_env_local>,
+        _cap: &mut Self::Captures<'unowned_env_local, 'native_method>,
+        err: BridgeError,
+    ) -> ::jni::errors::Result<T> {
+        if env.exception_check() {
+            // A Java exception is already on its way: it says more.
+            return Ok(T::default());
+        }
+        let _ = match err {
+            BridgeError::Input(m) => env.throw_new(
+                jni_str!("java/lang/IllegalArgumentException"),
+                JNIString::new(m),
+            ),
+            BridgeError::Jni(e) => env.throw_new(
+                jni_str!("java/lang/RuntimeException"),
+                JNIString::new(format!("elle-si: JNI failure: {e}")),
+            ),
+        };
+        Ok(T::default())
+    }
+
+    fn on_panic<'unowned_env_local: 'native_method, 'native_method>(
+        env: &mut Env<'unowned_env_local>,
+        _cap: &mut Self::Captures<'unowned_env_local, 'native_method>,
+        payload: Box<dyn std::any::Any + Send + 'static>,
+    ) -> ::jni::errors::Result<T> {
+        let text = if let Some(s) = payload.downcast_ref::<&'static str>() {
+            (*s).to_string()
+        } else if let Some(s) = payload.downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "(a panic without a message)".to_string()
+        };
+        // Dropping an arbitrary payload may itself panic; leak it then.
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| drop(payload))) {
+            std::mem::forget(p);
+        }
+        if env.exception_check() {
+            return Ok(T::default());
+        }
+        let _ = env.throw_new(
+            jni_str!("java/lang/IllegalStateException"),
+            JNIString::new(format!(
+                "elle-si internal error (a bug: please report it with the history): {text}"
+            )),
+        );
+        Ok(T::default())
+    }
+}
+
+fn byte_array(env: &Env, arr: &JByteArray, len: jint, what: &str) -> Result<Vec<u8>, BridgeError> {
+    if arr.is_null() {
+        return Err(BridgeError::Input(format!("{what} is null")));
+    }
+    let cap = arr.len(env)?;
+    let len = usize::try_from(len)
+        .ok()
+        .filter(|&l| l <= cap)
+        .ok_or_else(|| {
+            BridgeError::Input(format!(
+                "{what}: length {len} outside the array of {cap} bytes"
+            ))
+        })?;
+    let mut buf = vec![0i8; len];
+    arr.get_region(env, 0, &mut buf)?;
+    // i8 -> u8 in place: same size and alignment.
+    let mut buf = std::mem::ManuallyDrop::new(buf);
+    let (ptr, len, cap) = (buf.as_mut_ptr(), buf.len(), buf.capacity());
+    // SAFETY: the allocation came from a Vec<i8>, whose layout u8 shares.
+    Ok(unsafe { Vec::from_raw_parts(ptr.cast::<u8>(), len, cap) })
+}
+
+fn string(env: &mut Env, s: &JString, what: &str) -> Result<String, BridgeError> {
+    if s.is_null() {
+        return Err(BridgeError::Input(format!("{what} is null")));
+    }
+    Ok(s.try_to_string(env)?)
+}
+
+/// `static native String checkEncoded(byte[] values, int valuesLen, byte[] ops, int opsLen, String options)`
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_elle_1si_Native_checkEncoded<'caller>(
+    mut unowned_env: EnvUnowned<'caller>,
+    _class: JClass<'caller>,
+    values: JByteArray<'caller>,
+    values_len: jint,
+    ops: JByteArray<'caller>,
+    ops_len: jint,
+    options: JString<'caller>,
+) -> JString<'caller> {
+    unowned_env
+        .with_env(|env| -> Result<JString<'caller>, BridgeError> {
+            let values = byte_array(env, &values, values_len, "the value table")?;
+            let ops = byte_array(env, &ops, ops_len, "the encoded ops")?;
+            let options = string(env, &options, "the options")?;
+            let out = check_encoded(&values, &ops, &options).map_err(BridgeError::Input)?;
+            Ok(JString::from_str(env, out)?)
+        })
+        .resolve::<ThrowWithMessage>()
+}
+
+/// `static native String checkFile(String path, String options)`
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_elle_1si_Native_checkFile<'caller>(
+    mut unowned_env: EnvUnowned<'caller>,
+    _class: JClass<'caller>,
+    path: JString<'caller>,
+    options: JString<'caller>,
+) -> JString<'caller> {
+    unowned_env
+        .with_env(|env| -> Result<JString<'caller>, BridgeError> {
+            let path = string(env, &path, "the path")?;
+            let options = string(env, &options, "the options")?;
+            let out = check_file(&path, &options).map_err(BridgeError::Input)?;
+            Ok(JString::from_str(env, out)?)
+        })
+        .resolve::<ThrowWithMessage>()
+}
+
+/// `static native String version()`: the crate version and wire version,
+/// which the Clojure side compares with its own.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_elle_1si_Native_version<'caller>(
+    mut unowned_env: EnvUnowned<'caller>,
+    _class: JClass<'caller>,
+) -> JString<'caller> {
+    unowned_env
+        .with_env(|env| -> Result<JString<'caller>, BridgeError> {
+            let v = format!("{} {WIRE_VERSION}", env!("CARGO_PKG_VERSION"));
+            Ok(JString::from_str(env, v)?)
+        })
+        .resolve::<ThrowWithMessage>()
+}
+
+/// `static native void panicForTest(String message)`: panics with a
+/// formatted message, so the tests can see that a panic reaches Java as an
+/// exception with its text and the JVM carries on.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_elle_1si_Native_panicForTest<'caller>(
+    mut unowned_env: EnvUnowned<'caller>,
+    _class: JClass<'caller>,
+    message: JString<'caller>,
+) {
+    unowned_env
+        .with_env(|env| -> Result<(), BridgeError> {
+            let m = string(env, &message, "the message")?;
+            panic!("deliberate panic for the tests: {m}");
+        })
+        .resolve::<ThrowWithMessage>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small encoder for the tests, mirroring `elle_si.HistoryEncoder`.
+    #[derive(Default)]
+    struct Enc {
+        values: Vec<u8>,
+        ops: Vec<u8>,
+        ids: Vec<String>,
+    }
+
+    enum V<'a> {
+        I(i64),
+        E(&'a str),
+    }
+
+    fn uv(out: &mut Vec<u8>, mut x: u64) {
+        loop {
+            let b = (x & 0x7f) as u8;
+            x >>= 7;
+            if x == 0 {
+                out.push(b);
+                return;
+            }
+            out.push(b | 0x80);
+        }
+    }
+
+    fn sv(out: &mut Vec<u8>, i: i64) {
+        uv(out, ((i << 1) ^ (i >> 63)) as u64)
+    }
+
+    impl Enc {
+        fn new() -> Enc {
+            let mut e = Enc::default();
+            e.ops.extend_from_slice(MAGIC);
+            e.ops.push(WIRE_VERSION);
+            e
+        }
+
+        fn r(&mut self, v: V) {
+            match v {
+                V::I(i) => uv(&mut self.ops, (((i << 1) ^ (i >> 63)) as u64) << 1),
+                V::E(text) => {
+                    let id = match self.ids.iter().position(|t| t == text) {
+                        Some(p) => p + 1,
+                        None => {
+                            self.ids.push(text.to_string());
+                            uv(&mut self.values, text.len() as u64);
+                            self.values.extend_from_slice(text.as_bytes());
+                            self.ids.len()
+                        }
+                    };
+                    uv(&mut self.ops, ((id as u64) << 1) | 1)
+                }
+            }
+        }
+
+        /// `mops`: (function code, key, arg) with arg None, Some(vec) for a
+        /// list, or a one-element scalar marker.
+        fn op(
+            &mut self,
+            typ: u8,
+            process: i64,
+            index: Option<i64>,
+            mops: Option<&[(u8, i64, Arg2)]>,
+        ) {
+            self.ops.push(REC_OP);
+            let state = if mops.is_some() { 2 } else { 1 };
+            self.ops
+                .push(typ | if index.is_some() { 4 } else { 0 } | (state << 4));
+            sv(&mut self.ops, process);
+            if let Some(i) = index {
+                sv(&mut self.ops, i);
+            }
+            self.r(V::E(":txn"));
+            if let Some(mops) = mops {
+                uv(&mut self.ops, mops.len() as u64);
+                for (f, k, a) in mops {
+                    let argc = match a {
+                        Arg2::Nil => 0,
+                        Arg2::One(_) => 1,
+                        Arg2::List(_) => 2,
+                    };
+                    self.ops.push(f | (argc << 2));
+                    self.r(V::I(*k));
+                    match a {
+                        Arg2::Nil => {}
+                        Arg2::One(v) => self.r(V::I(*v)),
+                        Arg2::List(vs) => {
+                            uv(&mut self.ops, vs.len() as u64);
+                            for v in vs.iter() {
+                                self.r(V::I(*v));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[derive(Clone)]
+    enum Arg2 {
+        Nil,
+        One(i64),
+        List(Vec<i64>),
+    }
+
+    const INV: u8 = 0;
+    const OK: u8 = 1;
+    const FAIL: u8 = 2;
+    const APPEND: u8 = 0;
+    const READ: u8 = 1;
+
+    fn opts() -> BridgeOptions {
+        BridgeOptions::default()
+    }
+
+    #[test]
+    fn pairs_invocations_with_completions() {
+        let mut e = Enc::new();
+        e.op(INV, 0, Some(0), Some(&[(APPEND, 1, Arg2::One(1))]));
+        e.ops.push(REC_SKIP);
+        e.op(INV, 1, Some(2), Some(&[(READ, 1, Arg2::Nil)]));
+        e.op(OK, 0, Some(3), Some(&[(APPEND, 1, Arg2::One(1))]));
+        e.op(OK, 1, Some(4), Some(&[(READ, 1, Arg2::List(vec![1]))]));
+        // A failed append without a value: the invocation tells.
+        e.op(INV, 0, Some(5), Some(&[(APPEND, 1, Arg2::One(2))]));
+        e.op(FAIL, 0, Some(6), None);
+        // Never completes.
+        e.op(INV, 2, Some(7), Some(&[(APPEND, 1, Arg2::One(3))]));
+        let l = decode(&e.values, &e.ops, &opts()).unwrap();
+        let h = &l.history;
+        assert_eq!(h.stats.ops, 8);
+        assert_eq!(h.stats.skipped_ops, 1);
+        assert_eq!(h.stats.dangling_invokes, 1);
+        assert_eq!(h.workload, Some(Workload::ListAppend));
+        let st: Vec<Status> = h.txns.iter().map(|t| t.status).collect();
+        assert_eq!(
+            st,
+            [
+                Status::Committed,
+                Status::Committed,
+                Status::Aborted,
+                Status::Indeterminate
+            ]
+        );
+        assert_eq!(h.txns[1].complete.index, 4);
+        assert_eq!(h.txns[1].invoke.map(|p| p.index), Some(2));
+        // The failed txn's append came from its invocation.
+        let m = &h.mops[h.txns[2].start as usize];
+        assert_eq!(m.val, Val::int(2).unwrap());
+        assert_eq!(h.value(h.txns[0].f), Value::Keyword("txn".into()));
+    }
+
+    #[test]
+    fn ops_without_index_get_their_position() {
+        let mut e = Enc::new();
+        e.ops.push(REC_SKIP);
+        e.op(OK, 0, None, Some(&[(APPEND, 1, Arg2::One(1))]));
+        let l = decode(&e.values, &e.ops, &opts()).unwrap();
+        assert_eq!(l.history.txns[0].complete.index, 1);
+        assert!(l.history.stats.completions_only);
+    }
+
+    #[test]
+    fn errors_name_the_op() {
+        let mut e = Enc::new();
+        e.op(OK, 0, Some(10), Some(&[(APPEND, 1, Arg2::One(1))]));
+        e.op(OK, 3, Some(11), Some(&[(APPEND, 1, Arg2::One(1))]));
+        let err = decode(&e.values, &e.ops, &opts()).err().unwrap();
+        assert!(
+            err.starts_with(
+                "history: history[1] (:index 11, :process 3): value 1 appended to key 1 twice"
+            ),
+            "{err}"
+        );
+        assert!(
+            err.contains("written before here: history[0] (:index 10"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn completion_without_invocation_is_refused() {
+        let mut e = Enc::new();
+        e.op(INV, 0, Some(0), Some(&[(APPEND, 1, Arg2::One(1))]));
+        e.op(OK, 1, Some(1), Some(&[(APPEND, 1, Arg2::One(1))]));
+        let err = decode(&e.values, &e.ops, &opts()).err().unwrap();
+        assert!(err.contains("history[1]"), "{err}");
+        assert!(err.contains("no outstanding invocation"), "{err}");
+    }
+
+    #[test]
+    fn truncated_and_foreign_buffers_are_refused() {
+        let mut e = Enc::new();
+        e.op(OK, 0, Some(0), Some(&[(APPEND, 1, Arg2::One(1))]));
+        let cut = &e.ops[..e.ops.len() - 1];
+        let err = decode(&e.values, cut, &opts()).err().unwrap();
+        assert!(err.contains("ends in the middle of a record"), "{err}");
+        let err = decode(&[], b"{:type :ok}", &opts()).err().unwrap();
+        assert!(err.contains("ELSI"), "{err}");
+        let mut v2 = e.ops.clone();
+        v2[4] = 2;
+        let err = decode(&e.values, &v2, &opts()).err().unwrap();
+        assert!(err.contains("wire version 2"), "{err}");
+    }
+
+    #[test]
+    fn interned_values_round_trip() {
+        let mut e = Enc::new();
+        e.ops.push(REC_OP);
+        e.ops.push(1 | (2 << 4));
+        sv(&mut e.ops, 0);
+        e.r(V::E(":txn"));
+        uv(&mut e.ops, 1);
+        e.ops.push(APPEND | (1 << 2));
+        e.r(V::E("[:anti 1]"));
+        e.r(V::E("\"s\""));
+        let l = decode(&e.values, &e.ops, &opts()).unwrap();
+        let h = &l.history;
+        assert_eq!(
+            h.key_value(0),
+            Value::Vector(vec![Value::Keyword("anti".into()), Value::Int(1)])
+        );
+        assert_eq!(h.value(h.mops[0].val), Value::String("s".into()));
+    }
+
+    #[test]
+    fn op_refs_replace_op_maps_only() {
+        let text = "{:anomalies {:G1a [{:op {:index 3, :type :ok, :process 0, :value [[:r :x [1]]]}, \
+                    :mop [:r :x [1]], :type :G1a, :steps [{:type :ww, :index 9}]}]}}";
+        let mut v = edn::read_one(text.as_bytes()).unwrap();
+        op_refs(&mut v);
+        assert_eq!(
+            v.to_string(),
+            "{:anomalies {:G1a [{:op #elle-si/op 3, :mop [:r :x [1]], :type :G1a, :steps [{:type :ww, :index 9}]}]}}"
+        );
+    }
+
+    #[test]
+    fn options_parse_and_refuse() {
+        let o = BridgeOptions::parse(
+            r#"{:models ["serializable"] :anomalies [:G1] :timeout-ms 500 :workload "rw-register" :timings true}"#,
+        )
+        .unwrap();
+        assert_eq!(o.models, ["serializable"]);
+        assert_eq!(o.anomalies, ["G1"]);
+        assert_eq!(o.timeout, Some(Duration::from_millis(500)));
+        assert_eq!(o.workload, Some(Workload::RwRegister));
+        assert!(o.timings);
+        assert!(!o.op_refs);
+        assert!(BridgeOptions::parse("{:op-refs true}").unwrap().op_refs);
+        assert!(BridgeOptions::parse("{:bogus 1}").is_err());
+        assert!(BridgeOptions::parse("[1]").is_err());
+        // No model and an anomaly: nothing would look for it.
+        let o = BridgeOptions::parse("{:models [] :anomalies [:G0]}").unwrap();
+        let err = o.check_options().err().unwrap();
+        assert!(err.contains(":G0 is not prohibited by no model"), "{err}");
+    }
+}
