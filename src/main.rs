@@ -289,6 +289,11 @@ fn run_check(
             verbose_notes(&l);
         }
         let r = check::check(&l, &copts);
+        if input.verbose {
+            for n in &r.notes {
+                eprintln!("{}: {n}", l.source.name());
+            }
+        }
         let code = r.valid.exit_code() as u8;
         if worst != 3 && (code == 1 || (code == 2 && worst == 0)) {
             worst = code;

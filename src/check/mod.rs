@@ -117,8 +117,25 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
     let mut variants: Vec<si::polygraph::Variant> =
         opts.models.iter().filter_map(|m| si_variant(m)).collect();
     variants.dedup();
+    let mut notes = Vec::new();
     for v in variants {
         let outcome = si::check(h, v, deadline);
+        let s = &outcome.stats;
+        notes.push(format!(
+            "{}: constraints {} -> {} after {} pruning rounds, unknown dependencies {} -> {}; \
+             construct {:.3} s, prune {:.3} s, solve {:.3} s ({} conflicts), interpret {:.3} s",
+            v.cycle_exists().trim_end_matches("-cycle-exists"),
+            s.constraints_before,
+            s.constraints_after,
+            s.prune_rounds,
+            s.unknown_before,
+            s.unknown_after,
+            s.construct_s,
+            s.prune_s,
+            s.solve_s,
+            s.solver_conflicts,
+            s.interpret_s
+        ));
         if outcome.timed_out {
             found.push(
                 Anomaly::new("cycle-search-timeout")
@@ -131,5 +148,7 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
             }
         }
     }
-    report::result_map(&opts.models, found)
+    let mut r = report::result_map(&opts.models, found);
+    r.notes = notes;
+    r
 }

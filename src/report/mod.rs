@@ -47,6 +47,8 @@ pub struct CheckResult {
     pub anomalies: BTreeMap<String, Vec<Anomaly>>,
     pub not: BTreeSet<String>,
     pub also_not: BTreeSet<String>,
+    /// How the check went (stage times, constraint counts), for --verbose.
+    pub notes: Vec<String>,
 }
 
 impl CheckResult {
@@ -99,6 +101,7 @@ pub fn result_map(models: &[&str], found: Vec<Anomaly>) -> CheckResult {
             anomalies,
             not: BTreeSet::new(),
             also_not: BTreeSet::new(),
+            notes: Vec::new(),
         };
     }
     let (not, also_not) = lattice::boundary(&all);
@@ -108,5 +111,6 @@ pub fn result_map(models: &[&str], found: Vec<Anomaly>) -> CheckResult {
         anomalies,
         not,
         also_not,
+        notes: Vec::new(),
     }
 }

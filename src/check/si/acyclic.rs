@@ -295,10 +295,10 @@ pub struct Th<'a>(pub &'a mut Acyclic);
 
 impl Th<'_> {
     fn check(&mut self, acts: &mut TheoryArg) {
-        let model: Vec<Lit> = acts.model().to_vec();
         let conflict = {
-            let value = |l: Lit| (acts.value(l.var()) ^ !l.sign()) == batsat::lbool::TRUE;
-            self.0.assert_lits(&model, value).map(|c| c.to_vec())
+            let args: &TheoryArg = acts;
+            let value = |l: Lit| (args.value(l.var()) ^ !l.sign()) == batsat::lbool::TRUE;
+            self.0.assert_lits(args.model(), value).map(|c| c.to_vec())
         };
         if let Some(c) = conflict
             && !c.is_empty()

@@ -114,7 +114,8 @@ pub fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcom
         return out;
     }
     let t2 = Instant::now();
-    let (result, conflicts) = solve(&g, &g2, &pruned.open, deadline, false);
+    let invoke = time_keys(h);
+    let (result, conflicts) = solve(&invoke, &g, &g2, &pruned.open, deadline, false);
     out.stats.solver_conflicts = conflicts;
     out.stats.solve_s = t2.elapsed().as_secs_f64();
     match result {
@@ -122,7 +123,7 @@ pub fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcom
         Solved::Unknown => out.timed_out = true,
         Solved::Unsat(_) => {
             let t3 = Instant::now();
-            let (core, _) = solve(&g, &g2, &pruned.open, deadline, true);
+            let (core, _) = solve(&invoke, &g, &g2, &pruned.open, deadline, true);
             let core = match core {
                 Solved::Unsat(c) if !c.is_empty() => c,
                 _ => pruned.open.clone(),
@@ -134,35 +135,51 @@ pub fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcom
     out
 }
 
+/// When each transaction most likely took effect, as a sort key: its
+/// completion's place in the history when the history pairs invocations
+/// with completions, and otherwise its progress through its session (all
+/// sessions advancing together).
+fn time_keys(h: &History) -> Vec<u64> {
+    if h.txns
+        .iter()
+        .all(|t| t.invoke.is_some() && t.complete.index >= 0)
+    {
+        return h.txns.iter().map(|t| t.complete.index as u64).collect();
+    }
+    h.txns
+        .iter()
+        .map(|t| {
+            let len = h.sessions[t.session as usize].txns.len().max(1) as u64;
+            (t.seq as u64 * 1_000_000) / len
+        })
+        .collect()
+}
+
 /// G2's nodes and edges for a polygraph.
 struct G2 {
     nodes: usize,
-    serializable: bool,
+    variant: Variant,
 }
 
 impl G2 {
     fn new(_g: &Polygraph, v: Variant, n: usize) -> G2 {
         G2 {
-            nodes: if v.serializable { n } else { 2 * n },
-            serializable: v.serializable,
+            nodes: v.g2_nodes(n),
+            variant: v,
+        }
+    }
+
+    fn txn(&self, node: u32) -> TxnId {
+        if self.variant.serializable {
+            node
+        } else {
+            node / 2
         }
     }
 
     /// The G2 edges of a transaction-level edge.
     fn map(&self, g: &Polygraph, e: EdgeId, out: &mut Vec<(u32, u32)>) {
-        let ed = g.edges[e as usize];
-        if self.serializable {
-            out.push((ed.a, ed.b));
-        } else if ed.kind.is_dep() {
-            out.push((2 * ed.a, 2 * ed.b));
-            out.push((2 * ed.a + 1, 2 * ed.b));
-        } else {
-            out.push((2 * ed.a, 2 * ed.b + 1));
-        }
-    }
-
-    fn txn(&self, node: u32) -> TxnId {
-        if self.serializable { node } else { node / 2 }
+        self.variant.g2_edges(&g.edges[e as usize], out);
     }
 
     /// Labelled adjacency of the known edges (plus extra ones).
@@ -190,6 +207,7 @@ enum Solved {
 /// selector assumed true, and an unsat answer names the constraints
 /// involved.
 fn solve(
+    time_key: &[u64],
     g: &Polygraph,
     g2: &G2,
     open: &[usize],
@@ -205,9 +223,19 @@ fn solve(
     }
     let dg = Digraph::from_edges(g2.nodes, &edges);
     let all = vec![true; g2.nodes];
-    let Some(topo) = prune::topo_order(&dg, &all) else {
+    // Start from the order in which transactions most likely took effect,
+    // and let the solver guess writes in that order: most guesses then add
+    // edges that point forward and cost nothing.
+    let prio: Vec<u64> = (0..g2.nodes as u32)
+        .map(|v| time_key[g2.txn(v) as usize])
+        .collect();
+    let Some(topo) = prune::topo_order_by(&dg, &all, &prio) else {
         return (Solved::Unsat(Vec::new()), 0);
     };
+    let mut rank = vec![0u32; g2.nodes];
+    for (i, &v) in topo.iter().enumerate() {
+        rank[v as usize] = i as u32;
+    }
     let mut order = Order::new(g2.nodes, &topo);
     for &(u, v) in &edges {
         if order.add(u, v, KNOWN).is_err() {
@@ -225,7 +253,9 @@ fn solve(
     let mut selector_of: Vec<(Lit, usize)> = Vec::new();
     for &c in open {
         let con = &g.constraints[c];
-        let v = Lit::new(solver.new_var_default(), true);
+        let a_first =
+            rank[g2.variant.g2_node(con.a) as usize] < rank[g2.variant.g2_node(con.c) as usize];
+        let v = Lit::new(solver.new_var(lbool::new(a_first), true), true);
         let side = |s: &[EdgeId]| {
             let mut out = Vec::new();
             let mut b = Vec::new();
@@ -458,7 +488,6 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, _v: Variant) -> Vec<Anomaly
         *per_comp.entry(c).or_default() += 1;
         out.push(cycle_anomaly(h, g, &cyc));
     }
-    let _ = g2.txn(0);
     out
 }
 

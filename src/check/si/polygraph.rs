@@ -93,6 +93,31 @@ pub struct Polygraph {
 }
 
 impl Variant {
+    /// Nodes of G2 for `n` transactions: two copies each for SI, one for
+    /// serializability (see the module `si`).
+    pub fn g2_nodes(self, n: usize) -> usize {
+        if self.serializable { n } else { 2 * n }
+    }
+
+    /// The G2 edges of a transaction-level edge.
+    #[inline]
+    pub fn g2_edges(self, ed: &Edge, out: &mut Vec<(u32, u32)>) {
+        if self.serializable {
+            out.push((ed.a, ed.b));
+        } else if ed.kind.is_dep() {
+            out.push((2 * ed.a, 2 * ed.b));
+            out.push((2 * ed.a + 1, 2 * ed.b));
+        } else {
+            out.push((2 * ed.a, 2 * ed.b + 1));
+        }
+    }
+
+    /// The G2 node of a transaction's first copy.
+    #[inline]
+    pub fn g2_node(self, t: TxnId) -> u32 {
+        if self.serializable { t } else { 2 * t }
+    }
+
     /// Elle's name for "some cycle of this model's graph exists".
     pub fn cycle_exists(self) -> &'static str {
         match (self.serializable, self.session, self.realtime) {

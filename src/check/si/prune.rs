@@ -80,10 +80,12 @@ impl Known {
 
 /// Reachability in H.
 pub enum Oracle {
+    /// Over G2 nodes (first copies at `2t` for SI).
     Vectors {
         v: Vectors,
         sess: Vec<u32>,
         pos: Vec<u32>,
+        serializable: bool,
     },
     Bits {
         words: usize,
@@ -100,7 +102,15 @@ impl Oracle {
             return Some(true);
         }
         match self {
-            Oracle::Vectors { v, sess, pos } => Some(v.get(y, sess[x as usize]) >= pos[x as usize]),
+            Oracle::Vectors {
+                v,
+                sess,
+                pos,
+                serializable,
+            } => {
+                let node = if *serializable { y } else { 2 * y };
+                Some(v.get(node, sess[x as usize]) >= pos[x as usize])
+            }
             Oracle::Bits { words, dense, bits } => {
                 let (dx, dy) = (dense[x as usize], dense[y as usize]);
                 if dx == u32::MAX || dy == u32::MAX {
@@ -140,22 +150,33 @@ pub fn topo_order(g: &Digraph, nodes: &[bool]) -> Option<Vec<u32>> {
     (order.len() == nodes.iter().filter(|&&b| b).count()).then_some(order)
 }
 
-/// Builds the reachability oracle for an acyclic H.
-pub fn oracle(h: &History, hg: &Digraph, topo: &[u32], inc: &[bool], variant: Variant) -> Oracle {
-    let n = hg.len();
-    if variant.session {
-        let sess: Vec<u32> = h.txns.iter().map(|t| t.session).collect();
-        let pos: Vec<u32> = h.txns.iter().map(|t| t.seq + 1).collect();
-        let mut v = Vectors::new(n, h.sessions.len());
-        // Push along edges in topological order.
-        for &a in topo {
-            v.raise(a, sess[a as usize], pos[a as usize]);
-            for &b in hg.out(a) {
-                v.join(b, a);
-            }
+/// Vector clocks over G2 for a variant with session order: a
+/// transaction's first copy raises its session entry; reachability between
+/// first copies is then exact.
+pub fn session_oracle(h: &History, g2: &Digraph, topo: &[u32], variant: Variant) -> Oracle {
+    let sess: Vec<u32> = h.txns.iter().map(|t| t.session).collect();
+    let pos: Vec<u32> = h.txns.iter().map(|t| t.seq + 1).collect();
+    let mut v = Vectors::new(g2.len(), h.sessions.len());
+    for &a in topo {
+        let t = if variant.serializable { a } else { a / 2 };
+        if variant.g2_node(t) == a {
+            v.raise(a, sess[t as usize], pos[t as usize]);
         }
-        return Oracle::Vectors { v, sess, pos };
+        for &b in g2.out(a) {
+            v.join(b, a);
+        }
     }
+    Oracle::Vectors {
+        v,
+        sess,
+        pos,
+        serializable: variant.serializable,
+    }
+}
+
+/// Bitset reachability for an acyclic H, when it fits.
+pub fn oracle(hg: &Digraph, topo: &[u32], inc: &[bool]) -> Oracle {
+    let n = hg.len();
     let count = inc.iter().filter(|&&b| b).count();
     if count > BITSET_LIMIT {
         return Oracle::None;
@@ -246,21 +267,42 @@ pub fn prune(
     let mut open: Vec<usize> = (0..g.constraints.len()).collect();
     let mut known = Known::new(g, n);
     let mut rounds = 0;
+    // G2 nodes that take part.
+    let g2_mask: Vec<bool> = (0..variant.g2_nodes(n))
+        .map(|v| g.included[if variant.serializable { v } else { v / 2 }])
+        .collect();
+    let done = |open, contradictions, known_cycle, rounds| Pruned {
+        open,
+        contradictions,
+        known_cycle,
+        rounds,
+    };
     loop {
         rounds += 1;
-        let hg = known.h_graph(variant.serializable);
-        let Some(topo) = topo_order(&hg, &g.included) else {
-            return Pruned {
-                open,
-                contradictions: Vec::new(),
-                known_cycle: true,
-                rounds,
+        let o = if variant.session {
+            // Session chains make vector clocks exact: work on G2 itself.
+            let mut edges = Vec::with_capacity(g.known.len() * 2);
+            for &e in &g.known {
+                variant.g2_edges(&g.edges[e as usize], &mut edges);
+            }
+            let g2 = Digraph::from_edges(variant.g2_nodes(n), &edges);
+            let Some(topo) = topo_order(&g2, &g2_mask) else {
+                return done(open, Vec::new(), true, rounds);
             };
+            if open.is_empty() {
+                break;
+            }
+            session_oracle(h, &g2, &topo, variant)
+        } else {
+            let hg = known.h_graph(variant.serializable);
+            let Some(topo) = topo_order(&hg, &g.included) else {
+                return done(open, Vec::new(), true, rounds);
+            };
+            if open.is_empty() {
+                break;
+            }
+            oracle(&hg, &topo, &g.included)
         };
-        if open.is_empty() {
-            break;
-        }
-        let o = oracle(h, &hg, &topo, &g.included, variant);
         if matches!(o, Oracle::None) {
             break;
         }
@@ -289,21 +331,40 @@ pub fn prune(
         }
         open = still;
         if !contradictions.is_empty() {
-            return Pruned {
-                open,
-                contradictions,
-                known_cycle: false,
-                rounds,
-            };
+            return done(open, contradictions, false, rounds);
         }
         if !changed {
             break;
         }
     }
-    Pruned {
-        open,
-        contradictions: Vec::new(),
-        known_cycle: false,
-        rounds,
+    done(open, Vec::new(), false, rounds)
+}
+
+/// A topological order that, among nodes free to go next, takes the one
+/// with the lowest priority first (Kahn's algorithm with a heap).
+pub fn topo_order_by(g: &Digraph, nodes: &[bool], priority: &[u64]) -> Option<Vec<u32>> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let n = g.len();
+    let mut indeg = vec![0u32; n];
+    for a in 0..n as u32 {
+        for &b in g.out(a) {
+            indeg[b as usize] += 1;
+        }
     }
+    let mut heap: BinaryHeap<Reverse<(u64, u32)>> = (0..n as u32)
+        .filter(|&v| nodes[v as usize] && indeg[v as usize] == 0)
+        .map(|v| Reverse((priority[v as usize], v)))
+        .collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(Reverse((_, a))) = heap.pop() {
+        order.push(a);
+        for &b in g.out(a) {
+            indeg[b as usize] -= 1;
+            if indeg[b as usize] == 0 {
+                heap.push(Reverse((priority[b as usize], b)));
+            }
+        }
+    }
+    (order.len() == nodes.iter().filter(|&&b| b).count()).then_some(order)
 }
