@@ -74,6 +74,29 @@ impl Source {
         }
     }
 
+    /// Tells the kernel that the reader is done with `bytes()[..upto]`:
+    /// mapped pages there leave the process's resident set (they stay in the
+    /// page cache, and come back on a later touch, e.g. to render an error).
+    /// Without this a read of a 500 MB file ends with all 500 MB resident on
+    /// top of the compiled history.
+    pub fn release(&self, from: usize, upto: usize) {
+        #[cfg(unix)]
+        if let Data::Mapped(m) = &self.data
+            && from < upto
+            && upto <= m.len()
+        {
+            // SAFETY: the map is a private, read-only map of a file. After
+            // MADV_DONTNEED its pages read back from the file, so every byte
+            // reads as before: no reference into the map sees a change
+            // (short of the file changing under us, the caveat of any map).
+            let _ = unsafe {
+                m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, upto - from)
+            };
+        }
+        #[cfg(not(unix))]
+        let _ = (from, upto);
+    }
+
     fn line_starts(&self) -> &[usize] {
         self.line_starts.get_or_init(|| {
             let bytes = self.bytes();

@@ -1,5 +1,6 @@
 //! EDN: values, the generic reader, and printing.
 
+pub mod lex;
 pub mod parse;
 pub mod value;
 

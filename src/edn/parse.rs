@@ -1,125 +1,85 @@
-//! The generic EDN reader: a hand-written recursive descent over bytes whose
-//! lexical pieces (tokens, numbers) are nom parsers.
+//! The generic EDN reader: a hand-written loop over bytes with an explicit
+//! stack of open forms, whose lexical pieces (tokens, numbers) are nom
+//! parsers.
 //!
 //! The cursor is shared with the typed op reader in `history::jepsen`, which
 //! reads the keys it knows itself and calls [`Cursor::value`] for the rest.
-//! Nesting is bounded by [`MAX_DEPTH`]: deeper input is an error, not a stack
-//! overflow (JNI threads have small stacks).
-
-use nom::{
-    IResult, Parser,
-    bytes::complete::take_while1,
-    character::complete::{char as ch, digit0, digit1, one_of},
-    combinator::{opt, recognize},
-};
+//! Nesting is bounded by [`MAX_DEPTH`]: deeper input is an error. The reader
+//! never recurses per level, so no input can overflow the native stack (JNI
+//! threads have small stacks).
 
 use super::value::Value;
 use crate::error::ParseError;
 
+pub use super::lex::{atom_value, is_delim, is_ws, parse_i64, token};
+
 /// Deepest nesting of collections and tags the reader accepts.
 pub const MAX_DEPTH: usize = 100;
 
-/// Bytes that end a token.
-#[inline]
-pub fn is_delim(c: u8) -> bool {
-    matches!(
-        c,
-        b' ' | b'\t' | b'\n' | b'\r' | b',' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'"' | b';'
-    ) || c == 0x0c
+#[derive(Copy, Clone)]
+enum Seq {
+    List,
+    Vector,
+    Set,
 }
 
-/// A token: the run of bytes up to the next delimiter.
-pub fn token(i: &[u8]) -> IResult<&[u8], &[u8]> {
-    take_while1(|c: u8| !is_delim(c)).parse(i)
-}
-
-/// The numeric part of a number token: sign, digits, fraction, exponent.
-fn number_body(i: &[u8]) -> IResult<&[u8], &[u8]> {
-    recognize((
-        opt(one_of("+-")),
-        digit1,
-        opt((ch('.'), digit0)),
-        opt((one_of("eE"), opt(one_of("+-")), digit1)),
-    ))
-    .parse(i)
-}
-
-/// Reads a decimal integer that fits i64, or `None` (for bigints and junk).
-#[inline]
-pub fn parse_i64(t: &[u8]) -> Option<i64> {
-    let (neg, digits) = match t.first()? {
-        b'-' => (true, &t[1..]),
-        b'+' => (false, &t[1..]),
-        _ => (false, t),
-    };
-    if digits.is_empty() || digits.len() > 19 {
-        return None;
-    }
-    let mut n: i64 = 0;
-    for &d in digits {
-        if !d.is_ascii_digit() {
-            return None;
+impl Seq {
+    fn close(self) -> u8 {
+        match self {
+            Seq::List => b')',
+            Seq::Vector => b']',
+            Seq::Set => b'}',
         }
-        let v = (d - b'0') as i64;
-        n = if neg {
-            n.checked_mul(10)?.checked_sub(v)?
-        } else {
-            n.checked_mul(10)?.checked_add(v)?
-        };
     }
-    Some(n)
 }
 
-/// Classifies a token that starts like a number.
-fn number(t: &[u8], offset: usize) -> Result<Value, ParseError> {
-    let bad = || {
-        ParseError::new(
-            offset,
-            format!("invalid number `{}`", String::from_utf8_lossy(t)),
-        )
-        .with_len(t.len())
-    };
-    let Ok((rest, body)) = number_body(t) else {
-        return Err(bad());
-    };
-    let s = std::str::from_utf8(body).map_err(|_| bad())?;
-    let is_float = body.iter().any(|&c| matches!(c, b'.' | b'e' | b'E'));
-    match rest {
-        b"" if is_float => s.parse::<f64>().map(Value::Float).map_err(|_| bad()),
-        b"" => Ok(parse_i64(body)
-            .map(Value::Int)
-            .unwrap_or_else(|| Value::BigInt(s.trim_start_matches('+').to_string()))),
-        b"N" if !is_float => Ok(Value::BigInt(s.trim_start_matches('+').to_string())),
-        b"M" => Ok(Value::BigDec(s.to_string())),
-        [b'/', den @ ..] if !is_float && !den.is_empty() && den.iter().all(u8::is_ascii_digit) => {
-            Ok(Value::Ratio(String::from_utf8_lossy(t).into_owned()))
+/// A form the reader's loop has opened and not yet finished.
+enum Frame {
+    Seq {
+        kind: Seq,
+        open: usize,
+        items: Vec<Value>,
+    },
+    Map {
+        open: usize,
+        /// `#:ns{...}`: the namespace of its plain keyword keys.
+        ns: Option<String>,
+        items: Vec<(Value, Value)>,
+        /// A key read and awaiting its value, with its offset.
+        key: Option<(Value, usize)>,
+    },
+    /// `#tag`, awaiting its form.
+    Tag { at: usize, tag: String },
+    /// `#_`, awaiting the form it drops.
+    Discard { at: usize },
+}
+
+impl Frame {
+    fn seq(kind: Seq, open: usize) -> Frame {
+        Frame::Seq {
+            kind,
+            open,
+            items: Vec::new(),
         }
-        _ => Err(bad()),
+    }
+
+    fn map(open: usize, ns: Option<String>) -> Frame {
+        Frame::Map {
+            open,
+            ns,
+            items: Vec::new(),
+            key: None,
+        }
     }
 }
 
-fn is_symbol_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric()
-        || matches!(
-            c,
-            b'.' | b'*'
-                | b'+'
-                | b'!'
-                | b'-'
-                | b'_'
-                | b'?'
-                | b'$'
-                | b'%'
-                | b'&'
-                | b'='
-                | b'<'
-                | b'>'
-                | b'/'
-                | b':'
-                | b'#'
-                | b'\''
-        )
-        || c >= 0x80
+/// A value for a message: printed, and cut short if long.
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    match s.char_indices().nth(60) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s,
+    }
 }
 
 /// Reads EDN from a byte slice, one form at a time.
@@ -166,19 +126,27 @@ impl<'a> Cursor<'a> {
     /// Skips whitespace, commas, `;` comments and `#_` discarded forms.
     #[inline]
     pub fn skip_ws(&mut self, depth: usize) -> Result<(), ParseError> {
+        while let Some(&c) = self.src.get(self.pos) {
+            if !is_ws(c) {
+                if c == b';' || c == b'#' {
+                    return self.skip_ws_slow(depth);
+                }
+                break;
+            }
+            self.pos += 1;
+        }
+        Ok(())
+    }
+
+    fn skip_ws_slow(&mut self, depth: usize) -> Result<(), ParseError> {
         loop {
             match self.peek() {
-                Some(b' ' | b'\t' | b'\n' | b'\r' | b',' | 0x0c) => self.pos += 1,
-                Some(b';') => {
-                    self.pos = match memchr::memchr(b'\n', &self.src[self.pos..]) {
-                        Some(i) => self.pos + i + 1,
-                        None => self.src.len(),
-                    }
-                }
+                Some(c) if is_ws(c) => self.pos += 1,
+                Some(b';') => self.comment()?,
                 Some(b'#') if self.src.get(self.pos + 1) == Some(&b'_') => {
                     let start = self.pos;
                     self.pos += 2;
-                    self.skip_ws(depth)?;
+                    self.skip_plain_ws()?;
                     if matches!(self.peek(), None | Some(b')' | b']' | b'}')) {
                         return Err(ParseError::new(
                             start,
@@ -186,6 +154,9 @@ impl<'a> Cursor<'a> {
                         )
                         .with_len(2));
                     }
+                    // The discarded form, read by the reader's loop, which
+                    // also takes further `#_`s (`#_ #_ a b`) without
+                    // recursion.
                     self.value(depth)?;
                 }
                 _ => return Ok(()),
@@ -193,90 +164,187 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Reads the next form (whitespace already skipped or not).
-    pub fn value(&mut self, depth: usize) -> Result<Value, ParseError> {
-        self.skip_ws(depth)?;
-        if depth >= MAX_DEPTH {
-            return Err(self.err(format!(
-                "nesting deeper than {MAX_DEPTH} levels; histories never nest this deep"
-            )));
+    /// Skips whitespace and comments, but not `#_` (the reader's loop
+    /// takes discards as frames, so that they nest without recursion).
+    #[inline]
+    fn skip_plain_ws(&mut self) -> Result<(), ParseError> {
+        loop {
+            match self.peek() {
+                Some(c) if is_ws(c) => self.pos += 1,
+                Some(b';') => self.comment()?,
+                _ => return Ok(()),
+            }
         }
-        let start = self.pos;
-        let Some(c) = self.peek() else {
-            return Err(self.err("expected a value, found end of input"));
+    }
+
+    fn comment(&mut self) -> Result<(), ParseError> {
+        let end = match memchr::memchr(b'\n', &self.src[self.pos..]) {
+            Some(i) => self.pos + i + 1,
+            None => self.src.len(),
         };
-        match c {
-            b'(' => {
-                self.pos += 1;
-                self.seq(b')', start, depth).map(Value::List)
-            }
-            b'[' => {
-                self.pos += 1;
-                self.seq(b']', start, depth).map(Value::Vector)
-            }
-            b'{' => {
-                self.pos += 1;
-                self.map_body(start, depth).map(Value::Map)
-            }
-            b'"' => self.string().map(Value::String),
-            b'\\' => self.character(),
-            b'#' => self.dispatch(depth),
-            b')' | b']' | b'}' => Err(self.err(format!(
-                "unexpected `{}`: nothing open here to close",
-                c as char
-            ))),
-            _ => self.atom(),
+        if let Err(e) = std::str::from_utf8(&self.src[self.pos..end]) {
+            return Err(ParseError::new(
+                self.pos + e.valid_up_to(),
+                "invalid UTF-8 in a comment",
+            ));
         }
+        self.pos = end;
+        Ok(())
     }
 
-    /// Reads forms up to `close`; the opener is already consumed.
-    pub fn seq(
-        &mut self,
-        close: u8,
-        open_at: usize,
-        depth: usize,
-    ) -> Result<Vec<Value>, ParseError> {
-        let mut out = Vec::new();
-        loop {
-            self.skip_ws(depth + 1)?;
-            match self.peek() {
-                Some(c) if c == close => {
-                    self.pos += 1;
-                    return Ok(out);
-                }
-                Some(c @ (b')' | b']' | b'}')) => return Err(self.mismatch(c, close, open_at)),
-                None => return Err(self.unterminated(close, open_at)),
-                _ => out.push(self.value(depth + 1)?),
-            }
-        }
+    fn too_deep(&self) -> ParseError {
+        self.err(format!(
+            "nesting deeper than {MAX_DEPTH} levels; histories never nest this deep"
+        ))
     }
 
-    fn map_body(
-        &mut self,
-        open_at: usize,
-        depth: usize,
-    ) -> Result<Vec<(Value, Value)>, ParseError> {
-        let mut out = Vec::new();
+    /// Reads the next form (whitespace already skipped or not), `depth`
+    /// levels down in the caller's own nesting.
+    ///
+    /// A loop over an explicit stack of open forms, not recursion: the
+    /// native stack stays flat however deep the input, and the nesting
+    /// bound is a plain count.
+    pub fn value(&mut self, depth: usize) -> Result<Value, ParseError> {
+        let mut stack: Vec<Frame> = Vec::new();
         loop {
-            self.skip_ws(depth + 1)?;
-            match self.peek() {
-                Some(b'}') => {
+            self.skip_plain_ws()?;
+            let start = self.pos;
+            let Some(c) = self.peek() else {
+                return Err(match stack.last() {
+                    None => self.err("expected a value, found end of input"),
+                    Some(f) => self.unclosed(f),
+                });
+            };
+            let nests = match c {
+                b'(' | b'[' | b'{' => true,
+                b'#' => matches!(
+                    self.src.get(self.pos + 1),
+                    Some(b'{' | b'_' | b':') | Some(b'a'..=b'z' | b'A'..=b'Z')
+                ),
+                _ => false,
+            };
+            if nests && depth + stack.len() >= MAX_DEPTH {
+                return Err(self.too_deep());
+            }
+            let (mut v, mut v_at) = match c {
+                b'(' | b'[' | b'{' => {
                     self.pos += 1;
-                    return Ok(out);
+                    stack.push(match c {
+                        b'(' => Frame::seq(Seq::List, start),
+                        b'[' => Frame::seq(Seq::Vector, start),
+                        _ => Frame::map(start, None),
+                    });
+                    continue;
                 }
-                Some(c @ (b')' | b']')) => return Err(self.mismatch(c, b'}', open_at)),
-                None => return Err(self.unterminated(b'}', open_at)),
-                _ => {
-                    let key_at = self.pos;
-                    let k = self.value(depth + 1)?;
-                    self.skip_ws(depth + 1)?;
-                    if self.peek() == Some(b'}') {
-                        return Err(ParseError::new(key_at, format!("map key {k} has no value"))
-                            .with_help("a map needs an even number of forms"));
+                b')' | b']' | b'}' => {
+                    let Some(frame) = stack.pop() else {
+                        return Err(self.err(format!(
+                            "unexpected `{}`: nothing open here to close",
+                            c as char
+                        )));
+                    };
+                    let v = self.close(frame, c)?;
+                    self.pos += 1;
+                    v
+                }
+                b'"' => (Value::String(self.string()?), start),
+                b'\\' => (self.character()?, start),
+                b'#' => match self.dispatch(&mut stack)? {
+                    Some(v) => (v, start),
+                    None => continue,
+                },
+                _ => (self.atom()?, start),
+            };
+            // Hand the finished value to the innermost open form.
+            loop {
+                match stack.last_mut() {
+                    None => return Ok(v),
+                    Some(Frame::Discard { .. }) => {
+                        stack.pop();
+                        break;
                     }
-                    let v = self.value(depth + 1)?;
-                    out.push((k, v));
+                    Some(Frame::Tag { .. }) => {
+                        if let Some(Frame::Tag { at, tag }) = stack.pop() {
+                            v = Value::Tagged(tag, Box::new(v));
+                            v_at = at;
+                        }
+                    }
+                    Some(Frame::Seq { items, .. }) => {
+                        items.push(v);
+                        break;
+                    }
+                    Some(Frame::Map { items, key, .. }) => {
+                        match key.take() {
+                            None => *key = Some((v, v_at)),
+                            Some((k, _)) => items.push((k, v)),
+                        }
+                        break;
+                    }
                 }
+            }
+        }
+    }
+
+    /// Closes the innermost open form at the closing bracket `c`.
+    fn close(&self, frame: Frame, c: u8) -> Result<(Value, usize), ParseError> {
+        match frame {
+            Frame::Seq { kind, open, items } => {
+                let want = kind.close();
+                if c != want {
+                    return Err(self.mismatch(c, want, open));
+                }
+                let v = match kind {
+                    Seq::List => Value::List(items),
+                    Seq::Vector => Value::Vector(items),
+                    Seq::Set => Value::Set(items),
+                };
+                Ok((v, open))
+            }
+            Frame::Map {
+                open,
+                ns,
+                items,
+                key,
+            } => {
+                if c != b'}' {
+                    return Err(self.mismatch(c, b'}', open));
+                }
+                if let Some((k, at)) = key {
+                    return Err(
+                        ParseError::new(at, format!("map key {} has no value", short(&k)))
+                            .with_help("a map needs an even number of forms"),
+                    );
+                }
+                let items = match ns {
+                    None => items,
+                    // `#:ns{:a 1}` is `{:ns/a 1}`.
+                    Some(ns) => items
+                        .into_iter()
+                        .map(|(k, v)| match k {
+                            Value::Keyword(n) if !n.contains('/') => {
+                                (Value::Keyword(format!("{ns}/{n}")), v)
+                            }
+                            k => (k, v),
+                        })
+                        .collect(),
+                };
+                Ok((Value::Map(items), open))
+            }
+            f => Err(self.unclosed(&f)),
+        }
+    }
+
+    /// The error for input that ends (or closes) where `f` needs a form.
+    fn unclosed(&self, f: &Frame) -> ParseError {
+        match f {
+            Frame::Seq { kind, open, .. } => self.unterminated(kind.close(), *open),
+            Frame::Map { open, .. } => self.unterminated(b'}', *open),
+            Frame::Tag { at, tag } => {
+                ParseError::new(*at, format!("tag #{tag} has no form after it"))
+                    .with_len(tag.len() + 1)
+            }
+            Frame::Discard { at } => {
+                ParseError::new(*at, "`#_` discards nothing: no form follows it").with_len(2)
             }
         }
     }
@@ -312,177 +380,29 @@ impl<'a> Cursor<'a> {
         )
     }
 
-    /// Reads a string literal at the cursor.
-    pub fn string(&mut self) -> Result<String, ParseError> {
-        let start = self.pos;
-        self.pos += 1;
-        let mut out: Vec<u8> = Vec::new();
-        loop {
-            let rest = &self.src[self.pos..];
-            let Some(i) = memchr::memchr2(b'"', b'\\', rest) else {
-                return Err(ParseError::new(
-                    start,
-                    "unterminated string: no closing `\"`",
-                ));
-            };
-            out.extend_from_slice(&rest[..i]);
-            self.pos += i;
-            if rest[i] == b'"' {
-                self.pos += 1;
-                return String::from_utf8(out).map_err(|e| {
-                    ParseError::new(
-                        start + 1 + e.utf8_error().valid_up_to(),
-                        "invalid UTF-8 in string",
-                    )
-                });
-            }
-            // Backslash escape.
-            let esc_at = self.pos;
-            let Some(&e) = self.src.get(self.pos + 1) else {
-                return Err(ParseError::new(
-                    start,
-                    "unterminated string: no closing `\"`",
-                ));
-            };
-            self.pos += 2;
-            let c = match e {
-                b'n' => '\n',
-                b't' => '\t',
-                b'r' => '\r',
-                b'b' => '\u{8}',
-                b'f' => '\u{c}',
-                b'"' => '"',
-                b'\\' => '\\',
-                b'\'' => '\'',
-                b'u' => self.unicode_escape(esc_at)?,
-                b'0'..=b'7' => {
-                    // Clojure's octal escape, up to three digits.
-                    self.pos -= 1;
-                    let mut n = 0u32;
-                    let mut k = 0;
-                    while k < 3 && matches!(self.peek(), Some(b'0'..=b'7')) {
-                        n = n * 8 + (self.src[self.pos] - b'0') as u32;
-                        self.pos += 1;
-                        k += 1;
-                    }
-                    char::from_u32(n).filter(|_| n <= 0o377).ok_or_else(|| {
-                        ParseError::new(esc_at, "octal escape out of range").with_len(k + 1)
-                    })?
-                }
-                _ => {
-                    return Err(ParseError::new(
-                        esc_at,
-                        format!("unknown string escape `\\{}`", e as char),
-                    )
-                    .with_len(2));
-                }
-            };
-            let mut buf = [0u8; 4];
-            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-        }
-    }
-
-    /// Reads the four hex digits after `\u` (cursor just past the `u`),
-    /// joining a UTF-16 surrogate pair when one follows.
-    fn unicode_escape(&mut self, esc_at: usize) -> Result<char, ParseError> {
-        let hi = self.hex4(esc_at)?;
-        if (0xD800..0xDC00).contains(&hi)
-            && self.src.get(self.pos) == Some(&b'\\')
-            && self.src.get(self.pos + 1) == Some(&b'u')
-        {
-            let save = self.pos;
-            self.pos += 2;
-            let lo = self.hex4(save)?;
-            if (0xDC00..0xE000).contains(&lo) {
-                let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-                return char::from_u32(c)
-                    .ok_or_else(|| ParseError::new(esc_at, "invalid \\u escape").with_len(12));
-            }
-            self.pos = save;
-        }
-        Ok(char::from_u32(hi).unwrap_or('\u{FFFD}'))
-    }
-
-    fn hex4(&mut self, esc_at: usize) -> Result<u32, ParseError> {
-        let digits = self.src.get(self.pos..self.pos + 4).unwrap_or(&[]);
-        let ok = digits.len() == 4 && digits.iter().all(u8::is_ascii_hexdigit);
-        if !ok {
-            return Err(
-                ParseError::new(esc_at, "`\\u` must be followed by four hex digits").with_len(2),
-            );
-        }
-        self.pos += 4;
-        let s = std::str::from_utf8(digits).unwrap_or("0");
-        Ok(u32::from_str_radix(s, 16).unwrap_or(0xFFFD))
-    }
-
-    fn character(&mut self) -> Result<Value, ParseError> {
-        let start = self.pos;
-        self.pos += 1;
-        let rest = &self.src[self.pos..];
-        if rest.is_empty() {
-            return Err(ParseError::new(
-                start,
-                "`\\` at end of input: expected a character",
-            ));
-        }
-        // The first character may itself be a delimiter, as in `\(` or `\,`.
-        let first_len = utf8_len(rest[0]).min(rest.len());
-        let name_len = first_len
-            + match token(&rest[first_len..]) {
-                Ok((_, t)) => t.len(),
-                Err(_) => 0,
-            };
-        let name = std::str::from_utf8(&rest[..name_len])
-            .map_err(|_| ParseError::new(self.pos, "invalid UTF-8 in character literal"))?;
-        let c = match name {
-            "newline" => '\n',
-            "space" => ' ',
-            "tab" => '\t',
-            "return" => '\r',
-            "backspace" => '\u{8}',
-            "formfeed" => '\u{c}',
-            n if n.len() == 5
-                && n.starts_with('u')
-                && n[1..].bytes().all(|b| b.is_ascii_hexdigit()) =>
-            {
-                char::from_u32(u32::from_str_radix(&n[1..], 16).unwrap_or(0xFFFD))
-                    .unwrap_or('\u{FFFD}')
-            }
-            n if n.len() > 1
-                && n.starts_with('o')
-                && n[1..].bytes().all(|b| (b'0'..=b'7').contains(&b)) =>
-            {
-                char::from_u32(u32::from_str_radix(&n[1..], 8).unwrap_or(0xFFFD))
-                    .unwrap_or('\u{FFFD}')
-            }
-            n if n.chars().count() == 1 => n.chars().next().unwrap_or('\u{FFFD}'),
-            n => {
-                return Err(
-                    ParseError::new(start, format!("unknown character literal `\\{n}`"))
-                        .with_len(n.len() + 1),
-                );
-            }
-        };
-        self.pos += name_len;
-        Ok(Value::Char(c))
-    }
-
-    /// `#` forms: sets, symbolic values, namespaced maps and tagged literals.
-    fn dispatch(&mut self, depth: usize) -> Result<Value, ParseError> {
+    /// `#` forms: sets, discards, symbolic values, namespaced maps and
+    /// tagged literals. Returns a finished value, or `None` after opening
+    /// a form on the stack.
+    fn dispatch(&mut self, stack: &mut Vec<Frame>) -> Result<Option<Value>, ParseError> {
         let start = self.pos;
         match self.src.get(self.pos + 1) {
             Some(b'{') => {
                 self.pos += 2;
-                self.seq(b'}', start, depth).map(Value::Set)
+                stack.push(Frame::seq(Seq::Set, start));
+                Ok(None)
+            }
+            Some(b'_') => {
+                self.pos += 2;
+                stack.push(Frame::Discard { at: start });
+                Ok(None)
             }
             Some(b'#') => {
                 self.pos += 2;
                 let t = self.take_token();
                 match t {
-                    b"Inf" => Ok(Value::Float(f64::INFINITY)),
-                    b"-Inf" => Ok(Value::Float(f64::NEG_INFINITY)),
-                    b"NaN" => Ok(Value::Float(f64::NAN)),
+                    b"Inf" => Ok(Some(Value::Float(f64::INFINITY))),
+                    b"-Inf" => Ok(Some(Value::Float(f64::NEG_INFINITY))),
+                    b"NaN" => Ok(Some(Value::Float(f64::NAN))),
                     _ => Err(ParseError::new(
                         start,
                         "unknown symbolic value: expected ##Inf, ##-Inf or ##NaN",
@@ -491,29 +411,28 @@ impl<'a> Cursor<'a> {
                 }
             }
             Some(b':') => {
-                // Namespaced map `#:ns{:a 1}` = `{:ns/a 1}`.
                 self.pos += 2;
-                let ns = String::from_utf8_lossy(self.take_token()).into_owned();
-                self.skip_ws(depth)?;
+                let ns_at = self.pos;
+                let ns = match atom_value(self.take_token(), ns_at) {
+                    Ok(Value::Symbol(ns)) => ns,
+                    _ => {
+                        return Err(ParseError::new(
+                            start,
+                            "a namespaced map `#:ns{...}` needs a namespace name after `#:`",
+                        )
+                        .with_len(self.pos - start));
+                    }
+                };
+                self.skip_plain_ws()?;
                 if self.peek() != Some(b'{') {
                     return Err(self.err(format!(
                         "expected `{{` after `#:{ns}`, found {}",
                         self.found()
                     )));
                 }
-                let open = self.pos;
+                stack.push(Frame::map(self.pos, Some(ns)));
                 self.pos += 1;
-                let m = self.map_body(open, depth)?;
-                Ok(Value::Map(
-                    m.into_iter()
-                        .map(|(k, v)| match k {
-                            Value::Keyword(n) if !n.contains('/') => {
-                                (Value::Keyword(format!("{ns}/{n}")), v)
-                            }
-                            k => (k, v),
-                        })
-                        .collect(),
-                ))
+                Ok(None)
             }
             Some(c) if c.is_ascii_alphabetic() => {
                 self.pos += 1;
@@ -522,15 +441,8 @@ impl<'a> Cursor<'a> {
                 let tag = std::str::from_utf8(tag)
                     .map_err(|_| ParseError::new(tag_at, "invalid UTF-8 in tag"))?
                     .to_string();
-                self.skip_ws(depth)?;
-                if self.at_end() {
-                    return Err(ParseError::new(
-                        start,
-                        format!("tag #{tag} has no form after it"),
-                    ));
-                }
-                let v = self.value(depth + 1)?;
-                Ok(Value::Tagged(tag, Box::new(v)))
+                stack.push(Frame::Tag { at: start, tag });
+                Ok(None)
             }
             _ => Err(ParseError::new(
                 start,
@@ -543,20 +455,11 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    #[inline]
-    pub fn take_token(&mut self) -> &'a [u8] {
-        let rest = &self.src[self.pos..];
-        match token(rest) {
-            Ok((_, t)) => {
-                self.pos += t.len();
-                t
-            }
-            Err(_) => &rest[..0],
-        }
-    }
-
     /// Numbers, keywords, symbols, nil, true, false.
     fn atom(&mut self) -> Result<Value, ParseError> {
+        if let Some(i) = self.fast_int() {
+            return Ok(Value::Int(i));
+        }
         let start = self.pos;
         let t = self.take_token();
         if t.is_empty() {
@@ -566,45 +469,6 @@ impl<'a> Cursor<'a> {
             ));
         }
         atom_value(t, start)
-    }
-}
-
-/// Turns a token into a scalar value.
-pub fn atom_value(t: &[u8], start: usize) -> Result<Value, ParseError> {
-    let c = t[0];
-    if c.is_ascii_digit() || (matches!(c, b'+' | b'-') && t.get(1).is_some_and(u8::is_ascii_digit))
-    {
-        return number(t, start);
-    }
-    let s = std::str::from_utf8(t)
-        .map_err(|e| ParseError::new(start + e.valid_up_to(), "invalid UTF-8"))?;
-    if let Some(bad) = t.iter().position(|&b| !is_symbol_byte(b)) {
-        return Err(ParseError::new(
-            start + bad,
-            format!("unexpected character `{}` in `{s}`", t[bad] as char),
-        ));
-    }
-    Ok(match s {
-        "nil" => Value::Nil,
-        "true" => Value::Bool(true),
-        "false" => Value::Bool(false),
-        _ if c == b':' => {
-            if t.len() == 1 {
-                return Err(ParseError::new(start, "a keyword needs a name after `:`"));
-            }
-            Value::Keyword(s[1..].to_string())
-        }
-        _ => Value::Symbol(s.to_string()),
-    })
-}
-
-#[inline]
-fn utf8_len(b: u8) -> usize {
-    match b {
-        0xF0..=0xFF => 4,
-        0xE0..=0xEF => 3,
-        0xC0..=0xDF => 2,
-        _ => 1,
     }
 }
 

@@ -137,10 +137,10 @@ impl fmt::Display for Value {
                     f.write_str("##NaN")
                 } else if x.is_infinite() {
                     f.write_str(if *x > 0.0 { "##Inf" } else { "##-Inf" })
-                } else if x.fract() == 0.0 && x.abs() < 1e15 {
-                    write!(f, "{x:.1}")
                 } else {
-                    write!(f, "{x}")
+                    // Debug always shows a `.` or an exponent (`1.0`,
+                    // `1e300`), so the text reads back as the same float.
+                    write!(f, "{x:?}")
                 }
             }
             Value::BigDec(s) => write!(f, "{s}M"),

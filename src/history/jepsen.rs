@@ -13,7 +13,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::edn::Cursor;
-use crate::edn::parse::{atom_value, is_delim, parse_i64};
+use crate::edn::parse::{atom_value, is_delim, is_ws, parse_i64};
 use crate::error::{Error, ParseError};
 use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
 use crate::history::model::*;
@@ -61,10 +61,16 @@ struct Pending {
     f: Val,
 }
 
+/// How much read input to let pile up before releasing it.
+const RELEASE_EVERY: usize = 32 << 20;
+
 /// A progress callback, given the byte offset reached.
 pub type Progress<'a> = &'a dyn Fn(u64);
 
 pub struct EdnReader<'a> {
+    source: &'a Source,
+    /// Input before this offset has been released (see [`Source::release`]).
+    released: usize,
     src: &'a [u8],
     cur: Cursor<'a>,
     builder: Builder,
@@ -80,6 +86,8 @@ pub fn read(
     progress: Option<Progress<'_>>,
 ) -> Result<(History, Vec<crate::anomaly::Anomaly>), Error> {
     let mut r = EdnReader {
+        source,
+        released: 0,
         src: source.bytes(),
         cur: Cursor::new(source.bytes()),
         builder: Builder::new(source.name(), opts),
@@ -104,6 +112,10 @@ impl<'a> EdnReader<'a> {
     }
 
     fn run(&mut self, progress: Option<Progress<'_>>) -> Result<(), ParseError> {
+        // Editors on Windows may start the file with a byte order mark.
+        if self.src.starts_with(b"\xEF\xBB\xBF") {
+            self.cur.pos = 3;
+        }
         self.cur.skip_ws(0)?;
         let wrapped = match self.cur.peek() {
             Some(c @ (b'[' | b'(')) => {
@@ -141,6 +153,14 @@ impl<'a> EdnReader<'a> {
                 _ => {}
             }
             n += 1;
+            if self.cur.pos - self.released >= RELEASE_EVERY {
+                // Released input still reads (its pages fault back in);
+                // keeping the last stretch saves that for the invocations
+                // still pending, which are re-read at their completion.
+                let upto = self.cur.pos - RELEASE_EVERY / 2;
+                self.source.release(self.released, upto);
+                self.released = upto;
+            }
             if n.is_multiple_of(65536)
                 && let Some(p) = progress
             {
@@ -338,7 +358,11 @@ impl<'a> EdnReader<'a> {
                         b":value" => 32,
                         _ => 0,
                     };
-                    if bit != 0 {
+                    if bit == 0 {
+                        // Checked for what the generic reader checks
+                        // (UTF-8, symbol characters), then skipped.
+                        atom_value(kw, key_at)?;
+                    } else {
                         if seen & bit != 0 {
                             return Err(ParseError::new(
                                 key_at,
@@ -369,18 +393,29 @@ impl<'a> EdnReader<'a> {
                     }
                 }
                 Some(_) => {
-                    self.cur.value(1)?;
-                    self.cur.skip_ws(1)?;
-                    if matches!(self.cur.peek(), Some(b'}') | None) {
-                        return Err(ParseError::new(key_at, "map key has no value"));
-                    }
-                    self.cur.value(1)?;
+                    // Jepsen's op keys are all keywords; anything else means
+                    // this is not an op map (a map of ops, a JSON-ish map).
+                    let k = self.cur.value(1)?;
+                    return Err(ParseError::new(
+                        key_at,
+                        format!(
+                            "an op map's keys are keywords (:type, :process, :value, ...); found {}",
+                            k.kind()
+                        ),
+                    )
+                    .with_len(self.cur.pos - key_at)
+                    .with_help(
+                        "Jepsen histories hold one op map per line, or a vector or list of op maps",
+                    ));
                 }
             }
         }
     }
 
     fn opt_int(&mut self, what: &str) -> Result<Option<i64>, ParseError> {
+        if let Some(i) = self.cur.fast_int() {
+            return Ok(Some(i));
+        }
         let at = self.cur.pos;
         let v = self.cur.value(1)?;
         match v {
@@ -425,6 +460,9 @@ impl<'a> EdnReader<'a> {
     }
 
     fn process(&mut self) -> Result<Process, ParseError> {
+        if let Some(p) = self.cur.fast_int() {
+            return Ok(Process::Int(p));
+        }
         let rest = &self.src[self.cur.pos..];
         if rest
             .first()
@@ -463,6 +501,9 @@ impl<'a> EdnReader<'a> {
     /// Reads a scalar micro-op argument (key, written value, element).
     #[inline]
     fn scalar(&mut self) -> Result<Val, ParseError> {
+        if let Some(v) = self.cur.fast_int().and_then(Val::int) {
+            return Ok(v);
+        }
         let at = self.cur.pos;
         let c = self.cur.peek();
         if c.is_some_and(|c| c.is_ascii_digit() || c == b'-') {
@@ -614,6 +655,7 @@ impl<'a> EdnReader<'a> {
                 self.cur.pos += 1;
                 let start = self.raw.elems.len() as u32;
                 loop {
+                    self.cur.pos = int_run(self.src, self.cur.pos, &mut self.raw.elems);
                     self.cur.skip_ws(4)?;
                     match self.cur.peek() {
                         Some(x) if x == lclose => {
@@ -662,6 +704,53 @@ impl<'a> EdnReader<'a> {
         });
         Ok(())
     }
+}
+
+/// Reads whitespace-separated integers into `out` as far as they go, and
+/// returns where something else starts (the generic path takes it from
+/// there). List elements are the bulk of a list-append history: this loop
+/// keeps them to a few instructions a byte.
+#[inline]
+fn int_run(src: &[u8], mut i: usize, out: &mut Vec<Val>) -> usize {
+    let n = src.len();
+    loop {
+        while i < n && is_ws(src[i]) {
+            i += 1;
+        }
+        let start = i;
+        let neg = i < n && src[i] == b'-';
+        if neg {
+            i += 1;
+        }
+        let (v, len) = digits(src, i);
+        i += len;
+        // Longer numbers (bigints) and anything that is not a plain
+        // integer token go the careful way.
+        if len == 0 || len > 18 || (i < n && !is_delim(src[i])) {
+            return start;
+        }
+        let x = if neg { -(v as i64) } else { v as i64 };
+        match Val::int(x) {
+            Some(val) => out.push(val),
+            None => return start,
+        }
+    }
+}
+
+/// The value and count of the decimal digits at `i` (wrapping past 19).
+#[inline]
+fn digits(src: &[u8], mut i: usize) -> (u64, usize) {
+    let first = i;
+    let mut v: u64 = 0;
+    while let Some(&c) = src.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(d as u64);
+        i += 1;
+    }
+    (v, i - first)
 }
 
 fn status(t: OpType) -> Status {

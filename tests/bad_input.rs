@@ -1,0 +1,450 @@
+//! Bad input: every kind the reader refuses gets a message naming
+//! `file:line:column` and the reason, from the library and from the
+//! binary (which exits 3).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use elle_si::history::{LoadOptions, load_bytes};
+
+/// (file name, content, line, column, part of the reason)
+type Case = (&'static str, &'static [u8], usize, usize, &'static str);
+
+const OP: &str = "{:type :invoke, :f :txn, :value [[:append 1 1]], :process 0}";
+
+const CASES: &[Case] = &[
+    (
+        "truncated-map.edn",
+        b"{:type :invoke, :f :txn, :value [[:append 1 1]], :process 0}\n{:type :ok, :f :txn, :value [[:app",
+        2,
+        30,
+        "input ends inside this vector: no closing `]` (truncated file?)",
+    ),
+    (
+        "truncated-op.edn",
+        b"{:type :invoke, :f :txn, :value [[:append 1 1]], :process 0}\n{:type :ok, :f :txn,",
+        2,
+        1,
+        "input ends inside this map or set: no closing `}` (truncated file?)",
+    ),
+    (
+        "truncated-list.edn",
+        b"{:type :ok, :f :txn, :value [[:r 1 [1 2 3",
+        1,
+        36,
+        "input ends inside this vector: no closing `]`",
+    ),
+    (
+        "truncated-string.edn",
+        b"{:type :info, :f :start, :process :nemesis, :value \"partial",
+        1,
+        52,
+        "unterminated string",
+    ),
+    (
+        "truncated-vector-file.edn",
+        b"[{:type :ok, :f :txn, :value [[:append 1 1]], :process 0}\n {:type :ok, :f :txn, :value [[:append 1 2]], :process 0}\n",
+        1,
+        1,
+        "input ends inside this vector: no closing `]`",
+    ),
+    (
+        "unbalanced.edn",
+        b"{:type :ok, :f :txn, :value [[:append 1 1)], :process 0}\n",
+        1,
+        42,
+        "unbalanced brackets: `)` where `]` was expected",
+    ),
+    (
+        "unbalanced-map.edn",
+        b"{:type :info, :f :x, :process :nemesis, :value {:a [1 2}}\n",
+        1,
+        56,
+        "unbalanced brackets: `}` where `]` was expected",
+    ),
+    (
+        "stray-close.edn",
+        b"{:type :ok, :f :txn, :value [[:append 1 1]], :process 0}}\n",
+        1,
+        57,
+        "expected an op map",
+    ),
+    (
+        "after-vector.edn",
+        b"[{:type :ok, :f :txn, :value [[:append 1 1]], :process 0}]\n]\n",
+        2,
+        1,
+        "after the history's closing `]`",
+    ),
+    (
+        "utf8-string.edn",
+        b"{:type :info, :f :x, :process :nemesis, :value \"ab\xff\"}\n",
+        1,
+        51,
+        "invalid UTF-8",
+    ),
+    (
+        "utf8-keyword.edn",
+        b"{:type :ok, :f :t\xc3x, :value [[:append 1 1]], :process 0}\n",
+        1,
+        18,
+        "invalid UTF-8",
+    ),
+    (
+        "utf8-key.edn",
+        b"{:type :ok, :f :txn, :val\xe2ue [[:append 1 1]], :process 0}\n",
+        1,
+        26,
+        "invalid UTF-8",
+    ),
+    (
+        "utf8-comment.edn",
+        b"; fine\n; caf\xe9\n{:type :ok, :f :txn, :value [[:append 1 1]], :process 0}\n",
+        2,
+        6,
+        "invalid UTF-8",
+    ),
+    (
+        "value-map.edn",
+        b"{:type :ok, :f :txn, :value {:append [1 1]}, :process 0}\n",
+        1,
+        29,
+        ":value must be a vector of micro-ops",
+    ),
+    (
+        "mop-map.edn",
+        b"{:type :ok, :f :txn, :value [{:f :append, :k 1, :v 1}], :process 0}\n",
+        1,
+        30,
+        "expected a micro-op like [:append k v]",
+    ),
+    (
+        "file-map.edn",
+        b"{{:type :invoke, :f :txn, :value [[:append 1 1]], :process 0}\n {:type :ok, :f :txn, :value [[:append 1 1]], :process 0}}\n",
+        1,
+        2,
+        "an op map's keys are keywords (:type, :process, :value, ...); found a map",
+    ),
+    (
+        "string-type.edn",
+        b"{:type \"ok\", :f :txn, :value [[:append 1 1]], :process 0}\n",
+        1,
+        8,
+        ":type must be a keyword (:invoke, :ok, :fail or :info), found a string \"ok\"",
+    ),
+    (
+        "unknown-type.edn",
+        b"{:type :done, :f :txn, :value [[:append 1 1]], :process 0}\n",
+        1,
+        8,
+        "unknown :type :done",
+    ),
+    (
+        "unknown-mop.edn",
+        b"{:type :ok, :f :txn, :value [[:append 1 1] [:cas 1 [1 2]]], :process 0}\n",
+        1,
+        45,
+        "unknown micro-op :cas",
+    ),
+    (
+        "short-mop.edn",
+        b"{:type :ok, :f :txn, :value [[:append 1]], :process 0}\n",
+        1,
+        30,
+        "a micro-op needs a key and a value",
+    ),
+    (
+        "long-mop.edn",
+        b"{:type :ok, :f :txn, :value [[:append 1 2 3]], :process 0}\n",
+        1,
+        43,
+        "a micro-op has three elements",
+    ),
+    (
+        "dup-append.edn",
+        b"{:type :ok, :f :txn, :value [[:append 1 1]], :process 0}\n{:type :ok, :f :txn, :value [[:r 1 [1]] [:append 1 1]], :process 1}\n",
+        2,
+        41,
+        "value 1 appended to key 1 twice",
+    ),
+    (
+        "dup-write.edn",
+        b"{:type :ok, :f :txn, :value [[:w :x 5]], :process 0}\n{:type :ok, :f :txn, :value [[:w :x 5]], :process 1}\n",
+        2,
+        30,
+        "value 5 written to key :x twice",
+    ),
+    (
+        "double-invoke.edn",
+        b"{:type :invoke, :f :txn, :value [[:append 1 1]], :process 0}\n{:type :invoke, :f :txn, :value [[:append 1 2]], :process 0}\n",
+        2,
+        1,
+        "process 0 invokes again while its invocation on line 1 has not completed",
+    ),
+    (
+        "orphan-completion.edn",
+        b"{:type :invoke, :f :txn, :value [[:append 1 1]], :process 0}\n\n{:type :ok, :f :txn, :value [[:append 1 2]], :process 1}\n",
+        3,
+        1,
+        "a :ok completion for process 1, which has no outstanding invocation",
+    ),
+    (
+        "missing-type.edn",
+        b"{:type :invoke, :f :txn, :value [[:append 1 1]], :process 0}\n  {:f :txn, :value [[:append 1 1]], :process 0}\n",
+        2,
+        3,
+        "client op has no :type",
+    ),
+    (
+        "invoke-after-completions.edn",
+        b"{:type :ok, :f :txn, :value [[:append 1 1]], :process 0}\n{:type :invoke, :f :txn, :value [[:append 1 2]], :process 0}\n",
+        2,
+        1,
+        "an :invoke in a history that began with a completion",
+    ),
+    (
+        "duplicate-key.edn",
+        b"{:type :ok, :type :ok, :f :txn, :value [[:append 1 1]], :process 0}\n",
+        1,
+        13,
+        "duplicate key :type in op map",
+    ),
+    (
+        "index-string.edn",
+        b"{:type :ok, :index \"7\", :f :txn, :value [[:append 1 1]], :process 0}\n",
+        1,
+        20,
+        ":index must be an integer, found a string",
+    ),
+    (
+        "mixed-workloads.edn",
+        b"{:type :ok, :f :txn, :value [[:append 1 1]], :process 0}\n{:type :ok, :f :txn, :value [[:w 2 1]], :process 0}\n",
+        2,
+        30,
+        "this history mixes list-append and rw-register micro-ops",
+    ),
+    (
+        "not-an-op.edn",
+        b"[:type :ok]\n",
+        1,
+        2,
+        "expected an op map",
+    ),
+    (
+        "odd-map.edn",
+        b"{:type :ok, :f :txn, :value [[:append 1 1]], :process}\n",
+        1,
+        46,
+        "map key :process has no value",
+    ),
+    (
+        "other-tag.edn",
+        b"#inst \"2020-01-01\"\n",
+        1,
+        1,
+        "expected an op map, found the tagged literal #inst",
+    ),
+    (
+        "bad-escape.edn",
+        b"{:type :info, :f :x, :process :nemesis, :value \"a\\qb\"}\n",
+        1,
+        50,
+        "unknown string escape `\\q`",
+    ),
+    (
+        "bad-number.edn",
+        b"{:type :ok, :f :txn, :value [[:append 1 12ab]], :process 0}\n",
+        1,
+        41,
+        "invalid number `12ab`",
+    ),
+    (
+        "empty-discard.edn",
+        b"[{:type :ok, :f :txn, :value [[:append 1 1]], :process 0} #_]\n",
+        1,
+        59,
+        "`#_` discards nothing",
+    ),
+];
+
+#[test]
+fn library_errors_name_file_line_column_and_reason() {
+    let mut failures = Vec::new();
+    for &(name, text, line, col, reason) in CASES {
+        let got = match load_bytes(name, text.to_vec(), LoadOptions::default()) {
+            Ok(l) => format!("loaded {} transactions", l.history.txns.len()),
+            Err(e) => e.to_string(),
+        };
+        let place = format!("{name}:{line}:{col}: ");
+        if !got.starts_with(&place) || !got.contains(reason) {
+            failures.push(format!(
+                "{name}: expected `{place}... {reason}`, got `{got}`"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+fn scratch_dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("elle-si-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("creating a scratch directory");
+    d
+}
+
+#[test]
+fn cli_exits_3_with_file_line_column() {
+    let dir = scratch_dir();
+    let mut failures = Vec::new();
+    for &(name, text, line, col, reason) in CASES {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("writing a case");
+        let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+            .arg("stats")
+            .arg(&path)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("running elle-si");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let place = format!("{}:{line}:{col}", path.display());
+        // miette wraps long messages: compare with whitespace folded.
+        let folded: String = stderr
+            .split(|c: char| c.is_whitespace() || c == '│')
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let reason_folded = reason.split_whitespace().collect::<Vec<_>>().join(" ");
+        if out.status.code() != Some(3)
+            || !stderr.contains(&place)
+            || !folded.contains(&reason_folded)
+        {
+            failures.push(format!(
+                "{name}: exit {:?}, expected 3 and `{place}` with `{reason}`; stderr:\n{stderr}",
+                out.status.code()
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn nesting_too_deep_is_located() {
+    let depth = 150;
+    let text = format!(
+        "{{:type :info, :f :x, :process :nemesis, :value {}1{}}}\n",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    let err = match load_bytes("deep.edn", text.into_bytes(), LoadOptions::default()) {
+        Ok(_) => panic!("a 150-deep value loaded"),
+        Err(e) => e.to_string(),
+    };
+    // The `[` at column 48 is level 1: the 100th, at column 147, is the
+    // first one too deep.
+    assert!(
+        err.starts_with("deep.edn:1:147: nesting deeper than 100 levels"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_good_file_exits_0() {
+    let dir = scratch_dir().join("good");
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let path = dir.join("good.edn");
+    std::fs::write(&path, format!("{OP}\n{}\n", OP.replace(":invoke", ":ok"))).expect("writing");
+    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .arg("stats")
+        .arg(&path)
+        .output()
+        .expect("running elle-si");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("transactions     1 (1 ok"));
+}
+
+/// An error on the last line of a ~100 MB file: locating and rendering it
+/// must not rescan the file per label (`cargo test --release -- --ignored
+/// --nocapture` prints the times).
+#[test]
+#[ignore]
+fn an_error_at_the_end_of_100_mb_renders_fast() {
+    use std::io::Write;
+    use std::time::Instant;
+    let dir = scratch_dir().join("big");
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let path = dir.join("big.edn");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&path).expect("creating"));
+    let mut n = 0u64;
+    let mut bytes = 0usize;
+    while bytes < 100 << 20 {
+        let p = n % 25;
+        let line = format!(
+            "{{:type :invoke, :f :txn, :value [[:append {n} 1] [:r {p} nil]], :process {p}, :index {}}}\n{{:type :ok, :f :txn, :value [[:append {n} 1] [:r {p} nil]], :process {p}, :index {}}}\n",
+            2 * n,
+            2 * n + 1
+        );
+        bytes += line.len();
+        w.write_all(line.as_bytes()).expect("writing");
+        n += 1;
+    }
+    w.write_all(b"{:type :invoke, :f :txn, :value [[:append 1 1] [:cas 1 2]], :process 0}\n")
+        .expect("writing");
+    drop(w);
+    let t = Instant::now();
+    let err = match elle_si::history::load(&path, LoadOptions::default(), None) {
+        Ok(_) => panic!("loaded"),
+        Err(elle_si::Error::Input(e)) => e,
+        Err(e) => panic!("{e}"),
+    };
+    let load_secs = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let mut out = String::new();
+    miette::GraphicalReportHandler::new()
+        .render_report(&mut out, &*err)
+        .expect("rendering");
+    let render_secs = t.elapsed().as_secs_f64();
+    // Locating alone, on a fresh source: the one scan for the line index.
+    let src = elle_si::source::Source::open(&path).expect("opening");
+    let t = Instant::now();
+    let (line, col) = src.line_col(src.bytes().len() - 30);
+    let index_secs = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let again = src.line_col(src.bytes().len() - 31);
+    let lookup_secs = t.elapsed().as_secs_f64();
+    println!(
+        "line index: built in {:.1} ms, then a lookup in {:.3} ms",
+        index_secs * 1e3,
+        lookup_secs * 1e3
+    );
+    assert_eq!((line as u64, col, again.1), (2 * n + 1, 43, 42));
+    let _ = std::fs::remove_dir_all(&dir);
+    let last = 2 * n + 1;
+    assert!(err.message.contains("unknown micro-op :cas"), "{err}");
+    println!(
+        "{:.0} MB: read to the error and located it in {load_secs:.3} s; rendered in {:.1} ms\n{out}",
+        bytes as f64 / 1e6,
+        render_secs * 1e3
+    );
+    assert_eq!((err.line as u64, err.column), (last, 49));
+    assert!(out.contains(&format!("big.edn:{last}:49")), "{out}");
+    assert!(out.contains("[:cas 1 2]"), "{out}");
+    assert!(render_secs < 0.5, "rendering took {render_secs:.3} s");
+}
+
+/// Found by fuzzing: the same value appended twice in one transaction
+/// panics in `history::build` (an index into the transactions not yet
+/// pushed) instead of being refused.
+#[test]
+#[ignore = "build.rs indexes the unfinished transaction; the lead's fix pending"]
+fn the_same_append_twice_in_one_transaction() {
+    let text = b"{:type :ok, :f :txn, :value [[:append 1 1] [:append 1 1]], :process 0}\n";
+    let e = load_bytes("twice.edn", text.to_vec(), LoadOptions::default())
+        .map(|_| ())
+        .expect_err("refused");
+    assert!(
+        e.to_string()
+            .starts_with("twice.edn:1:44: value 1 written to key 1 twice in one transaction"),
+        "{e}"
+    );
+}

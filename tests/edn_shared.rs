@@ -1,0 +1,54 @@
+//! Every EDN and text history in the shared corpus loads (the dbcop
+//! `.bincode` files have no reader yet and are skipped).
+
+use std::path::{Path, PathBuf};
+
+use elle_si::history::{LoadOptions, load};
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files(&p, out);
+        } else if matches!(
+            p.extension().and_then(|e| e.to_str()),
+            Some("edn") | Some("txt")
+        ) {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn every_shared_history_loads() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/histories");
+    let mut all = Vec::new();
+    files(&root, &mut all);
+    all.sort();
+    assert!(
+        all.len() >= 40,
+        "expected the shared corpus at {}, found {} files",
+        root.display(),
+        all.len()
+    );
+    let mut failures = Vec::new();
+    for p in &all {
+        match load(p, LoadOptions::default(), None) {
+            // Elle's paper example and long-fork sample have no :process:
+            // no client ops at all, as Elle sees them.
+            Ok(l)
+                if l.history.txns.is_empty()
+                    && !p.ends_with("elle/paper-example.edn")
+                    && !p.ends_with("elle/long-fork.edn") =>
+            {
+                failures.push(format!("{}: no transactions", p.display()))
+            }
+            Ok(_) => {}
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
