@@ -436,7 +436,6 @@ fn an_error_at_the_end_of_100_mb_renders_fast() {
 /// panics in `history::build` (an index into the transactions not yet
 /// pushed) instead of being refused.
 #[test]
-#[ignore = "build.rs indexes the unfinished transaction; the lead's fix pending"]
 fn the_same_append_twice_in_one_transaction() {
     let text = b"{:type :ok, :f :txn, :value [[:append 1 1] [:append 1 1]], :process 0}\n";
     let e = load_bytes("twice.edn", text.to_vec(), LoadOptions::default())

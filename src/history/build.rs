@@ -276,6 +276,16 @@ impl Builder {
                         Arg::Nil => Val::NIL,
                         Arg::List { start, len } => self.list_value(raw, start, len),
                     };
+                    if st.own.contains(&v) {
+                        return Err(ParseError::new(
+                            m.offset,
+                            format!(
+                                "value {} written to key {} twice in one transaction",
+                                self.h.values.get(v),
+                                self.h.values.get(m.key)
+                            ),
+                        ));
+                    }
                     if let Some(&prev) = self.write_index.get(&(key, v)) {
                         let pt = &self.h.txns[self.h.mops[prev as usize].txn as usize];
                         let verb = if m.kind == RawKind::Append {
@@ -295,16 +305,6 @@ impl Builder {
                             pt.complete.offset as usize,
                             1,
                             "written before here",
-                        ));
-                    }
-                    if st.own.contains(&v) {
-                        return Err(ParseError::new(
-                            m.offset,
-                            format!(
-                                "value {} written to key {} twice in one transaction",
-                                self.h.values.get(v),
-                                self.h.values.get(m.key)
-                            ),
                         ));
                     }
                     self.write_index.insert((key, v), id);
