@@ -10,6 +10,7 @@ pub mod anomaly;
 pub mod check;
 pub mod edn;
 pub mod error;
+pub mod generator;
 pub mod history;
 pub mod report;
 pub mod source;

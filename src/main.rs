@@ -77,6 +77,8 @@ enum Cmd {
         #[command(flatten)]
         input: InputArgs,
     },
+    /// Generate a history from a simulated database, with known faults.
+    Gen(elle_si::generator::cli::GenArgs),
 }
 
 fn load_opts(input: &InputArgs) -> Result<LoadOptions, Error> {
@@ -317,6 +319,7 @@ fn main() -> ExitCode {
             timeout,
         } => run_check(files, input, consistency_models, *output, *timeout),
         Cmd::Stats { files, input } => run_stats(files, input),
+        Cmd::Gen(args) => elle_si::generator::cli::run(args),
     };
     match r {
         Ok(code) => ExitCode::from(code),
