@@ -58,6 +58,31 @@
 //!
 //! `--info-rate` is not a fault: the client times out (`:info`) and the
 //! seed decides whether the transaction committed.
+//!
+//! # Use
+//!
+//! ```
+//! use elle_si::generator::{Db, Fault, GenOptions, generate};
+//!
+//! let opts = GenOptions {
+//!     db: Db::SnapshotIsolation,
+//!     sessions: 5,
+//!     txns_per_session: 30,
+//!     keys: 6,
+//!     seed: 3,
+//!     ..GenOptions::default()
+//! }
+//! .with_fault(Fault::LostUpdate, 1.0);
+//! let g = generate(&opts)?; // or generate_to(&opts, writer) to stream
+//! for f in &g.faults {
+//!     // Detected at the levels that forbid it, under this name...
+//!     assert_eq!(f.fault.violates("snapshot-isolation"), Some(true));
+//!     assert_eq!(f.elle, "lost-update");
+//!     // ...and allowed below them.
+//!     assert_eq!(f.fault.violates("causal-cerone"), Some(false));
+//! }
+//! # Ok::<(), elle_si::Error>(())
+//! ```
 
 mod emit;
 mod faults;
