@@ -12,6 +12,7 @@ pub mod convert;
 pub mod edn;
 pub mod error;
 pub mod explain;
+pub mod generator;
 pub mod history;
 #[cfg(feature = "jni")]
 pub mod jni;

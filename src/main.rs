@@ -106,6 +106,8 @@ enum Cmd {
         #[arg(long, default_value = "reject")]
         dbcop_duplicates: String,
     },
+    /// Generate a history from a simulated database, with known faults.
+    Gen(elle_si::generator::cli::GenArgs),
 }
 
 fn parse_format(f: &str) -> Result<Format, Error> {
@@ -408,6 +410,7 @@ fn main() -> ExitCode {
             *workload,
             dbcop_duplicates,
         ),
+        Cmd::Gen(args) => elle_si::generator::cli::run(args),
     };
     match r {
         Ok(code) => ExitCode::from(code),
