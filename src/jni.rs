@@ -211,6 +211,7 @@ impl BridgeOptions {
         Ok(CheckOptions {
             models,
             timeout: self.timeout,
+            anomalies: Vec::new(),
         })
     }
 }
@@ -698,6 +699,7 @@ pub fn decode(values: &[u8], ops: &[u8], opts: &BridgeOptions) -> Result<Loaded,
         anomalies,
         source: Arc::new(Source::from_bytes(name, Vec::new())),
         format: Format::Edn,
+        notes: Default::default(),
     })
 }
 
@@ -800,6 +802,7 @@ pub fn check_file(path: &str, options: &str) -> Result<String, String> {
     let lopts = LoadOptions {
         format: None,
         workload: opts.workload,
+        ..LoadOptions::default()
     };
     let loaded = history::load(Path::new(path), lopts, None).map_err(|e| error_text(&e))?;
     Ok(check_loaded(&loaded, &copts, &opts, t0.elapsed()))

@@ -271,6 +271,7 @@ fn run_check(
     let copts = CheckOptions {
         models: models.clone(),
         timeout: timeout.map(Duration::from_secs_f64),
+        anomalies: Vec::new(),
     };
     let files = &convert::expand_inputs(files)?;
     let mut worst = 0u8;

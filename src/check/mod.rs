@@ -20,14 +20,19 @@ pub struct CheckOptions {
     pub models: Vec<&'static str>,
     /// Give up (`:valid? :unknown`) after this long.
     pub timeout: Option<std::time::Duration>,
+    /// Anomaly types to prohibit besides the models' (Elle's `:anomalies`):
+    /// each, and every anomaly that implies it.
+    pub anomalies: Vec<String>,
 }
 
-/// The causal-family level that decides a model, if one does.
-fn causal_level(canon: &str) -> Option<causal::Level> {
+/// The causal-family level that decides a model, if one does, and whether
+/// session order takes part.
+fn causal_level(canon: &str) -> Option<(causal::Level, bool)> {
     match canon {
-        "PL-2" => Some(causal::Level::ReadCommitted),
-        "read-atomic" => Some(causal::Level::ReadAtomic),
-        "causal-cerone" => Some(causal::Level::Causal),
+        "PL-2" => Some((causal::Level::ReadCommitted, false)),
+        "strong-session-PL-2" => Some((causal::Level::ReadCommitted, true)),
+        "read-atomic" => Some((causal::Level::ReadAtomic, true)),
+        "causal-cerone" => Some((causal::Level::Causal, true)),
         _ => None,
     }
 }
@@ -87,6 +92,14 @@ pub fn resolve_models(names: &[String]) -> Result<Vec<&'static str>, Error> {
 
 /// Checks a loaded history against the given models.
 pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
+    // Anomalies asked for without a model: look with the strictest
+    // checker, and prohibit only what was asked.
+    let strictest = ["PL-SS", "causal-cerone"];
+    let run_models: &[&str] = if opts.models.is_empty() && !opts.anomalies.is_empty() {
+        &strictest
+    } else {
+        &opts.models
+    };
     let h = &loaded.history;
     let mut found: Vec<Anomaly> = loaded.anomalies.clone();
     if h.txns
@@ -96,13 +109,13 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
         found.push(Anomaly::new("empty-transaction-graph"));
     }
     found.extend(basic::anomalies(h));
-    let mut levels: Vec<causal::Level> =
-        opts.models.iter().filter_map(|m| causal_level(m)).collect();
+    let mut levels: Vec<(causal::Level, bool)> =
+        run_models.iter().filter_map(|m| causal_level(m)).collect();
     levels.sort_unstable();
     levels.dedup();
     let mut graph: Vec<Anomaly> = Vec::new();
-    for level in levels {
-        let (found_here, _) = causal::check(h, level, causal::Clocks::default());
+    for (level, sessions) in levels {
+        let (found_here, _) = causal::check(h, level, sessions, causal::Clocks::default());
         for a in found_here {
             if !graph
                 .iter()
@@ -115,7 +128,7 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
     found.extend(graph);
     let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
     let mut variants: Vec<si::polygraph::Variant> =
-        opts.models.iter().filter_map(|m| si_variant(m)).collect();
+        run_models.iter().filter_map(|m| si_variant(m)).collect();
     variants.dedup();
     let mut notes = Vec::new();
     for v in variants {
@@ -148,7 +161,9 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
             }
         }
     }
-    let mut r = report::result_map(&opts.models, found);
+    let mut prohibited = report::lattice::prohibited_by(&opts.models);
+    prohibited.extend(report::lattice::anomalies_implying(&opts.anomalies));
+    let mut r = report::result_map(&prohibited, found);
     r.notes = notes;
     r
 }

@@ -45,6 +45,7 @@ const CANONICAL: &[(&str, &str)] = &[
 /// Short aliases the CLI accepts.
 const ALIASES: &[(&str, &str)] = &[
     ("rc", "read-committed"),
+    ("ssrc", "strong-session-read-committed"),
     ("ra", "read-atomic"),
     ("tcc", "transactional-causal-consistency"),
     ("cc", "transactional-causal-consistency"),
@@ -97,6 +98,10 @@ const MODELS: &[(&str, &[&str])] = &[
     ("PL-2.99", &["PL-CS", "monotonic-atomic-view"]),
     ("update-atomic", &["read-atomic"]),
     ("session-serializable", &["1SR"]),
+    // Elle places Cerone's models (which read their own session's writes,
+    // as our read atomic and causal checkers do) below Adya's SI (which
+    // need not). We keep Elle's lattice as it is, so `:not` means what it
+    // means in Elle; the README notes the difference.
     (
         "PL-SI",
         &[
@@ -179,7 +184,6 @@ const DIRECT: &[(&str, &[&str])] = &[
             "PL-2-cycle-exists",
             "not-my-own-write",
             "not-my-last-write",
-            "cyclic-co",
             "non-mono-read-co",
             "non-mono-read-ao",
         ],
@@ -214,6 +218,9 @@ const DIRECT: &[(&str, &[&str])] = &[
             "non-repeatable-read",
             "fractured-read-co",
             "fractured-read-ao",
+            // Cerone's read atomic reads its own session's writes: a cycle
+            // of session order and reads is out (C4 and Plume agree).
+            "cyclic-co",
         ],
     ),
     (
@@ -231,7 +238,11 @@ const DIRECT: &[(&str, &[&str])] = &[
     ),
     (
         "strong-session-PL-2",
-        &["strong-session-PL-2-cycle-exists", "G1c-process"],
+        &[
+            "strong-session-PL-2-cycle-exists",
+            "G1c-process",
+            "cyclic-co",
+        ],
     ),
     ("strong-PL-1", &["strong-PL-1-cycle-exists", "G0-realtime"]),
     ("strong-PL-2", &["strong-PL-2-cycle-exists", "G1c-realtime"]),
@@ -436,6 +447,17 @@ pub fn prohibited_by(models: &[&str]) -> BTreeSet<String> {
     bfs(direct, implied_in)
 }
 
+/// The given anomalies and every anomaly that implies one of them (Elle's
+/// `all-anomalies-implying`).
+pub fn anomalies_implying(anomalies: &[String]) -> BTreeSet<String> {
+    bfs(
+        anomalies
+            .iter()
+            .map(|a| a.trim_start_matches(':').to_string()),
+        implied_in,
+    )
+}
+
 /// Canonical models that the given anomalies rule out.
 pub fn impossible_models(anomalies: &BTreeSet<String>) -> BTreeSet<String> {
     if anomalies.is_empty() {
@@ -568,6 +590,8 @@ mod tests {
         assert!(prohibited_by(&["causal-cerone"]).contains("conflict-ao"));
         // Elle's 24, plus 11 patterns and 2 pattern aliases of G1a/G1b.
         assert_eq!(prohibited_by(&["PL-SI"]).len(), 24 + 11 + 2);
+        assert!(prohibited_by(&["strong-session-PL-2"]).contains("cyclic-co"));
+        assert!(!prohibited_by(&["PL-2"]).contains("cyclic-co"));
     }
 
     #[test]

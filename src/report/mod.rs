@@ -73,10 +73,10 @@ pub fn names_of(a: &Anomaly) -> Vec<String> {
     v
 }
 
-/// Elle's `result-map`: which anomalies the models prohibit decides
-/// `:valid?` and what is reported; all anomalies found shape `:not`.
-pub fn result_map(models: &[&str], found: Vec<Anomaly>) -> CheckResult {
-    let prohibited = lattice::prohibited_by(models);
+/// Elle's `result-map`: which anomalies are prohibited (by the models
+/// checked, see [`lattice::prohibited_by`]) decides `:valid?` and what is
+/// reported; all anomalies found shape `:not`.
+pub fn result_map(prohibited: &BTreeSet<String>, found: Vec<Anomaly>) -> CheckResult {
     let mut all: BTreeSet<String> = BTreeSet::new();
     let mut anomalies: BTreeMap<String, Vec<Anomaly>> = BTreeMap::new();
     let mut bad = false;

@@ -31,6 +31,7 @@ pub fn check_models(l: &Loaded, models: &str) -> CheckResult {
         &CheckOptions {
             models,
             timeout: None,
+            anomalies: Vec::new(),
         },
     )
 }
