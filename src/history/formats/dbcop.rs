@@ -144,7 +144,16 @@ pub fn build(
                         .unwrap_or(Val::NIL);
                     (RawKind::Write, Arg::Val(v))
                 } else {
-                    (RawKind::Read, ev.val.map_or(Arg::Nil, Arg::Val))
+                    // A read of a value this transaction wrote earlier reads
+                    // that write, whatever others wrote the same value.
+                    let own = (0..e).rev().find(|&w| {
+                        let we = &txn.events[w];
+                        we.ok && we.write && we.var == ev.var && we.val == ev.val
+                    });
+                    let v = own
+                        .and_then(|w| renamed.get(&(s, t, w)).copied())
+                        .or(ev.val);
+                    (RawKind::Read, v.map_or(Arg::Nil, Arg::Val))
                 };
                 raw.mops.push(RawMop {
                     kind,
@@ -186,7 +195,8 @@ pub fn build(
 type EventAt = (usize, usize, usize);
 
 /// Finds writes sharing a (variable, value) and applies the policy: an
-/// error, or fresh values for all but the last writer of each pair.
+/// error, or fresh values for all but the last writer of each pair (a
+/// transaction's reads of its own such write follow it to the fresh value).
 fn resolve_duplicates(
     d: &DHistory,
     dups: Duplicates,
