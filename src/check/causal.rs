@@ -32,7 +32,7 @@
 //! topological order; acyclicity of the derived graph from its strongly
 //! connected components.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use crate::anomaly::{Anomaly, Datum};
 use crate::check::clocks::{TreeClock, Vectors};
@@ -81,6 +81,8 @@ pub struct Stats {
 }
 
 const INIT: u32 = u32::MAX;
+/// Widest window of session positions scanned rather than searched.
+const WINDOW_SCAN: u32 = 8;
 /// Most instances that get a full path in their report.
 const MAX_PATHS: usize = 1000;
 
@@ -99,7 +101,13 @@ struct Ctx<'a> {
     pos: Vec<u32>,
     reach: Reach,
     /// Writers of each key per session: (position, txn), sorted.
-    writers: FxHashMap<(KeyId, u32), Vec<(u32, TxnId)>>,
+    /// Per key, its writers as (session, position, txn), sorted; the
+    /// key's slice is `writers[writer_at[k]..writer_at[k + 1]]`.
+    writers: Vec<(u32, u32, TxnId)>,
+    writer_at: Vec<u32>,
+    /// Where each session's run starts in each key's slice:
+    /// `run_at[k * (S + 1) + s]`, when keys x sessions is small enough.
+    run_at: Option<Vec<u32>>,
     co: Digraph,
     /// Components of CO when it is cyclic (CyclicCO).
     co_comp: Option<Vec<u32>>,
@@ -145,17 +153,37 @@ impl Ctx<'_> {
         }
     }
 
+    fn key_writers(&self, x: KeyId) -> &[(u32, u32, TxnId)] {
+        let (a, b) = (self.writer_at[x as usize], self.writer_at[x as usize + 1]);
+        &self.writers[a as usize..b as usize]
+    }
+
     fn writes(&self, t: TxnId, x: KeyId) -> bool {
-        self.writers
-            .get(&(x, self.sess[t as usize]))
-            .is_some_and(|w| w.binary_search(&(self.pos[t as usize], t)).is_ok())
+        self.key_writers(x)
+            .binary_search(&(self.sess[t as usize], self.pos[t as usize], t))
+            .is_ok()
     }
 
     /// The last writer of `x` in session `s` at a position below `limit`.
     fn last_writer_below(&self, x: KeyId, s: u32, limit: u32) -> Option<TxnId> {
-        let w = self.writers.get(&(x, s))?;
-        let i = w.partition_point(|&(p, _)| p < limit);
-        (i > 0).then(|| w[i - 1].1)
+        if let Some(run_at) = &self.run_at {
+            // Search only the session's run: a few entries, a cache line.
+            let base = x as usize * (self.h.sessions.len() + 1) + s as usize;
+            let run = &self.writers[run_at[base] as usize..run_at[base + 1] as usize];
+            let i = run.partition_point(|&(_, p, _)| p < limit);
+            return (i > 0).then(|| run[i - 1].2);
+        }
+        let w = self.key_writers(x);
+        let i = w.partition_point(|&(ws, p, _)| (ws, p) < (s, limit));
+        (i > 0 && w[i - 1].0 == s).then(|| w[i - 1].2)
+    }
+
+    /// Both clock rows, when clocks are vectors.
+    fn rows(&self, a: TxnId, b: TxnId) -> Option<(&[u32], &[u32])> {
+        match &self.reach {
+            Reach::Vectors(v) => Some((v.row(a), v.row(b))),
+            _ => None,
+        }
     }
 }
 
@@ -312,13 +340,34 @@ fn derive(ctx: &Ctx, level: Level, mut emit: impl FnMut(Triangle, bool)) {
                     cands.extend(all_from.iter().copied().filter(|&t| ctx.writes(t, x)));
                 }
                 Level::Causal => {
+                    // Only positions t3 knows and t1 does not can hold a
+                    // writer that is not redundant. Short windows are
+                    // scanned (the transactions are at hand); long ones
+                    // binary-searched in the key's writers.
+                    let rows = if t1 == INIT { None } else { ctx.rows(t3, t1) };
                     for s in 0..h.sessions.len() as u32 {
                         let limit = if s == ctx.sess[t3 as usize] {
                             ctx.pos[t3 as usize]
                         } else {
                             ctx.clock(t3, s) + 1
                         };
-                        cands.extend(ctx.last_writer_below(x, s, limit));
+                        let known = rows.map_or(0, |(_, r1)| r1[s as usize]);
+                        if limit <= known + 1 {
+                            continue;
+                        }
+                        if limit - known <= WINDOW_SCAN {
+                            let txns = &h.sessions[s as usize].txns;
+                            let found = (known + 1..limit)
+                                .rev()
+                                .map(|p| txns[p as usize - 1])
+                                .find(|&t| {
+                                    ctx.included[t as usize]
+                                        && h.txn_mops(t).iter().any(|m| m.is_write() && m.key == x)
+                                });
+                            cands.extend(found);
+                        } else {
+                            cands.extend(ctx.last_writer_below(x, s, limit));
+                        }
                     }
                 }
             }
@@ -487,24 +536,53 @@ fn build<'a>(h: &'a History, clocks: Clocks, sessions: bool, stats: &mut Stats) 
         }
         Clocks::Search => Reach::Search(co.clone()),
     };
-    let mut writers: FxHashMap<(KeyId, u32), Vec<(u32, TxnId)>> = FxHashMap::default();
-    for (t, txn) in h.txns.iter().enumerate() {
-        if !inc[t] {
-            continue;
+    // Writers grouped by key (a counting sort), then sorted per key.
+    let keys = h.keys.len();
+    let mut writer_at = vec![0u32; keys + 1];
+    for m in &h.mops {
+        if m.is_write() && inc[m.txn as usize] {
+            writer_at[m.key as usize + 1] += 1;
         }
-        for m in &h.mops[txn.mops()] {
-            if m.is_write() {
-                writers
-                    .entry((m.key, sess[t]))
-                    .or_default()
-                    .push((pos[t], t as TxnId));
+    }
+    for k in 0..keys {
+        writer_at[k + 1] += writer_at[k];
+    }
+    let mut fill = writer_at.clone();
+    let mut writers = vec![(0u32, 0u32, 0u32); writer_at[keys] as usize];
+    for m in &h.mops {
+        if m.is_write() && inc[m.txn as usize] {
+            let t = m.txn as usize;
+            writers[fill[m.key as usize] as usize] = (sess[t], pos[t], m.txn);
+            fill[m.key as usize] += 1;
+        }
+    }
+    // Dedup within each key's run (a transaction writing a key twice).
+    let mut compact = Vec::with_capacity(writers.len());
+    let mut at = vec![0u32; keys + 1];
+    for k in 0..keys {
+        let run = &mut writers[writer_at[k] as usize..writer_at[k + 1] as usize];
+        run.sort_unstable();
+        let start = compact.len();
+        for &w in run.iter() {
+            if compact.len() == start || compact.last() != Some(&w) {
+                compact.push(w);
             }
         }
+        at[k + 1] = compact.len() as u32;
     }
-    for w in writers.values_mut() {
-        w.sort_unstable();
-        w.dedup();
-    }
+    let (writers, writer_at) = (compact, at);
+    let k_sess = h.sessions.len() + 1;
+    let run_at = (keys.saturating_mul(k_sess) <= 1 << 24).then(|| {
+        let mut run_at = vec![0u32; keys * k_sess];
+        for k in 0..keys {
+            let (a, b) = (writer_at[k] as usize, writer_at[k + 1] as usize);
+            let slice = &writers[a..b];
+            for s in 0..k_sess {
+                run_at[k * k_sess + s] = (a + slice.partition_point(|w| (w.0 as usize) < s)) as u32;
+            }
+        }
+        run_at
+    });
     Ctx {
         h,
         included: inc,
@@ -512,6 +590,8 @@ fn build<'a>(h: &'a History, clocks: Clocks, sessions: bool, stats: &mut Stats) 
         pos,
         reach,
         writers,
+        writer_at,
+        run_at,
         co,
         co_comp: cyclic.then_some(comps.comp),
         sessions,
