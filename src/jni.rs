@@ -44,6 +44,7 @@
 //! element), as `jepsen.history/history` numbers ops. Errors name the op by
 //! its position, `history[12]`, since there is no file line to point at.
 
+use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::Arc;
@@ -167,51 +168,73 @@ impl BridgeOptions {
         Ok(o)
     }
 
-    /// Resolves the model names; an empty list checks no model (Elle's
-    /// `:consistency-models nil`).
+    /// Resolves the model names and Elle's `:anomalies`.
+    ///
+    /// An empty model list is Elle's `:consistency-models nil`: with
+    /// anomalies, [`check::check`] runs its strictest checkers and prohibits
+    /// only those anomalies (and the ones implying them). With models, the
+    /// checkers run are the models' own, which look for what the models
+    /// prohibit: an anomaly beyond that would go unlooked-for and the
+    /// history could pass with it, so such a request is refused.
     fn check_options(&self) -> Result<CheckOptions, String> {
         let models = if self.models.is_empty() {
             Vec::new()
         } else {
             check::resolve_models(&self.models).map_err(|e| e.to_string())?
         };
-        // Elle's :anomalies adds the anomalies that imply the given ones to
-        // what the models prohibit. Until the checker takes that set, only
-        // anomalies the models already prohibit (the usual case: Jepsen's
-        // default strict-serializable prohibits them all) can be honoured;
-        // anything else would silently go unchecked.
-        let prohibited = lattice::prohibited_by(&models);
-        let extra: Vec<&String> = self
+        let anomalies: Vec<String> = self
             .anomalies
             .iter()
-            .filter(|a| !prohibited.contains(a.as_str()))
+            .map(|a| a.trim_start_matches(':').to_string())
             .collect();
-        if !extra.is_empty() {
-            let list: Vec<String> = extra.iter().map(|a| format!(":{a}")).collect();
+        // A name no model prohibits is a typo or not an anomaly: prohibiting
+        // it would pass every history.
+        let unknown: Vec<String> = anomalies
+            .iter()
+            .filter(|a| lattice::impossible_models(&BTreeSet::from([(*a).clone()])).is_empty())
+            .map(|a| format!(":{a}"))
+            .collect();
+        if !unknown.is_empty() {
             return Err(format!(
-                "elle-si cannot yet look for anomalies beyond those the consistency models prohibit, \
-                 and {} not prohibited by {}; give a consistency model that prohibits them \
-                 (such as :strict-serializable) instead of :anomalies",
-                if list.len() == 1 {
-                    format!("{} is", list[0])
-                } else {
-                    format!("{} are", list.join(" "))
-                },
-                if models.is_empty() {
-                    "no model".to_string()
-                } else {
+                "unknown anomaly {}: :anomalies takes names like :G0 :G1c :G-single :G2-item :lost-update",
+                unknown.join(" ")
+            ));
+        }
+        if !models.is_empty() {
+            let prohibited = lattice::prohibited_by(&models);
+            let extra: Vec<String> = anomalies
+                .iter()
+                .filter(|a| !prohibited.contains(a.as_str()))
+                .map(|a| format!(":{a}"))
+                .collect();
+            if !extra.is_empty() {
+                return Err(format!(
+                    "{} not prohibited by {}, so their checkers would not look for {}; \
+                     give a model that prohibits {}, or :consistency-models nil with the :anomalies alone",
+                    if extra.len() == 1 {
+                        format!("{} is", extra[0])
+                    } else {
+                        format!("{} are", extra.join(" "))
+                    },
                     models
                         .iter()
                         .map(|m| format!(":{}", lattice::friendly(m)))
                         .collect::<Vec<_>>()
-                        .join(" ")
-                }
-            ));
+                        .join(" "),
+                    if extra.len() == 1 { "it" } else { "them" },
+                    if extra.len() == 1 { "it" } else { "them" },
+                ));
+            }
+        }
+        if models.is_empty() && anomalies.is_empty() {
+            return Err(
+                "nothing to check: :consistency-models is nil and :anomalies is empty".into(),
+            );
         }
         Ok(CheckOptions {
             models,
             timeout: self.timeout,
-            anomalies: Vec::new(),
+            anomalies,
         })
     }
 }
@@ -1253,9 +1276,30 @@ mod tests {
         assert!(BridgeOptions::parse("{:op-refs true}").unwrap().op_refs);
         assert!(BridgeOptions::parse("{:bogus 1}").is_err());
         assert!(BridgeOptions::parse("[1]").is_err());
-        // No model and an anomaly: nothing would look for it.
-        let o = BridgeOptions::parse("{:models [] :anomalies [:G0]}").unwrap();
-        let err = o.check_options().err().unwrap();
-        assert!(err.contains(":G0 is not prohibited by no model"), "{err}");
+    }
+
+    #[test]
+    fn anomalies_reach_the_checker() {
+        let copts = |text: &str| BridgeOptions::parse(text).unwrap().check_options();
+        // Alone: the strictest checkers look, and only G0 is prohibited.
+        let o = copts("{:models [] :anomalies [:G0]}").unwrap();
+        assert!(o.models.is_empty());
+        assert_eq!(o.anomalies, ["G0"]);
+        // Beside models that prohibit them.
+        let o = copts(r#"{:models ["serializable"] :anomalies [:G0 ":G1c"]}"#).unwrap();
+        assert_eq!(o.models, ["PL-3"]);
+        assert_eq!(o.anomalies, ["G0", "G1c"]);
+        // Beside models whose checkers would not look for them.
+        let err = copts(r#"{:models ["read-committed"] :anomalies [:G2-item :G0]}"#)
+            .err()
+            .unwrap();
+        assert!(
+            err.starts_with(":G2-item is not prohibited by :read-committed"),
+            "{err}"
+        );
+        let err = copts("{:models [] :anomalies [:G0 :G9]}").err().unwrap();
+        assert!(err.starts_with("unknown anomaly :G9"), "{err}");
+        let err = copts("{:models []}").err().unwrap();
+        assert!(err.starts_with("nothing to check"), "{err}");
     }
 }

@@ -8,6 +8,7 @@
   Needs target/release/elle-si (cargo build --release --features jni)."
   (:require [clojure.java.io :as io]
             [clojure.string :as str]
+            [elle-si.core :as core]
             [elle-si.list-append :as la])
   (:import (java.util Random)))
 
@@ -70,6 +71,33 @@
 
 (defn- ms [ns] (/ (double ns) 1e6))
 
+(def ^:private thread-mx (java.lang.management.ManagementFactory/getThreadMXBean))
+
+(defn- cpu-ns
+  "CPU time of this thread: the check runs on it, in Java and in Rust."
+  []
+  (.getCurrentThreadCpuTime ^java.lang.management.ThreadMXBean thread-mx))
+
+(defn- run-cli
+  "Runs the CLI once under /usr/bin/time; [wall-ns cpu-ns] (CPU: user +
+  system of the process, or nil without /usr/bin/time)."
+  [cmd]
+  (let [timed? (.canExecute (io/file "/usr/bin/time"))
+        cmd    (if timed? (into ["/usr/bin/time" "-f" "elle-si-cpu %U %S"] cmd) cmd)
+        t0     (System/nanoTime)
+        p      (.start (doto (ProcessBuilder. ^java.util.List cmd)
+                         (.redirectOutput (java.lang.ProcessBuilder$Redirect/DISCARD))))
+        err    (slurp (.getErrorStream p))
+        _      (.waitFor p)
+        wall   (- (System/nanoTime) t0)
+        [_ u s] (re-find #"elle-si-cpu ([\d.]+) ([\d.]+)" err)]
+    [wall (when u (long (* 1e9 (+ (Double/parseDouble u) (Double/parseDouble s)))))]))
+
+(defn- summary
+  "\"median 12.3 (min 10.1)\" ms of a per-run figure."
+  [xs]
+  (format "%.1f (min %.1f)" (ms (median xs)) (ms (apply min xs))))
+
 (defn -main
   [& args]
   (let [n     (Long/parseLong (or (first args) "50000"))
@@ -77,34 +105,59 @@
         h     (generate n 42)
         file  (io/file (System/getProperty "java.io.tmpdir") (str "elle-si-bench-" n ".edn"))
         opts  {:consistency-models [model], :timings? true}
-        cli   (-> (io/file "../target/release/elle-si") .getCanonicalPath)]
+        cli   (-> (io/file "../target/release/elle-si") .getCanonicalPath)
+        cmd   [cli "check" "-o" "edn" "-c" (name model) (str file)]]
     (with-open [w (io/writer file)]
       (binding [*out* w] (doseq [op h] (prn op))))
     (println (format "history: %d ops, %d transactions, %.1f MB as EDN; model %s"
                      (count h) n (/ (.length file) 1e6) (name model)))
     (dotimes [_ 3] (la/check opts h))            ; warm the JIT
-    (let [runs (vec (for [_ (range 7)]
-                      (let [t0 (System/nanoTime)
+    (let [encode-cpu (vec (for [_ (range 9)]
+                            (let [c0 (cpu-ns)] (core/encode h) (- (cpu-ns) c0))))
+          runs (vec (for [_ (range 9)]
+                      (let [c0 (cpu-ns)
+                            t0 (System/nanoTime)
                             r  (la/check opts h)
-                            t1 (System/nanoTime)]
-                        (assoc (:elle-si/timings r) :wall-ns (- t1 t0) :valid? (:valid? r)))))
-          med  (fn [k] (median (map k runs)))
-          transfer (- (med :native-ns) (med :decode-ns) (med :check-ns) (med :render-ns))
-          overhead (+ (med :encode-ns) transfer (med :decode-ns))
-          cli-runs (vec (for [_ (range 7)]
-                          (let [t0 (System/nanoTime)
-                                p  (.start (doto (ProcessBuilder. [cli "check" "-o" "edn" "-c" (name model) (str file)])
-                                             (.redirectOutput (java.lang.ProcessBuilder$Redirect/DISCARD))
-                                             (.redirectErrorStream true)))]
-                            (.waitFor p)
-                            (- (System/nanoTime) t0))))
-          cli-ms (ms (median cli-runs))]
+                            t1 (System/nanoTime)
+                            c1 (cpu-ns)
+                            t  (:elle-si/timings r)
+                            ;; What the native call spent outside decoding,
+                            ;; checking and rendering: copying the arrays in
+                            ;; and the result out.
+                            transfer (- (:native-ns t) (:decode-ns t) (:check-ns t) (:render-ns t))]
+                        (assoc t
+                               :valid? (:valid? r)
+                               :wall-ns (- t1 t0)
+                               :cpu-ns (- c1 c0)
+                               :transfer-ns transfer
+                               :overhead-ns (+ (:encode-ns t) transfer (:decode-ns t))))))
+          col  (fn [k] (map k runs))
+          ratios (map #(/ (double (:overhead-ns %)) (max 1 (:check-ns %))) runs)
+          cli-runs (vec (for [_ (range 9)] (run-cli cmd)))
+          cli-wall (map first cli-runs)
+          cli-cpu  (keep second cli-runs)]
       (println "verdict:" (:valid? (first runs)))
-      (println (format "JVM (median of 7): encode %.1f ms, JNI transfer %.1f ms, decode+compile %.1f ms, check %.1f ms, render %.1f ms, EDN read %.1f ms; whole la/check %.1f ms"
-                       (ms (med :encode-ns)) (ms transfer) (ms (med :decode-ns)) (ms (med :check-ns))
-                       (ms (med :render-ns)) (ms (med :read-ns)) (ms (med :wall-ns))))
-      (println (format "bridge overhead (encode + transfer + decode): %.1f ms = %.0f%% of check time"
-                       (ms overhead) (* 100 (/ (double overhead) (max 1 (med :check-ns))))))
-      (println (format "CLI `elle-si check` on the same history (median of 7, process start included): %.1f ms; JVM/CLI = %.2f"
-                       cli-ms (/ (ms (med :wall-ns)) cli-ms))))
+      (println "per-run figures in ms, median of 9 (and min):")
+      (doseq [[label k] [["  encode (JVM)         " :encode-ns]
+                         ["  JNI transfer         " :transfer-ns]
+                         ["  decode+compile (Rust)" :decode-ns]
+                         ["  check                " :check-ns]
+                         ["  render               " :render-ns]
+                         ["  EDN read (JVM)       " :read-ns]
+                         ["  whole la/check, wall " :wall-ns]
+                         ["  whole la/check, CPU  " :cpu-ns]]]
+        (println label (summary (col k))))
+      (println "  encode alone, CPU     " (summary encode-cpu))
+      (println (format "bridge overhead (encode + transfer + decode+compile): %s ms = %.0f%% of check time (median of per-run ratios; min %.0f%%)"
+                       (summary (col :overhead-ns))
+                       (* 100 (median ratios)) (* 100 (apply min ratios))))
+      (println (format "CLI `%s`: wall %s ms (process start and file read included)%s"
+                       (str/join " " (cons "elle-si" (rest cmd)))
+                       (summary cli-wall)
+                       (if (seq cli-cpu) (str ", CPU " (summary cli-cpu) " ms") "")))
+      (println (format "JVM/CLI: wall %.2f%s"
+                       (/ (double (median (col :wall-ns))) (median cli-wall))
+                       (if (seq cli-cpu)
+                         (format ", CPU %.2f" (/ (double (median (col :cpu-ns))) (median cli-cpu)))
+                         ""))))
     (shutdown-agents)))

@@ -9,33 +9,50 @@
 (deftest g0-test
   ;; x is appended in the order T1 T2, y in the order T2 T1: a write cycle.
   (let [[t1 t2 :as h] (history [(la-op "ax1ay1") (la-op "ax2ay2") (la-op "rx12ry21")])]
-    (testing "read uncommitted prohibits G0"
-      (let [r (la/check {:consistency-models [:read-uncommitted]} h)]
+    ;; Elle's test checks :read-uncommitted, for which elle-si has no
+    ;; checker: it refuses the model rather than pass a history it has not
+    ;; checked. Asking for G0 alone, as Elle's :anomalies allows, is what
+    ;; read uncommitted prohibits.
+    (testing "read uncommitted is refused"
+      (is (thrown-with-msg? IllegalArgumentException #"elle-si cannot check `read-uncommitted` yet"
+                            (la/check {:consistency-models [:read-uncommitted]} h))))
+    (testing ":anomalies [:G0] alone"
+      (let [r (la/check {:consistency-models nil, :anomalies [:G0]} h)]
         (is (= {:valid? false, :anomaly-types [:G0], :not #{:read-uncommitted}}
                (verdict r)))
         (is (= #{t1 t2} (set (:cycle (first (:G0 (:anomalies r)))))))))
     (testing ":anomalies the models prohibit are looked for"
       (is (= false (:valid? (la/check {:consistency-models [:serializable]
                                        :anomalies [:G0 :G1c]} h)))))
-    (testing ":anomalies beyond the models are refused, not left unchecked"
-      (is (thrown-with-msg? IllegalArgumentException #":G0 is not prohibited by no model"
-                            (la/check {:consistency-models nil, :anomalies [:G0]} h))))))
+    (testing ":anomalies beyond what the models' checkers look for are refused, not left unchecked"
+      (is (thrown-with-msg? IllegalArgumentException
+                            #":G2-item is not prohibited by :read-committed"
+                            (la/check {:consistency-models [:read-committed], :anomalies [:G2-item]} h))))
+    (testing "an unknown anomaly is refused: prohibiting it would pass every history"
+      (is (thrown-with-msg? IllegalArgumentException #"unknown anomaly :G9"
+                            (la/check {:consistency-models nil, :anomalies [:G9]} h))))))
 
 (deftest g1a-test
   ;; T2 reads T1's failed append.
   (let [[t1 t2 :as h] (history [{:process 0, :type :fail, :f :txn, :value [[:append :x 1]]}
                                 (la-op "rx1")])
         r (la/check {:consistency-models [:read-committed]} h)]
-    (is (= {:valid? false, :anomaly-types [:G1a :empty-transaction-graph],
-            :not #{:read-committed}}
+    ;; Elle adds :empty-transaction-graph (its dependency graph has no
+    ;; edges); elle-si reports it only when no transaction committed, since
+    ;; it decides histories Elle gives up on.
+    (is (= {:valid? false, :anomaly-types [:G1a], :not #{:read-committed}}
            (verdict r)))
     (is (= [{:op t2, :writer t1, :mop [:r :x [1]], :element 1}]
            (map #(select-keys % [:op :writer :mop :element]) (:G1a (:anomalies r)))))))
 
 (deftest g1c-test
-  ;; T2 appends to x after T1, yet T1 read T2's append to y.
-  (let [[t1 t2 :as h] (history [(la-op "ax1ry1") (la-op "ax2ay1") (la-op "rx12ry1")])]
-    (is (= {:valid? true} (la {:consistency-models [:read-uncommitted]} h)))
+  ;; T2 appends to x after T1, yet T1 read T2's append to y. (Elle's test
+  ;; runs all three in one process, where elle-si's read committed misses
+  ;; the cycle: see known-bugs-test. Here each has its own process.)
+  (let [[t1 t2 :as h] (history [(la-op 0 :ok "ax1ry1") (la-op 1 :ok "ax2ay1") (la-op 2 :ok "rx12ry1")])]
+    ;; Elle checks :read-uncommitted here; elle-si has no checker for that
+    ;; model, so it asks for what the model prohibits, G0.
+    (is (= {:valid? true} (la {:consistency-models nil, :anomalies [:G0]} h)))
     (let [r (la/check {:consistency-models [:read-committed]} h)]
       (is (= {:valid? false, :anomaly-types [:G1c], :not #{:read-committed}}
              (verdict r)))
@@ -104,11 +121,16 @@
 
 (deftest incompatible-order-test
   ;; One read sees x = [1 3], another [1 2 3]; T1 also read T3's append.
-  (let [h (history [(la-op "ax1ry1") (la-op "ax2") (la-op "ax3ay1") (la-op "rx13") (la-op "rx123")])
+  ;; (Elle's test runs them in one process: see known-bugs-test.)
+  (let [h (history (map-indexed (fn [p t] (la-op p :ok t)) ["ax1ry1" "ax2" "ax3ay1" "rx13" "rx123"]))
         r (la/check {:consistency-models [:read-committed]} h)]
     (is (= {:valid? false, :anomaly-types [:G1c :incompatible-order], :not #{:read-committed}}
            (verdict r)))
-    (is (= [{:key :x, :values [[1 3] [1 2 3]]}]
+    ;; Elle names the first pair of reads, by length, of which the shorter
+    ;; is no prefix of the longer: [[1 3] [1 2 3]]. elle-si names the
+    ;; version order it took (the longest read) first, then every read that
+    ;; is not a prefix of it.
+    (is (= [{:key :x, :values [[1 2 3] [1 3]]}]
            (map #(select-keys % [:key :values]) (:incompatible-order (:anomalies r)))))))
 
 (deftest internal-test
@@ -125,8 +147,33 @@
   (let [[_ t0' :as h] (history [{:process 0, :type :invoke, :f :txn, :value [[:r :x [1]] [:append :x 1]]}
                                 {:process 0, :type :ok,     :f :txn, :value [[:r :x [1]] [:append :x 1]]}])
         r (la/check {:consistency-models [:read-committed]} h)]
-    (is (= {:valid? false, :anomaly-types [:empty-transaction-graph :future-read],
-            :not #{:read-committed}}
+    ;; No :empty-transaction-graph, as in g1a-test: a transaction committed.
+    (is (= {:valid? false, :anomaly-types [:future-read], :not #{:read-committed}}
            (verdict r)))
     (is (= [{:op t0', :mop [:r :x [1]], :element 1}]
            (map #(select-keys % [:op :mop :element]) (:future-read (:anomalies r)))))))
+
+(deftest ^:pending known-bugs-test
+  ;; Checker bugs found through these tests, reported to the lead; `lein
+  ;; test :pending` runs them. Each assertion is what Elle answers, and
+  ;; what elle-si should.
+  (testing "read committed without sessions names a ww+wr cycle G1c-process when the
+           writers share a process, and then passes the history (Elle's g1c-test)"
+    (let [h (history [(la-op "ax1ry1") (la-op "ax2ay1") (la-op "rx12ry1")])]
+      (is (= {:valid? false, :anomaly-types [:G1c], :not #{:read-committed}}
+             (la {:consistency-models [:read-committed]} h)))))
+  (testing "the same, beside an incompatible order (Elle's incompatible-order test)"
+    (let [h (history [(la-op "ax1ry1") (la-op "ax2") (la-op "ax3ay1") (la-op "rx13") (la-op "rx123")])]
+      (is (= {:valid? false, :anomaly-types [:G1c :incompatible-order], :not #{:read-committed}}
+             (la {:consistency-models [:read-committed]} h)))))
+  (testing ":anomalies [:G0] misses a write cycle whose transactions also read from each other"
+    ;; x: T1 then T2; y: T2 then T1 (G0); T1 also read T2's z (wr).
+    (let [h (history [(la-op 0 :ok "ax1ay1rz1") (la-op 1 :ok "ax2ay2az1") (la-op 2 :ok "rx12ry21rz1")])]
+      (is (= false (:valid? (la/check {:consistency-models nil, :anomalies [:G0]} h))))
+      (is (= #{:read-uncommitted} (:not (la/check {:consistency-models [:serializable]} h))))))
+  (testing "read committed names a G0 cycle by its C4 pattern only, so :not understates it"
+    (let [h (history [(la-op "ax1ay1") (la-op "ax2ay2") (la-op "rx12ry21")])]
+      ;; (elle-si may name the C4 pattern too, beside G0.)
+      (let [r (la {:consistency-models [:read-committed]} h)]
+        (is (some #{:G0} (:anomaly-types r)))
+        (is (= #{:read-uncommitted} (:not r)))))))

@@ -8,9 +8,12 @@
     :consistency-models   Models the history should obey. Defaults to
                           [:strict-serializable], as in Elle; nil checks no
                           model.
-    :anomalies            Further anomalies to look for. elle-si honours
-                          those the models already prohibit, and refuses the
-                          rest rather than leave them unchecked.
+    :anomalies            Anomalies to prohibit, each with every anomaly
+                          implying it. With :consistency-models nil, the
+                          strictest checkers look for them; beside models,
+                          only anomalies the models prohibit are accepted
+                          (the models' checkers look for nothing else), and
+                          the rest are refused rather than left unchecked.
     :cycle-search-timeout Milliseconds: elle-si gives up after this long
                           on the whole check (Elle: per cycle search), and
                           answers :valid? :unknown.
