@@ -77,6 +77,10 @@ enum Cmd {
         /// Give up after this many seconds: the answer is then :unknown.
         #[arg(long)]
         timeout: Option<f64>,
+        /// Also prohibit these anomaly types (comma-separated, Elle's
+        /// `:anomalies`), and every anomaly that implies one of them.
+        #[arg(short, long, value_delimiter = ',')]
+        anomalies: Vec<String>,
     },
     /// Count a history's ops, transactions, sessions and keys, and time the
     /// reading.
@@ -263,6 +267,7 @@ fn run_check(
     files: &[PathBuf],
     input: &InputArgs,
     models: &[String],
+    anomalies: &[String],
     output: OutputArg,
     timeout: Option<f64>,
 ) -> Result<u8, Error> {
@@ -271,7 +276,7 @@ fn run_check(
     let copts = CheckOptions {
         models: models.clone(),
         timeout: timeout.map(Duration::from_secs_f64),
-        anomalies: Vec::new(),
+        anomalies: anomalies.to_vec(),
     };
     let files = &convert::expand_inputs(files)?;
     let mut worst = 0u8;
@@ -394,7 +399,15 @@ fn main() -> ExitCode {
             consistency_models,
             output,
             timeout,
-        } => run_check(files, input, consistency_models, *output, *timeout),
+            anomalies,
+        } => run_check(
+            files,
+            input,
+            consistency_models,
+            anomalies,
+            *output,
+            *timeout,
+        ),
         Cmd::Stats { files, input } => run_stats(files, input),
         Cmd::Convert {
             input,

@@ -38,6 +38,7 @@ use crate::anomaly::{Anomaly, Datum};
 use crate::check::clocks::{TreeClock, Vectors};
 use crate::check::deps::{external_source, included, so_edges, wr_edges};
 use crate::check::graph::{Digraph, sccs, shortest_path};
+use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
 
 /// The causal-family levels, weakest first.
@@ -215,7 +216,7 @@ pub fn check(h: &History, level: Level, sessions: bool, clocks: Clocks) -> (Vec<
 
     // Derived edges.
     let mut triangles: Vec<Triangle> = Vec::new();
-    derive(&ctx, level, |tri, redundant| {
+    derive(&ctx, level, false, |tri, redundant| {
         if !redundant {
             triangles.push(tri)
         }
@@ -234,7 +235,22 @@ pub fn check(h: &History, level: Level, sessions: bool, clocks: Clocks) -> (Vec<
     );
     let g = Digraph::from_edges(n, &edges);
     let comps = sccs(&g);
+    // Write cycles are G0 whatever the level (Elle's read uncommitted):
+    // name them so before the patterns they also form.
     let mut explained: FxHashSet<u32> = FxHashSet::default();
+    if !ww.is_empty() {
+        let wwg = Digraph::from_edges(n, &ww);
+        let wc = sccs(&wwg);
+        let ww_set: FxHashSet<(u32, u32)> = ww.iter().copied().collect();
+        for c in wc.cyclic(&wwg) {
+            if let Some(a) = ww_cycle(&ctx, &wwg, &wc.comp, c, &ww_set) {
+                if let Some(&t) = a.txns.first() {
+                    explained.insert(comps.comp[t as usize]);
+                }
+                out.push(a);
+            }
+        }
+    }
     let mut paths = 0;
     for tri in &triangles {
         let cyclic = tri.t1 == INIT || comps.comp[tri.t1 as usize] == comps.comp[tri.t2 as usize];
@@ -253,7 +269,7 @@ pub fn check(h: &History, level: Level, sessions: bool, clocks: Clocks) -> (Vec<
     // when there are cycles.
     if !explained.is_empty() {
         let mut extra = Vec::new();
-        derive(&ctx, level, |tri, redundant| {
+        derive(&ctx, level, true, |tri, redundant| {
             if redundant
                 && tri.t1 != INIT
                 && comps.comp[tri.t1 as usize] == comps.comp[tri.t2 as usize]
@@ -290,8 +306,10 @@ pub fn check(h: &History, level: Level, sessions: bool, clocks: Clocks) -> (Vec<
 /// `x` in `t3` from `t1` (or the initial state), the writers `t2` of `x`
 /// that `r` must have seen, taking only the last such writer per session
 /// (earlier ones precede it in session order, so their edges follow). An
-/// edge is redundant when `t2` already precedes `t1` in causal order.
-fn derive(ctx: &Ctx, level: Level, mut emit: impl FnMut(Triangle, bool)) {
+/// edge is redundant when `t2` already precedes `t1` in causal order; with
+/// `redundant_too` those are looked for as well (for reporting), otherwise
+/// causal-level enumeration skips what `t1` already knows.
+fn derive(ctx: &Ctx, level: Level, redundant_too: bool, mut emit: impl FnMut(Triangle, bool)) {
     let h = ctx.h;
     let mut seen: Vec<TxnId> = Vec::new();
     let mut all_from: Vec<TxnId> = Vec::new();
@@ -344,7 +362,7 @@ fn derive(ctx: &Ctx, level: Level, mut emit: impl FnMut(Triangle, bool)) {
                     // writer that is not redundant. Short windows are
                     // scanned (the transactions are at hand); long ones
                     // binary-searched in the key's writers.
-                    let rows = if t1 == INIT { None } else { ctx.rows(t3, t1) };
+                    let rows = if t1 == INIT || redundant_too { None } else { ctx.rows(t3, t1) };
                     for s in 0..h.sessions.len() as u32 {
                         let limit = if s == ctx.sess[t3 as usize] {
                             ctx.pos[t3 as usize]
@@ -619,7 +637,18 @@ fn is_co_cycle(ctx: &Ctx, co_comp: &[u32], g_comp: &[u32], c: u32) -> bool {
 
 fn step(ctx: &Ctx, a: TxnId, b: TxnId, ww: Option<&FxHashSet<(u32, u32)>>) -> Datum {
     let h = ctx.h;
-    // Prefer the relation Elle would name first: wr, then process, then ww.
+    // Name the relation as Elle's list-append explainer does: ww, then wr,
+    // then session order (only where session order is part of the graph).
+    if ww.is_none_or(|s| s.contains(&(a, b)))
+        && let Some((k, va, vb)) = ww_between(h, a, b)
+    {
+        return Datum::Map(vec![
+            ("type".into(), Datum::kw("ww")),
+            ("key".into(), Datum::Key(k)),
+            ("value".into(), Datum::Val(va)),
+            ("value'".into(), Datum::Val(vb)),
+        ]);
+    }
     for m in &h.mops[h.txns[b as usize].mops()] {
         if let Some(w) = m.observed()
             && m.has(flag::EXTERNAL)
@@ -632,7 +661,10 @@ fn step(ctx: &Ctx, a: TxnId, b: TxnId, ww: Option<&FxHashSet<(u32, u32)>>) -> Da
             ]);
         }
     }
-    if ctx.sess[a as usize] == ctx.sess[b as usize] && ctx.pos[a as usize] < ctx.pos[b as usize] {
+    if ctx.sessions
+        && ctx.sess[a as usize] == ctx.sess[b as usize]
+        && ctx.pos[a as usize] < ctx.pos[b as usize]
+    {
         return Datum::Map(vec![
             ("type".into(), Datum::kw("process")),
             (
@@ -641,17 +673,33 @@ fn step(ctx: &Ctx, a: TxnId, b: TxnId, ww: Option<&FxHashSet<(u32, u32)>>) -> Da
             ),
         ]);
     }
-    if ww.is_none_or(|s| s.contains(&(a, b)))
-        && let Some((k, va, vb)) = ww_between(h, a, b)
-    {
-        return Datum::Map(vec![
-            ("type".into(), Datum::kw("ww")),
-            ("key".into(), Datum::Key(k)),
-            ("value".into(), Datum::Val(va)),
-            ("value'".into(), Datum::Val(vb)),
-        ]);
-    }
     Datum::Map(vec![("type".into(), Datum::kw("ao"))])
+}
+
+/// The relation a step datum names.
+fn rel_of(step: &Datum) -> Option<Rel> {
+    let Datum::Map(f) = step else { return None };
+    let (_, Datum::Kw(k)) = f.iter().find(|(k, _)| k == "type")? else {
+        return None;
+    };
+    match k.as_str() {
+        "ww" => Some(Rel::Ww),
+        "wr" => Some(Rel::Wr),
+        "process" => Some(Rel::Process),
+        _ => None,
+    }
+}
+
+/// An Elle-named cycle anomaly through `path` (first node repeated last).
+fn cycle_anomaly(ctx: &Ctx, path: &[u32], ww: Option<&FxHashSet<(u32, u32)>>) -> Anomaly {
+    let steps: Vec<Datum> = path.windows(2).map(|w| step(ctx, w[0], w[1], ww)).collect();
+    let rels: Vec<Rel> = steps.iter().filter_map(rel_of).collect();
+    let mut a = Anomaly::new(cycle::name(&rels));
+    for &v in &path[..path.len() - 1] {
+        a = a.txn(v);
+    }
+    let ops = Datum::List(path.iter().map(|&t| Datum::Txn(t)).collect());
+    a.field("cycle", ops).field("steps", Datum::List(steps))
 }
 
 /// A key on which `a`'s append directly precedes `b`'s in a version order.
@@ -820,27 +868,10 @@ fn cyclic_co(ctx: &Ctx, comp: &[u32], out: &mut Vec<Anomaly>) {
                 continue;
             };
             path.push(t);
-            let process = path
-                .windows(2)
-                .any(|w| step(ctx, w[0], w[1], None) != step_wr_only(ctx, w[0], w[1]));
-            let name = if process { "G1c-process" } else { "G1c" };
-            let (ops, steps) = path_steps(ctx, &path);
-            let mut a = Anomaly::new(name).pattern("CyclicCO");
-            for &v in &path[..path.len() - 1] {
-                a = a.txn(v);
-            }
-            out.push(a.field("cycle", ops).field("steps", steps));
+            // Causal order has no write-write edges: name by wr and process.
+            let empty = FxHashSet::default();
+            out.push(cycle_anomaly(ctx, &path, Some(&empty)).pattern("CyclicCO"));
         }
-    }
-}
-
-/// The wr step between two transactions, if there is one (to tell whether
-/// a cycle needs session order).
-fn step_wr_only(ctx: &Ctx, a: TxnId, b: TxnId) -> Datum {
-    let s = step(ctx, a, b, None);
-    match &s {
-        Datum::Map(f) if f.iter().any(|(k, v)| k == "type" && *v == Datum::kw("wr")) => s,
-        _ => Datum::Nil,
     }
 }
 
@@ -852,36 +883,6 @@ fn ww_cycle(
     ww: &FxHashSet<(u32, u32)>,
 ) -> Option<Anomaly> {
     let start = (0..g.len() as u32).find(|&v| comp[v as usize] == c)?;
-    let mut path = shortest_path(g, start, start, |v| comp[v as usize] == c)?;
-    if path.len() < 2 {
-        return None;
-    }
-    let steps: Vec<Datum> = path
-        .windows(2)
-        .map(|w| step(ctx, w[0], w[1], Some(ww)))
-        .collect();
-    let kinds: Vec<String> = steps
-        .iter()
-        .filter_map(|s| match s {
-            Datum::Map(f) => f
-                .iter()
-                .find(|(k, _)| k == "type")
-                .map(|(_, v)| format!("{v:?}")),
-            _ => None,
-        })
-        .collect();
-    let has = |k: &str| kinds.iter().any(|x| x.contains(&format!("\"{k}\"")));
-    let base = if has("wr") { "G1c" } else { "G0" };
-    let name = if has("process") {
-        format!("{base}-process")
-    } else {
-        base.to_string()
-    };
-    let ops = Datum::List(path.iter().map(|&t| Datum::Txn(t)).collect());
-    path.pop();
-    let mut a = Anomaly::new(name);
-    for t in path {
-        a = a.txn(t);
-    }
-    Some(a.field("cycle", ops).field("steps", Datum::List(steps)))
+    let path = shortest_path(g, start, start, |v| comp[v as usize] == c)?;
+    (path.len() >= 2).then(|| cycle_anomaly(ctx, &path, Some(ww)))
 }

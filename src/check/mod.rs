@@ -94,12 +94,14 @@ pub fn resolve_models(names: &[String]) -> Result<Vec<&'static str>, Error> {
 pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
     // Anomalies asked for without a model: look with the strictest
     // checker, and prohibit only what was asked.
-    let strictest = ["PL-SS", "causal-cerone"];
-    let run_models: &[&str] = if opts.models.is_empty() && !opts.anomalies.is_empty() {
-        &strictest
-    } else {
-        &opts.models
-    };
+    // Anomalies asked for beyond what the models prohibit need the
+    // strictest checkers to be looked for.
+    let by_models = report::lattice::prohibited_by(&opts.models);
+    let asked = report::lattice::anomalies_implying(&opts.anomalies);
+    let mut run_models: Vec<&str> = opts.models.clone();
+    if !asked.is_subset(&by_models) {
+        run_models.extend(["PL-SS", "causal-cerone"]);
+    }
     let h = &loaded.history;
     let mut found: Vec<Anomaly> = loaded.anomalies.clone();
     if h.txns
@@ -161,8 +163,8 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
             }
         }
     }
-    let mut prohibited = report::lattice::prohibited_by(&opts.models);
-    prohibited.extend(report::lattice::anomalies_implying(&opts.anomalies));
+    let mut prohibited = by_models;
+    prohibited.extend(asked);
     let mut r = report::result_map(&prohibited, found);
     r.notes = notes;
     r

@@ -583,6 +583,8 @@ impl Builder {
                     lists.push(l.clone());
                 }
             }
+            // As Elle lists them: shortest first.
+            lists.sort_by_key(Vec::len);
             let mut a = Anomaly::new("incompatible-order")
                 .field("key", Datum::Key(k))
                 .field(

@@ -467,49 +467,72 @@ fn cycle_anomaly(h: &History, g: &Polygraph, edges: &[EdgeId]) -> Anomaly {
 /// Cycles among known edges: each cyclic component of G2 yields cycles
 /// through its edges until every edge is covered (up to a bound).
 fn known_cycles(h: &History, g: &Polygraph, g2: &G2, _v: Variant) -> Vec<Anomaly> {
-    let adj = g2.adjacency(g, &[]);
-    let mut edges = Vec::new();
-    for (u, outs) in adj.iter().enumerate() {
-        for &(v, _) in outs {
-            edges.push((u as u32, v));
-        }
-    }
-    let dg = Digraph::from_edges(g2.nodes, &edges);
-    let comps = sccs(&dg);
-    let cyclic: FxHashSet<u32> = comps.cyclic(&dg).into_iter().collect();
+    let full = g2.adjacency(g, &[]);
     let mut covered: FxHashSet<EdgeId> = FxHashSet::default();
-    let mut per_comp: rustc_hash::FxHashMap<u32, usize> = rustc_hash::FxHashMap::default();
     let mut seen_cycles: FxHashSet<Vec<TxnId>> = FxHashSet::default();
     let mut out = Vec::new();
-    // Data edges first: session and real-time edges close cycles but are
-    // rarely what a cycle is about.
-    let mut candidates: Vec<(u32, u32, EdgeId)> = Vec::new();
-    for (u, outs) in adj.iter().enumerate() {
-        for &(v, e) in outs {
-            let c = comps.comp[u];
-            if comps.comp[v as usize] == c && cyclic.contains(&c) {
-                candidates.push((u as u32, v, e));
+    // As Elle searches: write cycles first (G0), then write and read
+    // cycles (G1c), then everything; each pass in the graph of its kinds.
+    let passes: [&dyn Fn(EdgeKind) -> bool; 3] = [
+        &|k| k == EdgeKind::Ww,
+        &|k| matches!(k, EdgeKind::Ww | EdgeKind::Wr),
+        &|_| true,
+    ];
+    for keep in passes {
+        let adj: Vec<Vec<(u32, EdgeId)>> = full
+            .iter()
+            .map(|outs| {
+                outs.iter()
+                    .copied()
+                    .filter(|&(_, e)| keep(g.edges[e as usize].kind))
+                    .collect()
+            })
+            .collect();
+        let mut edges = Vec::new();
+        for (u, outs) in adj.iter().enumerate() {
+            for &(v, _) in outs {
+                edges.push((u as u32, v));
             }
         }
-    }
-    candidates
-        .sort_by_key(|&(_, _, e)| !matches!(g.edges[e as usize].kind, EdgeKind::Rw | EdgeKind::Ww));
-    for (u, v, e) in candidates {
-        let c = comps.comp[u as usize];
-        if covered.contains(&e) || per_comp.get(&c).copied().unwrap_or(0) >= MAX_CYCLES_PER_SCC {
+        let dg = Digraph::from_edges(g2.nodes, &edges);
+        let comps = sccs(&dg);
+        let cyclic: FxHashSet<u32> = comps.cyclic(&dg).into_iter().collect();
+        if cyclic.is_empty() {
             continue;
         }
-        let Some(cyc) = best_cycle(g, &adj, u, v, e, |x| comps.comp[x as usize] == c) else {
-            continue;
-        };
-        covered.extend(cyc.iter().copied());
-        let mut key: Vec<TxnId> = cyc.iter().map(|&x| g.edges[x as usize].a).collect();
-        key.sort_unstable();
-        if !seen_cycles.insert(key) {
-            continue;
+        let mut per_comp: rustc_hash::FxHashMap<u32, usize> = rustc_hash::FxHashMap::default();
+        // Data edges first: session and real-time edges close cycles but
+        // are rarely what a cycle is about.
+        let mut candidates: Vec<(u32, u32, EdgeId)> = Vec::new();
+        for (u, outs) in adj.iter().enumerate() {
+            for &(v, e) in outs {
+                let c = comps.comp[u];
+                if comps.comp[v as usize] == c && cyclic.contains(&c) {
+                    candidates.push((u as u32, v, e));
+                }
+            }
         }
-        *per_comp.entry(c).or_default() += 1;
-        out.push(cycle_anomaly(h, g, &cyc));
+        candidates.sort_by_key(|&(_, _, e)| {
+            !matches!(g.edges[e as usize].kind, EdgeKind::Rw | EdgeKind::Ww)
+        });
+        for (u, v, e) in candidates {
+            let c = comps.comp[u as usize];
+            if covered.contains(&e) || per_comp.get(&c).copied().unwrap_or(0) >= MAX_CYCLES_PER_SCC
+            {
+                continue;
+            }
+            let Some(cyc) = best_cycle(g, &adj, u, v, e, |x| comps.comp[x as usize] == c) else {
+                continue;
+            };
+            covered.extend(cyc.iter().copied());
+            let mut key: Vec<TxnId> = cyc.iter().map(|&x| g.edges[x as usize].a).collect();
+            key.sort_unstable();
+            if !seen_cycles.insert(key) {
+                continue;
+            }
+            *per_comp.entry(c).or_default() += 1;
+            out.push(cycle_anomaly(h, g, &cyc));
+        }
     }
     out
 }
