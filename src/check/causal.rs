@@ -362,7 +362,11 @@ fn derive(ctx: &Ctx, level: Level, redundant_too: bool, mut emit: impl FnMut(Tri
                     // writer that is not redundant. Short windows are
                     // scanned (the transactions are at hand); long ones
                     // binary-searched in the key's writers.
-                    let rows = if t1 == INIT || redundant_too { None } else { ctx.rows(t3, t1) };
+                    let rows = if t1 == INIT || redundant_too {
+                        None
+                    } else {
+                        ctx.rows(t3, t1)
+                    };
                     for s in 0..h.sessions.len() as u32 {
                         let limit = if s == ctx.sess[t3 as usize] {
                             ctx.pos[t3 as usize]

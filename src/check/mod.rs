@@ -151,6 +151,13 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
             s.solver_conflicts,
             s.interpret_s
         ));
+        if s.too_big {
+            notes.push(format!(
+                "{}: more than {} unordered writer pairs; no verdict",
+                v.cycle_exists().trim_end_matches("-cycle-exists"),
+                si::polygraph::MAX_PAIRS
+            ));
+        }
         if outcome.timed_out {
             found.push(
                 Anomaly::new("cycle-search-timeout")

@@ -126,11 +126,9 @@
         r (la/check {:consistency-models [:read-committed]} h)]
     (is (= {:valid? false, :anomaly-types [:G1c :incompatible-order], :not #{:read-committed}}
            (verdict r)))
-    ;; Elle names the first pair of reads, by length, of which the shorter
-    ;; is no prefix of the longer: [[1 3] [1 2 3]]. elle-si names the
-    ;; version order it took (the longest read) first, then every read that
-    ;; is not a prefix of it.
-    (is (= [{:key :x, :values [[1 2 3] [1 3]]}]
+    ;; As Elle does: the reads in order of length, each pair of which the
+    ;; shorter is no prefix of the longer.
+    (is (= [{:key :x, :values [[1 3] [1 2 3]]}]
            (map #(select-keys % [:key :values]) (:incompatible-order (:anomalies r)))))))
 
 (deftest internal-test

@@ -47,6 +47,8 @@ pub struct Stats {
     pub solve_s: f64,
     pub interpret_s: f64,
     pub solver_conflicts: u64,
+    /// The polygraph would exceed [`polygraph::MAX_PAIRS`] writer pairs.
+    pub too_big: bool,
 }
 
 pub struct Outcome {
@@ -82,6 +84,14 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
     let mut stats = Stats::default();
     let t0 = Instant::now();
     let mut g = polygraph::build(h, variant);
+    if g.too_big {
+        stats.too_big = true;
+        return Outcome {
+            anomalies: Vec::new(),
+            timed_out: true,
+            stats,
+        };
+    }
     stats.constraints_before = g.constraints.len();
     stats.unknown_before = g.unknown_edges;
     stats.construct_s = t0.elapsed().as_secs_f64();

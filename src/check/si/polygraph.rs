@@ -14,7 +14,10 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::check::clocks::Vectors;
 use crate::check::deps::{external_source, included, realtime_edges, so_edges};
+use crate::check::graph::Digraph;
+use crate::check::si::prune::topo_order;
 use crate::history::model::*;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -90,6 +93,88 @@ pub struct Polygraph {
     pub unknown_edges: usize,
     /// Elle's `*-cycle-exists` name for this variant's model.
     pub cycle_exists: &'static str,
+    /// Writer pairs left to a constraint (no dependency path orders them).
+    pub all_pairs: usize,
+    /// Too many writer pairs to enumerate: no verdict (see [`MAX_PAIRS`]).
+    pub too_big: bool,
+}
+
+/// Most unordered writer pairs a polygraph holds (each is a constraint
+/// with its anti-dependencies): beyond this the variant answers unknown
+/// rather than run out of memory.
+pub const MAX_PAIRS: usize = 20_000_000;
+
+/// Vector clocks over session order, write-read and real time: the
+/// dependencies known before any write order.
+struct DepClock {
+    v: Vectors,
+    sess: Vec<u32>,
+    pos: Vec<u32>,
+}
+
+impl DepClock {
+    fn new(h: &History, inc: &[bool], g: &Polygraph) -> Option<DepClock> {
+        let n = h.txns.len();
+        let edges: Vec<(u32, u32)> = g
+            .known
+            .iter()
+            .map(|&e| g.edges[e as usize])
+            .filter(|e| e.kind.is_dep())
+            .map(|e| (e.a, e.b))
+            .collect();
+        let dg = Digraph::from_edges(n, &edges);
+        let topo = topo_order(&dg, inc)?;
+        let sess: Vec<u32> = h.txns.iter().map(|t| t.session).collect();
+        let pos: Vec<u32> = h.txns.iter().map(|t| t.seq + 1).collect();
+        let mut v = Vectors::new(n, h.sessions.len());
+        for &a in &topo {
+            v.raise(a, sess[a as usize], pos[a as usize]);
+            for &b in dg.out(a) {
+                v.join(b, a);
+            }
+        }
+        Some(DepClock { v, sess, pos })
+    }
+
+    /// `a` reaches `b` through dependencies (reflexive).
+    fn reaches(&self, a: TxnId, b: TxnId) -> bool {
+        a == b || self.v.get(b, self.sess[a as usize]) >= self.pos[a as usize]
+    }
+
+    /// Splits the pairs of writers into those a dependency path orders
+    /// (only each writer's nearest successor per session: `(i, j)` with
+    /// `i` first) and the concurrent ones.
+    #[allow(clippy::type_complexity)]
+    fn split(&self, ws: &[(TxnId, MopId)]) -> (Vec<(usize, usize)>, Vec<(usize, usize)>) {
+        // Writers by session, in session order.
+        let mut by_sess: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
+        for (i, &(t, _)) in ws.iter().enumerate() {
+            by_sess.entry(self.sess[t as usize]).or_default().push(i);
+        }
+        for list in by_sess.values_mut() {
+            list.sort_by_key(|&i| self.pos[ws[i].0 as usize]);
+        }
+        let mut ordered = Vec::new();
+        let mut concurrent = Vec::new();
+        for (i, &(a, _)) in ws.iter().enumerate() {
+            for list in by_sess.values() {
+                // Writers before `a` (reaching it) form a prefix, writers
+                // after it a suffix; between them, the concurrent ones.
+                let after = list.partition_point(|&j| !self.reaches(a, ws[j].0) || ws[j].0 == a);
+                let before = list.partition_point(|&j| self.reaches(ws[j].0, a) && ws[j].0 != a);
+                if let Some(&j) = list.get(after) {
+                    ordered.push((i, j));
+                }
+                for &j in &list[before.min(after)..after] {
+                    let c = ws[j].0;
+                    if c != a && a < c && !self.reaches(c, a) && !self.reaches(a, c) {
+                        concurrent.push((i, j));
+                    }
+                }
+            }
+        }
+        (ordered, concurrent)
+    }
 }
 
 impl Variant {
@@ -205,6 +290,8 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         included: inc.clone(),
         unknown_edges: 0,
         cycle_exists: variant.cycle_exists(),
+        all_pairs: 0,
+        too_big: false,
     };
     let plain = |a, b, kind| Edge {
         a,
@@ -244,6 +331,15 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
             g.known.push(e);
         }
     }
+    // Reachability through what is known before any write order is, when
+    // sessions make it cheap: writes a dependency path already orders need
+    // no constraint, and their readers' anti-dependencies go only to the
+    // nearest later writer per session (the rest follow by transitivity).
+    let dep = if variant.session {
+        DepClock::new(h, &inc, &g)
+    } else {
+        None
+    };
     let writes = final_writes(h, &inc);
     let mut keys: Vec<KeyId> = writes.keys().copied().collect();
     keys.sort_unstable();
@@ -312,9 +408,25 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         }
         // Readers of the initial state precede the first known version, or
         // every writer when none is known.
-        let firsts: Vec<(TxnId, MopId)> = match order.first() {
-            Some(&f) => vec![f],
-            None => unordered.clone(),
+        let firsts: Vec<(TxnId, MopId)> = match (order.first(), &dep) {
+            (Some(&f), _) => vec![f],
+            // Every writer follows its session's first one.
+            (None, Some(_)) => {
+                let mut firsts: Vec<(TxnId, MopId)> = Vec::new();
+                for &(t, m) in &unordered {
+                    let s = h.txns[t as usize].session;
+                    match firsts
+                        .iter_mut()
+                        .find(|(f, _)| h.txns[*f as usize].session == s)
+                    {
+                        Some(f) if h.txns[f.0 as usize].seq > h.txns[t as usize].seq => *f = (t, m),
+                        Some(_) => {}
+                        None => firsts.push((t, m)),
+                    }
+                }
+                firsts
+            }
+            (None, None) => unordered.clone(),
         };
         for &(r, rm) in initial {
             for &(b, mb) in &firsts {
@@ -358,9 +470,57 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
                 }
             }
         }
-        // Unknown order among the rest: one constraint per pair.
-        for i in 0..unordered.len() {
-            for j in i + 1..unordered.len() {
+        // Unknown order among the rest: a constraint per pair, except
+        // where a dependency path already orders the pair.
+        let pairs_here: Vec<(usize, usize)> = match &dep {
+            Some(dc) if order.is_empty() => {
+                let (ordered, concurrent) = dc.split(&unordered);
+                g.all_pairs += concurrent.len();
+                if g.all_pairs > MAX_PAIRS {
+                    g.too_big = true;
+                    return g;
+                }
+                for (i, j) in ordered {
+                    let ((a, ma), (b, mb)) = (unordered[i], unordered[j]);
+                    let e = g.add(Edge {
+                        a,
+                        b,
+                        kind: EdgeKind::Ww,
+                        key: x,
+                        va: val_of(ma),
+                        vb: val_of(mb),
+                    });
+                    g.known.push(e);
+                    for &(r, rm) in readers_of(a) {
+                        if r != b {
+                            let e = g.add(Edge {
+                                a: r,
+                                b,
+                                kind: EdgeKind::Rw,
+                                key: x,
+                                va: val_of(rm),
+                                vb: val_of(mb),
+                            });
+                            g.known.push(e);
+                        }
+                    }
+                }
+                concurrent
+            }
+            _ => {
+                let n = unordered.len();
+                g.all_pairs += n * n.saturating_sub(1) / 2;
+                if g.all_pairs > MAX_PAIRS {
+                    g.too_big = true;
+                    return g;
+                }
+                (0..n)
+                    .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+                    .collect()
+            }
+        };
+        for (i, j) in pairs_here {
+            {
                 let (mut a, mut ma) = unordered[i];
                 let (mut c, mut mc) = unordered[j];
                 if a > c {
