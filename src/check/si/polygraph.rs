@@ -141,29 +141,25 @@ impl DepClock {
         a == b || self.v.get(b, self.sess[a as usize]) >= self.pos[a as usize]
     }
 
-    /// Splits the pairs of writers into those a dependency path orders
-    /// (only each writer's nearest successor per session: `(i, j)` with
-    /// `i` first) and the concurrent ones.
+    /// Splits the pairs of writers into the concurrent ones and, for each
+    /// writer, the writers a dependency path orders right after it: the
+    /// minimal ones among those it reaches (`(i, j)`, `i` first). Every
+    /// other writer it reaches is reached from one of those.
     #[allow(clippy::type_complexity)]
     fn split(&self, ws: &[(TxnId, MopId)]) -> (Vec<(usize, usize)>, Vec<(usize, usize)>) {
-        // Writers by session, in session order.
-        let mut by_sess: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
-        for (i, &(t, _)) in ws.iter().enumerate() {
-            by_sess.entry(self.sess[t as usize]).or_default().push(i);
-        }
-        for list in by_sess.values_mut() {
-            list.sort_by_key(|&i| self.pos[ws[i].0 as usize]);
-        }
-        let mut ordered = Vec::new();
+        let by_sess = self.by_session(ws);
+        let mut next = Vec::new();
         let mut concurrent = Vec::new();
+        let mut cands: Vec<usize> = Vec::new();
         for (i, &(a, _)) in ws.iter().enumerate() {
-            for list in by_sess.values() {
+            cands.clear();
+            for list in &by_sess {
                 // Writers before `a` (reaching it) form a prefix, writers
                 // after it a suffix; between them, the concurrent ones.
                 let after = list.partition_point(|&j| !self.reaches(a, ws[j].0) || ws[j].0 == a);
                 let before = list.partition_point(|&j| self.reaches(ws[j].0, a) && ws[j].0 != a);
                 if let Some(&j) = list.get(after) {
-                    ordered.push((i, j));
+                    cands.push(j);
                 }
                 for &j in &list[before.min(after)..after] {
                     let c = ws[j].0;
@@ -172,8 +168,51 @@ impl DepClock {
                     }
                 }
             }
+            for j in self.minimal(ws, &cands) {
+                next.push((i, j));
+            }
         }
-        (ordered, concurrent)
+        (next, concurrent)
+    }
+
+    /// Writers by session, each list in session order.
+    fn by_session(&self, ws: &[(TxnId, MopId)]) -> Vec<Vec<usize>> {
+        let mut by_sess: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
+        for (i, &(t, _)) in ws.iter().enumerate() {
+            by_sess.entry(self.sess[t as usize]).or_default().push(i);
+        }
+        let mut lists: Vec<Vec<usize>> = by_sess.into_values().collect();
+        for list in &mut lists {
+            list.sort_by_key(|&i| self.pos[ws[i].0 as usize]);
+        }
+        lists
+    }
+
+    /// The writers among `cands` that no other of them reaches.
+    fn minimal(&self, ws: &[(TxnId, MopId)], cands: &[usize]) -> Vec<usize> {
+        cands
+            .iter()
+            .copied()
+            .filter(|&j| {
+                cands
+                    .iter()
+                    .all(|&k| k == j || !self.reaches(ws[k].0, ws[j].0))
+            })
+            .collect()
+    }
+
+    /// The first writers: minimal among all (each session's first, less
+    /// those another session's first reaches).
+    fn firsts(&self, ws: &[(TxnId, MopId)]) -> Vec<(TxnId, MopId)> {
+        let heads: Vec<usize> = self
+            .by_session(ws)
+            .iter()
+            .filter_map(|l| l.first().copied())
+            .collect();
+        self.minimal(ws, &heads)
+            .into_iter()
+            .map(|j| ws[j])
+            .collect()
     }
 }
 
@@ -410,22 +449,7 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         // every writer when none is known.
         let firsts: Vec<(TxnId, MopId)> = match (order.first(), &dep) {
             (Some(&f), _) => vec![f],
-            // Every writer follows its session's first one.
-            (None, Some(_)) => {
-                let mut firsts: Vec<(TxnId, MopId)> = Vec::new();
-                for &(t, m) in &unordered {
-                    let s = h.txns[t as usize].session;
-                    match firsts
-                        .iter_mut()
-                        .find(|(f, _)| h.txns[*f as usize].session == s)
-                    {
-                        Some(f) if h.txns[f.0 as usize].seq > h.txns[t as usize].seq => *f = (t, m),
-                        Some(_) => {}
-                        None => firsts.push((t, m)),
-                    }
-                }
-                firsts
-            }
+            (None, Some(dc)) => dc.firsts(&unordered),
             (None, None) => unordered.clone(),
         };
         for &(r, rm) in initial {
@@ -474,23 +498,17 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         // where a dependency path already orders the pair.
         let pairs_here: Vec<(usize, usize)> = match &dep {
             Some(dc) if order.is_empty() => {
-                let (ordered, concurrent) = dc.split(&unordered);
+                let (next, concurrent) = dc.split(&unordered);
                 g.all_pairs += concurrent.len();
                 if g.all_pairs > MAX_PAIRS {
                     g.too_big = true;
                     return g;
                 }
-                for (i, j) in ordered {
-                    let ((a, ma), (b, mb)) = (unordered[i], unordered[j]);
-                    let e = g.add(Edge {
-                        a,
-                        b,
-                        kind: EdgeKind::Ww,
-                        key: x,
-                        va: val_of(ma),
-                        vb: val_of(mb),
-                    });
-                    g.known.push(e);
+                // A dependency path already orders these writers, and so
+                // every commit order: no ww edge is needed, only the
+                // readers' anti-dependencies on the writers right after.
+                for (i, j) in next {
+                    let (a, (b, mb)) = (unordered[i].0, unordered[j]);
                     for &(r, rm) in readers_of(a) {
                         if r != b {
                             let e = g.add(Edge {
