@@ -254,6 +254,13 @@ fn text_summary(l: &Loaded, r: &CheckResult, models: &[&str]) -> String {
                 .collect();
             let pat = a.pattern.map(|p| format!(" ({p})")).unwrap_or_default();
             out.push_str(&format!("    {}{pat} at {}\n", a.name, lines.join(", ")));
+            out.push_str(&elle_si::explain::text::explain(&l.history, a, "      "));
+        }
+        if list.len() > 3 {
+            out.push_str(&format!(
+                "    ... and {} more (-o edn lists all)\n",
+                list.len() - 3
+            ));
         }
     }
     if !r.not.is_empty() {

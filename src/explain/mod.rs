@@ -2,3 +2,4 @@
 //! Elle names them, with each step's key and values.
 
 pub mod cycle;
+pub mod text;
