@@ -497,7 +497,7 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         // Unknown order among the rest: a constraint per pair, except
         // where a dependency path already orders the pair.
         let pairs_here: Vec<(usize, usize)> = match &dep {
-            Some(dc) if order.is_empty() => {
+            Some(dc) => {
                 let (next, concurrent) = dc.split(&unordered);
                 g.all_pairs += concurrent.len();
                 if g.all_pairs > MAX_PAIRS {
