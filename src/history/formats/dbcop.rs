@@ -16,7 +16,10 @@
 //! the writer that comes last in file order; the earlier writes stay in the
 //! history, as committed writes nobody read, under fresh values -1, -2, ...
 //! With it, a VALID verdict is sound (one choice of writers works) but an
-//! INVALID one may be an artefact of the choice.
+//! INVALID one may be an artefact of the choice: `elle-si check` then
+//! checks again under [`Duplicates::DropReads`], which leaves those reads
+//! out, and a violation that survives holds whichever write was read;
+//! otherwise the answer is unknown.
 
 use rustc_hash::FxHashMap;
 
@@ -27,6 +30,10 @@ use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn,
 use crate::history::formats::{IntMap, Notes, RegOp, RegisterTxn, register_notes, register_ops};
 use crate::history::model::*;
 
+/// Begins the note that says reads were resolved by guess
+/// ([`Duplicates::LastWriter`] met duplicates).
+pub const GUESSED_NOTE: &str = "(variable, value) pairs are written by more than one event: reads of them resolved to the last writer";
+
 /// What to do when two writes share a (variable, value).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Duplicates {
@@ -35,6 +42,10 @@ pub enum Duplicates {
     Reject,
     /// Resolve reads to the last writer in file order, as PolySI does.
     LastWriter,
+    /// Leave out every read of a duplicated pair (other than a
+    /// transaction's read of its own write): what remains holds in every
+    /// resolution, so a cycle in it is a cycle whichever write was read.
+    DropReads,
 }
 
 impl Duplicates {
@@ -42,6 +53,7 @@ impl Duplicates {
         match s {
             "reject" => Some(Duplicates::Reject),
             "last-writer" | "last" => Some(Duplicates::LastWriter),
+            "drop-reads" => Some(Duplicates::DropReads),
             _ => None,
         }
     }
@@ -116,7 +128,7 @@ pub fn build(
             "dbcop histories hold register reads and writes: they cannot be read as list-append",
         ));
     }
-    let renamed = resolve_duplicates(&d, dups, notes)?;
+    let (renamed, ambiguous) = resolve_duplicates(&d, dups, notes)?;
     let mut b = Builder::new(
         name,
         BuildOptions {
@@ -150,9 +162,11 @@ pub fn build(
                         let we = &txn.events[w];
                         we.ok && we.write && we.var == ev.var && we.val == ev.val
                     });
-                    let v = own
-                        .and_then(|w| renamed.get(&(s, t, w)).copied())
-                        .or(ev.val);
+                    let mine = own.and_then(|w| renamed.get(&(s, t, w)).copied());
+                    if mine.is_none() && ev.val.is_some_and(|v| ambiguous.contains(&(ev.var, v))) {
+                        continue;
+                    }
+                    let v = mine.or(ev.val);
                     (RawKind::Read, v.map_or(Arg::Nil, Arg::Val))
                 };
                 raw.mops.push(RawMop {
@@ -195,13 +209,16 @@ pub fn build(
 type EventAt = (usize, usize, usize);
 
 /// Finds writes sharing a (variable, value) and applies the policy: an
-/// error, or fresh values for all but the last writer of each pair (a
-/// transaction's reads of its own such write follow it to the fresh value).
+/// error, or fresh values for all but the last writer of each pair (for
+/// [`Duplicates::DropReads`], for all, and the pairs whose other reads are
+/// to be left out). A transaction's reads of its own such write follow it
+/// to the fresh value.
+#[allow(clippy::type_complexity)]
 fn resolve_duplicates(
     d: &DHistory,
     dups: Duplicates,
     notes: &mut Notes,
-) -> Result<FxHashMap<EventAt, Val>, ParseError> {
+) -> Result<(FxHashMap<EventAt, Val>, rustc_hash::FxHashSet<(Val, Val)>), ParseError> {
     let mut writers: FxHashMap<(Val, Val), Vec<EventAt>> = FxHashMap::default();
     for (s, txns) in d.sessions.iter().enumerate() {
         for (t, txn) in txns.iter().enumerate() {
@@ -235,25 +252,38 @@ fn resolve_duplicates(
     let mut renamed = FxHashMap::default();
     let mut pairs = 0u64;
     let mut next = -1i64;
-    let mut all: Vec<&Vec<EventAt>> = writers.values().filter(|w| w.len() > 1).collect();
-    all.sort_unstable();
-    for w in all {
+    let mut ambiguous = rustc_hash::FxHashSet::default();
+    let mut all: Vec<(&(Val, Val), &Vec<EventAt>)> =
+        writers.iter().filter(|(_, w)| w.len() > 1).collect();
+    all.sort_unstable_by_key(|(_, w)| *w);
+    for (pair, w) in all {
         pairs += 1;
-        for &at in &w[..w.len() - 1] {
+        let renamed_here = if dups == Duplicates::DropReads {
+            ambiguous.insert(*pair);
+            &w[..]
+        } else {
+            &w[..w.len() - 1]
+        };
+        for &at in renamed_here {
             if let Some(v) = Val::int(next) {
                 renamed.insert(at, v);
             }
             next -= 1;
         }
     }
-    if pairs > 0 {
+    if pairs > 0 && dups == Duplicates::DropReads {
         notes.add(format!(
-            "{pairs} (variable, value) pairs are written by more than one event: reads of them resolved to the last writer in file order (PolySI's choice); the {} earlier writes kept, unread, under fresh values -1 down to {}",
+            "{pairs} (variable, value) pairs are written by more than one event: their writes kept under fresh values -1 down to {}, the other transactions' reads of them left out",
+            next + 1
+        ));
+    } else if pairs > 0 {
+        notes.add(format!(
+            "{pairs} {GUESSED_NOTE} in file order (PolySI's choice); the {} earlier writes kept, unread, under fresh values -1 down to {}",
             renamed.len(),
             next + 1
         ));
     }
-    Ok(renamed)
+    Ok((renamed, ambiguous))
 }
 
 /// One transaction as dbcop writes it.
