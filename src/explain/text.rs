@@ -24,6 +24,29 @@ pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
                 })
                 .collect();
             explain_cycle(h, &txns, steps, indent, &mut out);
+            if let Some(Datum::Map(alt)) = a.get("otherwise") {
+                let kind = match field(alt, "type") {
+                    Some(Datum::Kw(k)) => k.as_str(),
+                    _ => "another cycle",
+                };
+                let pair: Vec<String> = match a.get("unordered") {
+                    Some(Datum::List(ts)) => ts
+                        .iter()
+                        .filter_map(|d| match d {
+                            Datum::Txn(t) => {
+                                Some(format!("line {}", h.txns[*t as usize].complete.line))
+                            }
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let _ = writeln!(
+                    out,
+                    "{indent}(no read fixes the order of the writes at {}: the other order closes a {kind} cycle instead; -o edn shows it under :otherwise)",
+                    pair.join(" and ")
+                );
+            }
         }
         _ => explain_fields(h, a, indent, &mut out),
     }

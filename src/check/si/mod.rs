@@ -565,15 +565,26 @@ fn contradiction(
             .min_by_key(Vec::len)
     };
     let (c1, c2) = (cyc(e1)?, cyc(e2)?);
-    // The shorter cycle is the anomaly; the other is the alternative.
-    let (main, alt) = if c1.len() <= c2.len() {
-        (c1, c2)
-    } else {
-        (c2, c1)
+    // Each cycle rests on one order of the pair, so the history has one or
+    // the other: the anomaly must claim no more than the weaker of the two
+    // proves. Name it after the cycle that rules out fewer models (the
+    // shorter when they claim alike); the other is the alternative.
+    let (a1, a2) = (cycle_anomaly(h, g, &c1), cycle_anomaly(h, g, &c2));
+    let claims = |a: &Anomaly| {
+        crate::report::lattice::impossible_models(&crate::report::names_of(a).into_iter().collect())
     };
+    let (k1, k2) = (claims(&a1), claims(&a2));
+    let first = if k1 == k2 {
+        c1.len() <= c2.len()
+    } else if k1.is_subset(&k2) {
+        true
+    } else if k2.is_subset(&k1) {
+        false
+    } else {
+        k1.len() <= k2.len()
+    };
+    let (mut a, alt_anomaly) = if first { (a1, a2) } else { (a2, a1) };
     let con = &g.constraints[c];
-    let alt_anomaly = cycle_anomaly(h, g, &alt);
-    let mut a = cycle_anomaly(h, g, &main);
     a = a.field(
         "otherwise",
         Datum::Map(vec![

@@ -545,6 +545,41 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
                     std::mem::swap(&mut a, &mut c);
                     std::mem::swap(&mut ma, &mut mc);
                 }
+                // A writer that read the other's version of the key
+                // installs its own after it, whatever the level: that order
+                // is known, not a choice.
+                let c_read_a = readers_of(a).iter().any(|&(r, _)| r == c);
+                let a_read_c = readers_of(c).iter().any(|&(r, _)| r == a);
+                if c_read_a != a_read_c {
+                    let (from, mf, to, mt) = if c_read_a {
+                        (a, ma, c, mc)
+                    } else {
+                        (c, mc, a, ma)
+                    };
+                    let e = g.add(Edge {
+                        a: from,
+                        b: to,
+                        kind: EdgeKind::Ww,
+                        key: x,
+                        va: val_of(mf),
+                        vb: val_of(mt),
+                    });
+                    g.known.push(e);
+                    for &(r, rm) in readers_of(from) {
+                        if r != to {
+                            let e = g.add(Edge {
+                                a: r,
+                                b: to,
+                                kind: EdgeKind::Rw,
+                                key: x,
+                                va: val_of(rm),
+                                vb: val_of(mt),
+                            });
+                            g.known.push(e);
+                        }
+                    }
+                    continue;
+                }
                 let idx = *pairs.entry((a, c)).or_insert_with(|| {
                     g.constraints.push(Constraint {
                         a,
