@@ -27,7 +27,7 @@
         pending   (object-array procs)
         out       (java.util.ArrayList.)
         t         (volatile! 0)
-        emit!     (fn [op] (.add out (assoc op :index (.size out) :time (vswap! t + 1000))))
+        emit!     (fn [op] (.add out (assoc op :index (long (.size out)) :time (vswap! t + 1000))))
         gen-txn   (fn []
                     (vec (for [_ (range (inc (.nextInt rnd 4)))]
                            (let [slot (.nextInt rnd 10)
