@@ -248,21 +248,57 @@ struct Bytes<'a> {
     pos: usize,
 }
 
-impl<'a> Bytes<'a> {
-    fn truncated(&self) -> ParseError {
-        ParseError::new(
-            self.pos,
-            "the encoded history ends in the middle of a record: the encoder and this library disagree",
-        )
-    }
+/// Where a buffer stopped making sense. Small, so that the hot decoding
+/// paths return it cheaply; it becomes a [`ParseError`] on the way out.
+#[derive(Debug)]
+enum Malformed {
+    Truncated(usize),
+    LongVarint(usize),
+    IntRange(usize, i64),
+    NoValue(usize, u64),
+    Code(usize, &'static str),
+}
 
-    fn u8(&mut self) -> Result<u8, ParseError> {
-        let c = *self.b.get(self.pos).ok_or_else(|| self.truncated())?;
+impl From<Malformed> for ParseError {
+    fn from(m: Malformed) -> ParseError {
+        match m {
+            Malformed::Truncated(at) => ParseError::new(
+                at,
+                "the encoded history ends in the middle of a record: the encoder and this library disagree",
+            ),
+            Malformed::LongVarint(at) => ParseError::new(at, "a varint longer than 64 bits"),
+            Malformed::IntRange(at, i) => {
+                ParseError::new(at, format!("inline integer {i} out of range"))
+            }
+            Malformed::NoValue(at, id) => {
+                ParseError::new(at, format!("value id {id} is not in the value table"))
+            }
+            Malformed::Code(at, what) => ParseError::new(at, what),
+        }
+    }
+}
+
+impl<'a> Bytes<'a> {
+    #[inline]
+    fn u8(&mut self) -> Result<u8, Malformed> {
+        let c = *self.b.get(self.pos).ok_or(Malformed::Truncated(self.pos))?;
         self.pos += 1;
         Ok(c)
     }
 
-    fn uv(&mut self) -> Result<u64, ParseError> {
+    #[inline]
+    fn uv(&mut self) -> Result<u64, Malformed> {
+        // Most varints here are one byte: small integers, counts, codes.
+        match self.b.get(self.pos) {
+            Some(&c) if c < 0x80 => {
+                self.pos += 1;
+                Ok(u64::from(c))
+            }
+            _ => self.uv_long(),
+        }
+    }
+
+    fn uv_long(&mut self) -> Result<u64, Malformed> {
         let mut out = 0u64;
         for shift in (0..64).step_by(7) {
             let c = self.u8()?;
@@ -271,27 +307,30 @@ impl<'a> Bytes<'a> {
                 return Ok(out);
             }
         }
-        Err(ParseError::new(self.pos, "a varint longer than 64 bits"))
+        Err(Malformed::LongVarint(self.pos))
     }
 
-    fn sv(&mut self) -> Result<i64, ParseError> {
+    #[inline]
+    fn sv(&mut self) -> Result<i64, Malformed> {
         let z = self.uv()?;
         Ok(((z >> 1) as i64) ^ -((z & 1) as i64))
     }
 
-    fn len(&mut self) -> Result<usize, ParseError> {
-        let n = self.uv()? as usize;
-        if n > self.b.len() - self.pos.min(self.b.len()) {
-            return Err(self.truncated());
+    /// A length or count, of at most the bytes left (each element takes
+    /// at least one).
+    fn len(&mut self) -> Result<usize, Malformed> {
+        let n = self.uv()?;
+        if n > (self.b.len() - self.pos.min(self.b.len())) as u64 {
+            return Err(Malformed::Truncated(self.pos));
         }
-        Ok(n)
+        Ok(n as usize)
     }
 
-    fn take(&mut self, n: usize) -> Result<&'a [u8], ParseError> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Malformed> {
         let s = self
             .b
             .get(self.pos..self.pos + n)
-            .ok_or_else(|| self.truncated())?;
+            .ok_or(Malformed::Truncated(self.pos))?;
         self.pos += n;
         Ok(s)
     }
@@ -333,6 +372,10 @@ struct Decoder<'a> {
     raw: RawTxn,
     /// The offset of every record, by position in the history.
     starts: Vec<u32>,
+    /// Time spent in the [`Builder`] (compiling, which the CLI does too
+    /// after parsing), measured only when `timed`: the rest is decoding.
+    compile: Duration,
+    timed: bool,
 }
 
 fn op_type(bits: u8) -> OpType {
@@ -361,6 +404,19 @@ fn keyword(t: OpType) -> &'static str {
     }
 }
 
+/// The value a reference `r` (read at byte `at`) stands for.
+#[inline]
+fn reference(r: u64, at: usize, ids: &[Val]) -> Result<Val, Malformed> {
+    if r & 1 == 0 {
+        let z = r >> 1;
+        let i = ((z >> 1) as i64) ^ -((z & 1) as i64);
+        return Val::int(i).ok_or(Malformed::IntRange(at, i));
+    }
+    ids.get((r >> 1) as usize)
+        .copied()
+        .ok_or(Malformed::NoValue(at, r >> 1))
+}
+
 impl<'a> Decoder<'a> {
     fn new(values: &[u8], ops: &'a [u8], opts: BuildOptions, name: String) -> Result<Self, String> {
         let mut builder = Builder::new(name, opts);
@@ -368,10 +424,12 @@ impl<'a> Decoder<'a> {
         let mut v = Bytes { b: values, pos: 0 };
         while v.pos < values.len() {
             let entry = v.pos;
-            let text = v
-                .len()
-                .and_then(|n| v.take(n))
-                .map_err(|e| format!("the value table is malformed: {}", e.message))?;
+            let text = v.len().and_then(|n| v.take(n)).map_err(|e| {
+                format!(
+                    "the value table is malformed: {}",
+                    ParseError::from(e).message
+                )
+            })?;
             let value = edn::read_one(text).map_err(|e| {
                 format!(
                     "value {} of the value table, {:?}, is not EDN: {} (at byte {entry})",
@@ -399,28 +457,63 @@ impl<'a> Decoder<'a> {
             builder,
             raw: RawTxn::default(),
             starts: Vec::new(),
+            compile: Duration::ZERO,
+            timed: false,
         })
     }
 
-    fn val(&mut self) -> Result<Val, ParseError> {
+    /// Compiles the transaction in the buffer.
+    fn push(&mut self, meta: TxnMeta) -> Result<(), ParseError> {
+        if !self.timed {
+            return self.builder.push_txn(meta, &self.raw).map(|_| ());
+        }
+        let t0 = Instant::now();
+        let r = self.builder.push_txn(meta, &self.raw).map(|_| ());
+        self.compile += t0.elapsed();
+        r
+    }
+
+    #[inline]
+    fn val(&mut self) -> Result<Val, Malformed> {
         let at = self.ops.pos;
         let r = self.ops.uv()?;
-        if r & 1 == 0 {
-            let z = r >> 1;
-            let i = ((z >> 1) as i64) ^ -((z & 1) as i64);
-            return Val::int(i)
-                .ok_or_else(|| ParseError::new(at, format!("inline integer {i} out of range")));
+        reference(r, at, &self.ids)
+    }
+
+    /// Reads `len` references into the buffer's elements: the bulk of a
+    /// list-append history, hence the loop over a local cursor.
+    fn list(&mut self, len: usize) -> Result<(), Malformed> {
+        let b = self.ops.b;
+        let mut pos = self.ops.pos;
+        let elems = &mut self.raw.elems;
+        elems.reserve(len);
+        for _ in 0..len {
+            let at = pos;
+            let r = match (b.get(pos), b.get(pos + 1)) {
+                (Some(&c), _) if c < 0x80 => {
+                    pos += 1;
+                    u64::from(c)
+                }
+                (Some(&c0), Some(&c1)) if c1 < 0x80 => {
+                    pos += 2;
+                    u64::from(c0 & 0x7f) | (u64::from(c1) << 7)
+                }
+                _ => {
+                    self.ops.pos = pos;
+                    let r = self.ops.uv_long()?;
+                    pos = self.ops.pos;
+                    r
+                }
+            };
+            elems.push(reference(r, at, &self.ids)?);
         }
-        let id = (r >> 1) as usize;
-        self.ids
-            .get(id)
-            .copied()
-            .ok_or_else(|| ParseError::new(at, format!("value id {id} is not in the value table")))
+        self.ops.pos = pos;
+        Ok(())
     }
 
     /// Reads an op record whose tag is already consumed; micro-ops go to
     /// the buffer.
-    fn read_op(&mut self, start: usize) -> Result<OpHead, ParseError> {
+    fn read_op(&mut self, start: usize) -> Result<OpHead, Malformed> {
         let head = self.ops.u8()?;
         let process = self.ops.sv()?;
         let index = if head & 4 != 0 {
@@ -458,7 +551,7 @@ impl<'a> Decoder<'a> {
         })
     }
 
-    fn micro_ops(&mut self) -> Result<(), ParseError> {
+    fn micro_ops(&mut self) -> Result<(), Malformed> {
         let n = self.ops.uv()?;
         for _ in 0..n {
             let offset = self.ops.pos;
@@ -467,7 +560,7 @@ impl<'a> Decoder<'a> {
                 0 => RawKind::Append,
                 1 => RawKind::Read,
                 2 => RawKind::Write,
-                _ => return Err(ParseError::new(offset, "unknown micro-op code")),
+                _ => return Err(Malformed::Code(offset, "unknown micro-op code")),
             };
             let key = self.val()?;
             let arg = match (code >> 2) & 3 {
@@ -477,18 +570,17 @@ impl<'a> Decoder<'a> {
                     v => Arg::Val(v),
                 },
                 2 => {
-                    let len = self.ops.uv()?;
+                    let len = self.ops.len()?;
                     let start = self.raw.elems.len() as u32;
-                    for _ in 0..len {
-                        let v = self.val()?;
-                        self.raw.elems.push(v);
-                    }
+                    self.list(len)?;
                     Arg::List {
                         start,
                         len: self.raw.elems.len() as u32 - start,
                     }
                 }
-                _ => return Err(ParseError::new(offset, "unknown micro-op argument code")),
+                _ => {
+                    return Err(Malformed::Code(offset, "unknown micro-op argument code"));
+                }
             };
             self.raw.mops.push(RawMop {
                 kind,
@@ -584,7 +676,7 @@ impl<'a> Decoder<'a> {
                     complete: pos,
                     f: op.f,
                 };
-                self.builder.push_txn(meta, &self.raw)?;
+                self.push(meta)?;
                 continue;
             }
             if typ == OpType::Invoke {
@@ -635,7 +727,7 @@ impl<'a> Decoder<'a> {
                 complete: pos,
                 f: if op.f == Val::NIL { inv.f } else { op.f },
             };
-            self.builder.push_txn(meta, &self.raw)?;
+            self.push(meta)?;
         }
         // Invocations that never completed may or may not have happened.
         let mut dangling: Vec<(i64, Pending)> = pending.into_iter().collect();
@@ -649,7 +741,7 @@ impl<'a> Decoder<'a> {
                 complete: inv.pos,
                 f: inv.f,
             };
-            self.builder.push_txn(meta, &self.raw)?;
+            self.push(meta)?;
             self.builder.stats().dangling_invokes += 1;
         }
         self.builder.stats().completions_only = paired.is_some_and(|p| !p.0);
@@ -707,23 +799,37 @@ impl<'a> Decoder<'a> {
 /// Decodes an encoded history and compiles it, as [`history::load`] does a
 /// file.
 pub fn decode(values: &[u8], ops: &[u8], opts: &BridgeOptions) -> Result<Loaded, String> {
+    decode_timed(values, ops, opts, false).map(|(loaded, _)| loaded)
+}
+
+/// [`decode`], and with `timed` the time of the compilation within it.
+fn decode_timed(
+    values: &[u8],
+    ops: &[u8],
+    opts: &BridgeOptions,
+    timed: bool,
+) -> Result<(Loaded, Duration), String> {
     let name = opts.name.clone().unwrap_or_else(|| "history".to_string());
     let bopts = BuildOptions {
         workload: opts.workload,
         zero_is_initial: false,
     };
     let mut d = Decoder::new(values, ops, bopts, name.clone())?;
+    d.timed = timed;
     if let Err(e) = d.run() {
         return Err(d.explain(&name, e));
     }
+    let t0 = Instant::now();
     let (history, anomalies) = d.builder.finish();
-    Ok(Loaded {
+    let compile = d.compile + t0.elapsed();
+    let loaded = Loaded {
         history,
         anomalies,
         source: Arc::new(Source::from_bytes(name, Vec::new())),
         format: Format::Edn,
         notes: Default::default(),
-    })
+    };
+    Ok((loaded, compile))
 }
 
 /// An input error as one message: where, what, and the help line.
@@ -775,7 +881,8 @@ fn check_loaded(
     loaded: &Loaded,
     copts: &CheckOptions,
     opts: &BridgeOptions,
-    decode_time: Duration,
+    load_time: Duration,
+    compile_time: Option<Duration>,
 ) -> String {
     let t0 = Instant::now();
     let result = check::check(loaded, copts);
@@ -790,18 +897,24 @@ fn check_loaded(
         let kw = |s: &str| Value::Keyword(s.to_string());
         let ns = |d: Duration| Value::Int(d.as_nanos().min(i64::MAX as u128) as i64);
         let s = &loaded.history.stats;
+        // Decoding alone is the bridge's cost; compiling into the model
+        // the CLI does too, after parsing.
+        let mut t = vec![(
+            kw("decode-ns"),
+            ns(load_time.saturating_sub(compile_time.unwrap_or_default())),
+        )];
+        if let Some(c) = compile_time {
+            t.push((kw("compile-ns"), ns(c)));
+        }
         if let Value::Map(m) = &mut value {
-            m.push((
-                kw("elle-si/timings"),
-                Value::Map(vec![
-                    (kw("decode-ns"), ns(decode_time)),
-                    (kw("check-ns"), ns(check_time)),
-                    (kw("render-ns"), ns(render_time)),
-                    (kw("ops"), Value::Int(s.ops as i64)),
-                    (kw("client-ops"), Value::Int(s.client_ops as i64)),
-                    (kw("txns"), Value::Int(loaded.history.txns.len() as i64)),
-                ]),
-            ));
+            t.extend([
+                (kw("check-ns"), ns(check_time)),
+                (kw("render-ns"), ns(render_time)),
+                (kw("ops"), Value::Int(s.ops as i64)),
+                (kw("client-ops"), Value::Int(s.client_ops as i64)),
+                (kw("txns"), Value::Int(loaded.history.txns.len() as i64)),
+            ]);
+            m.push((kw("elle-si/timings"), Value::Map(t)));
         }
     }
     value.to_string()
@@ -812,8 +925,14 @@ pub fn check_encoded(values: &[u8], ops: &[u8], options: &str) -> Result<String,
     let opts = BridgeOptions::parse(options)?;
     let copts = opts.check_options()?;
     let t0 = Instant::now();
-    let loaded = decode(values, ops, &opts)?;
-    Ok(check_loaded(&loaded, &copts, &opts, t0.elapsed()))
+    let (loaded, compile) = decode_timed(values, ops, &opts, opts.timings)?;
+    Ok(check_loaded(
+        &loaded,
+        &copts,
+        &opts,
+        t0.elapsed(),
+        Some(compile),
+    ))
 }
 
 /// Checks a history file (EDN or the text format, detected as the CLI
@@ -828,7 +947,7 @@ pub fn check_file(path: &str, options: &str) -> Result<String, String> {
         ..LoadOptions::default()
     };
     let loaded = history::load(Path::new(path), lopts, None).map_err(|e| error_text(&e))?;
-    Ok(check_loaded(&loaded, &copts, &opts, t0.elapsed()))
+    Ok(check_loaded(&loaded, &copts, &opts, t0.elapsed(), None))
 }
 
 // ---------------------------------------------------------------------------

@@ -154,7 +154,7 @@
                     (history [(la-op "ax1") (la-op "rx1")]))
         t (:elle-si/timings r)]
     (is (every? #(nat-int? (get t %))
-                [:encode-ns :native-ns :read-ns :decode-ns :check-ns :render-ns]))
+                [:encode-ns :native-ns :read-ns :decode-ns :compile-ns :check-ns :render-ns]))
     (is (= 2 (:txns t)))))
 
 (deftest rw-register-file-test

@@ -6,5 +6,5 @@
   [test & args]
   (let [f (apply clojure.java.io/file (:store-base test "store") (:name test)
                  (str (:start-time test)) (remove nil? args))]
-    (.mkdirs (.getParentFile f))
+    (.mkdirs (.getParentFile ^java.io.File f))
     f))

@@ -25,7 +25,8 @@
     :timeout              Seconds, like the CLI's --timeout.
     :workload             :list-append or :rw-register (default: detected).
     :timings?             Add :elle-si/timings to the result: encoding,
-                          decoding, checking, rendering and reading, in ns.
+                          decoding, compiling (check-file: none, it is in
+                          :decode-ns), checking, rendering and reading, in ns.
 
   Elle's other options (:plot-format, :plot-timeout, :max-plot-bytes,
   :additional-graphs, ...) are accepted and ignored."
@@ -47,7 +48,7 @@
             *print-readably*       true
             *print-namespace-maps* false]
     (reduce (fn [^HistoryEncoder e op] (.add e op))
-            (HistoryEncoder.)
+            (HistoryEncoder. (if (counted? history) (int (min (count history) Integer/MAX_VALUE)) 0))
             history)))
 
 (defn- model-names

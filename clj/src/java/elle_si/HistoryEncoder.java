@@ -48,7 +48,7 @@ public final class HistoryEncoder {
     private static final long INLINE_MIN = -(1L << 62);
     private static final long INLINE_MAX = (1L << 62) - 1;
 
-    private byte[] ops = new byte[1 << 16];
+    private byte[] ops;
     private int opsLen;
     private byte[] values = new byte[1 << 12];
     private int valuesLen;
@@ -57,6 +57,16 @@ public final class HistoryEncoder {
     private long position;
 
     public HistoryEncoder() {
+        this(0);
+    }
+
+    /**
+     * An encoder sized for a history of about {@code expectedOps} elements,
+     * so that the buffer is not grown and copied along the way.
+     */
+    public HistoryEncoder(int expectedOps) {
+        long guess = 5L + 32L * Math.max(0, expectedOps);
+        ops = new byte[(int) Math.min(Math.max(guess, 1 << 16), 1 << 30)];
         ops[0] = 'E';
         ops[1] = 'L';
         ops[2] = 'S';
@@ -74,19 +84,39 @@ public final class HistoryEncoder {
 
     // -- bytes
 
-    private void opsByte(int b) {
-        if (opsLen == ops.length) {
-            ops = java.util.Arrays.copyOf(ops, ops.length * 2);
+    /** Room for n more bytes of ops. */
+    private void ensure(long n) {
+        if (opsLen + n > ops.length) grow(n);
+    }
+
+    private void grow(long n) {
+        long need = opsLen + n;
+        if (need > Integer.MAX_VALUE - 16) {
+            throw new IllegalArgumentException("history[" + position
+                                               + "]: the history is too large to encode (over 2 GB)");
         }
+        ops = java.util.Arrays.copyOf(ops, (int) Math.min(Integer.MAX_VALUE - 16,
+                                                          Math.max(2L * ops.length, need)));
+    }
+
+    private void opsByte(int b) {
+        ensure(1);
         ops[opsLen++] = (byte) b;
     }
 
-    private void uv(long x) {
+    /** Writes x as a varint at b[p] (room checked by the caller); the next position. */
+    private static int putUv(byte[] b, int p, long x) {
         while ((x & ~0x7FL) != 0) {
-            opsByte((int) ((x & 0x7F) | 0x80));
+            b[p++] = (byte) ((x & 0x7F) | 0x80);
             x >>>= 7;
         }
-        opsByte((int) x);
+        b[p++] = (byte) x;
+        return p;
+    }
+
+    private void uv(long x) {
+        ensure(10);
+        opsLen = putUv(ops, opsLen, x);
     }
 
     private void sv(long i) {
@@ -137,18 +167,20 @@ public final class HistoryEncoder {
         return null;
     }
 
-    private void ref(Object x) {
+    /** The reference to an inline integer, or -1 if x is not one. */
+    private static long inline(Object x) {
         if (x instanceof Long) {
             long i = (Long) x;
-            if (i >= INLINE_MIN && i <= INLINE_MAX) {
-                long z = ((i << 1) ^ (i >> 63)) << 1;
-                if (z < 0x80 && opsLen < ops.length) {
-                    ops[opsLen++] = (byte) z;
-                } else {
-                    uv(z);
-                }
-                return;
-            }
+            if (i >= INLINE_MIN && i <= INLINE_MAX) return ((i << 1) ^ (i >> 63)) << 1;
+        }
+        return -1;
+    }
+
+    private void ref(Object x) {
+        long z = inline(x);
+        if (z >= 0) {
+            uv(z);
+            return;
         }
         if (x == null) {
             uv(1);
@@ -167,6 +199,27 @@ public final class HistoryEncoder {
             valuesEntry(RT.printString(x).getBytes(java.nio.charset.StandardCharsets.UTF_8));
         }
         uv(((long) id << 1) | 1);
+    }
+
+    /** Writes a list of values, n:uv ref*n. */
+    private void refs(clojure.lang.Indexed elems, int len) {
+        // Every reference takes at most 10 bytes: room for all at once, and
+        // the loop writes the common one, a small integer, without calls.
+        ensure(10L + 10L * len);
+        byte[] b = ops;
+        int p = putUv(b, opsLen, len);
+        for (int j = 0; j < len; j++) {
+            long z = inline(elems.nth(j));
+            if (z >= 0) {
+                p = putUv(b, p, z);
+            } else {
+                opsLen = p;
+                ref(elems.nth(j));
+                b = ops;
+                p = opsLen;
+            }
+        }
+        opsLen = p;
     }
 
     // -- ops
@@ -209,13 +262,22 @@ public final class HistoryEncoder {
         return new IllegalArgumentException(where + ": " + message);
     }
 
+    private static boolean isOp(Object op) {
+        return (op instanceof ILookup || op instanceof Map) && !(op instanceof clojure.lang.IPersistentVector);
+    }
+
     /** Adds the next element of the history; returns this, for reduce. */
     public HistoryEncoder add(Object op) {
-        if (!(op instanceof ILookup || op instanceof Map) || op instanceof clojure.lang.IPersistentVector) {
+        if (!isOp(op)) {
             throw bad(null, null, "expected an op map {:type ..., :process ..., :value ...}, found "
                       + describe(op));
         }
-        Object process = get(op, PROCESS, null);
+        return addFields(get(op, PROCESS, null), get(op, INDEX, null), get(op, TYPE, null),
+                         get(op, TIME, null), get(op, F, null), get(op, VALUE, ABSENT));
+    }
+
+    private HistoryEncoder addFields(Object process, Object index, Object type, Object time0,
+                                     Object f, Object value) {
         Long p = integer(process);
         if (p == null) {
             // Not a client op (the nemesis, or no :process): skipped, as
@@ -224,7 +286,6 @@ public final class HistoryEncoder {
             position++;
             return this;
         }
-        Object index = get(op, INDEX, null);
         Long ix = null;
         if (index != null) {
             ix = integer(index);
@@ -232,7 +293,6 @@ public final class HistoryEncoder {
                 throw bad(process, null, ":index must be an integer, found " + describe(index));
             }
         }
-        Object type = get(op, TYPE, null);
         int head;
         if (type == INVOKE) head = 0;
         else if (type == OK) head = 1;
@@ -244,7 +304,7 @@ public final class HistoryEncoder {
             throw bad(process, index, "unknown :type " + RT.printString(type)
                       + ": expected :invoke, :ok, :fail or :info");
         }
-        Long time = integer(get(op, TIME, null));
+        Long time = integer(time0);
         if (ix != null) head |= 4;
         if (time != null) head |= 8;
         opsByte(0x01);
@@ -253,8 +313,7 @@ public final class HistoryEncoder {
         sv(p);
         if (ix != null) sv(ix);
         if (time != null) sv(time);
-        ref(get(op, F, null));
-        Object value = get(op, VALUE, ABSENT);
+        ref(f);
         int state;
         if (value == ABSENT) {
             state = 0;
@@ -323,9 +382,7 @@ public final class HistoryEncoder {
                 if (v instanceof clojure.lang.IPersistentVector) {
                     // The common case, without the List interface's detour.
                     clojure.lang.IPersistentVector elems = (clojure.lang.IPersistentVector) v;
-                    int len = elems.count();
-                    uv(len);
-                    for (int j = 0; j < len; j++) ref(elems.nth(j));
+                    refs(elems, elems.count());
                 } else {
                     List<?> elems = (List<?>) v;
                     int len = elems.size();
