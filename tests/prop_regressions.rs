@@ -138,20 +138,54 @@ fn long_fork_opts() -> GenOptions {
     .with_fault(Fault::LongFork, 0.6853929050436542)
 }
 
+/// Fixed on main since it was found; kept as a regression.
 #[test]
-#[ignore = "bug: si/ contradiction() reports the shorter side of an unordered pair (G1c) even against a read-then-write and session order, and :not then claims read-committed"]
 fn long_fork_is_named_as_such_and_claims_only_what_it_proves() {
     let (_, l) = run_gen(&long_fork_opts(), Fault::LongFork);
-    for m in ["strong-snapshot-isolation", "strict-serializable"] {
-        let r = check_at(&l, m);
+    long_fork_claims_only_what_it_proves(&l, &["strong-snapshot-isolation", "strict-serializable"]);
+}
+
+fn long_fork_claims_only_what_it_proves(l: &Loaded, models: &[&str]) {
+    for m in models {
+        let r = check_at(l, m);
         assert_eq!(r.valid, Valid::False);
-        let wrong = false_claims(&l, &r);
+        let wrong = false_claims(l, &r);
         assert!(
             wrong.is_empty() && !r.anomaly_types.iter().any(|t| t == "G1c"),
             "{m} claims not {wrong:?}, yet each accepts: {}",
             describe(&r)
         );
     }
+}
+
+/// Another long fork in the serializable store (rw-register), still
+/// misexplained: at snapshot isolation and serializable the checker
+/// reports a G1c between T75 (`[:w 1 15] [:w 1 16] ...`) and T115
+/// (`[:r 1 16] [:w 1 21] ... [:w 1 22]`) whose ww step orders T115's 22
+/// before T75's 16, although T115 read 16 and then overwrote it; read
+/// committed accepts the history, yet `:not` claims read-committed. Saved
+/// as /tmp/props-failures/long-fork-g1c.edn.
+#[test]
+#[ignore = "checker bug: si/ explains an unordered writer pair by the side a read-then-write contradicts (G1c), and :not then claims read-committed"]
+fn long_fork_is_not_explained_by_a_g1c_against_a_read_then_write() {
+    let opts = GenOptions {
+        sessions: 7,
+        txns_per_session: 22,
+        ops_per_txn: 5,
+        read_ratio: 0.7679043371722803,
+        keys: 10,
+        distribution: Distribution::Hotspot,
+        workload: Workload::RwRegister,
+        seed: 7202043151859669271,
+        db: Db::Serializable,
+        replicas: 1,
+        info_rate: 0.0,
+        abort_rate: 0.0,
+        ..GenOptions::default()
+    }
+    .with_fault(Fault::LongFork, 1.0);
+    let (_, l) = run_gen(&opts, Fault::LongFork);
+    long_fork_claims_only_what_it_proves(&l, &["snapshot-isolation", "serializable"]);
 }
 
 /// A fault-free history of the read committed store (rw-register, most

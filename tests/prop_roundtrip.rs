@@ -7,20 +7,27 @@
 //! Conversions run without `:info` transactions: the text format writes an
 //! indeterminate transaction as committed writes (it cannot say "maybe"),
 //! which is a different history when it did not commit. The generator's
-//! text holds the truth (committed transactions only), so that comparison
-//! keeps them.
+//! text holds the truth (committed transactions only, with what their reads
+//! returned), so it knows more than the EDN whenever a transaction ended
+//! `:info`: there the verdicts need only agree one way (a history the EDN
+//! already breaks, the text breaks too; a lost update between an `:info`
+//! transaction's unknown read and a committed write shows in the text
+//! alone). Without `:info` they must be equal.
 //!
-//! Long run: `cargo test --release --test prop_roundtrip -- --ignored`.
+//! The default run keeps to smaller histories than `SMALL`: without real
+//! time, the SI/serializable search over a text history of a few hundred
+//! rw-register transactions can take tens of seconds (seen: 679
+//! transactions, 44 s to solve at serializable, against 0.2 s for the same
+//! history in EDN with its times). Long run, larger histories:
+//! `cargo test --release --test prop_roundtrip -- --ignored`.
 
 mod prop_support;
 
-use elle_si::generator::{Fault, GenOptions, generate};
+use elle_si::generator::{Fault, GenOptions, Generated, generate};
 use elle_si::history::formats::{self, Notes};
 use elle_si::history::{Format, Workload};
 use elle_si::report::Valid;
-use prop_support::{
-    LARGE, SMALL, Size, UNTIMED, any_db, check_at, config, describe, fail, load, shape,
-};
+use prop_support::{LARGE, Size, UNTIMED, any_db, check_at, config, describe, fail, load, shape};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 
@@ -44,6 +51,14 @@ fn strategy(size: Size, info: bool) -> impl Strategy<Value = GenOptions> {
     })
 }
 
+/// At most 6 sessions of 20 transactions.
+const TINY: Size = Size {
+    sessions: (2, 6),
+    txns: (5, 20),
+    ops: (1, 6),
+    keys: (2, 20),
+};
+
 fn verdicts(bytes: Vec<u8>, format: Format) -> Vec<(&'static str, Valid, String)> {
     let l = load(bytes, format);
     UNTIMED
@@ -58,16 +73,21 @@ fn verdicts(bytes: Vec<u8>, format: Format) -> Vec<(&'static str, Valid, String)
 fn compare(
     name: &str,
     opts: &GenOptions,
-    edn: &[u8],
-    faults: &[elle_si::generator::FiredFault],
+    g: &Generated,
     left: &[(&'static str, Valid, String)],
     right_name: &str,
     right: Vec<u8>,
+    right_knows_more: bool,
 ) -> Result<(), TestCaseError> {
     let theirs = verdicts(right.clone(), Format::Text);
     let mut wrong = Vec::new();
     for ((m, a, da), (_, b, db)) in left.iter().zip(&theirs) {
-        if a != b {
+        let agree = if right_knows_more {
+            *a != Valid::False || *b == Valid::False
+        } else {
+            a == b
+        };
+        if !agree {
             wrong.push(format!(
                 "{m}: EDN says {}, {right_name} says {}\n  EDN: {da}\n  {right_name}: {db}",
                 a.edn(),
@@ -81,7 +101,7 @@ fn compare(
     // Keep the text beside the EDN for the failure report.
     let _ = std::fs::create_dir_all("/tmp/props-failures");
     let _ = std::fs::write(format!("/tmp/props-failures/{name}.converted.txt"), &right);
-    Err(fail(name, opts, edn, faults, wrong.join("\n")))
+    Err(fail(name, opts, &g.history, &g.faults, wrong.join("\n")))
 }
 
 fn edn_to_text_same_verdicts(opts: GenOptions) -> Result<(), TestCaseError> {
@@ -104,11 +124,11 @@ fn edn_to_text_same_verdicts(opts: GenOptions) -> Result<(), TestCaseError> {
     compare(
         "roundtrip-stream",
         &opts,
-        &g.history,
-        &g.faults,
+        &g,
         &ours,
         "streamed text",
         streamed,
+        false,
     )?;
 
     let l = load(g.history.clone(), Format::Edn);
@@ -119,11 +139,11 @@ fn edn_to_text_same_verdicts(opts: GenOptions) -> Result<(), TestCaseError> {
     compare(
         "roundtrip-model",
         &opts,
-        &g.history,
-        &g.faults,
+        &g,
         &ours,
         "written text",
         written,
+        false,
     )
 }
 
@@ -143,11 +163,11 @@ fn generated_text_same_verdicts(opts: GenOptions) -> Result<(), TestCaseError> {
     compare(
         "roundtrip-gen-text",
         &opts,
-        &g.history,
-        &g.faults,
+        &g,
         &ours,
         "generated text",
         t.history,
+        g.history.windows(5).any(|w| w == b":info"),
     )
 }
 
@@ -163,12 +183,12 @@ fn run(
 
 #[test]
 fn edn_to_text_keeps_verdicts() {
-    run(16, strategy(SMALL, false), edn_to_text_same_verdicts);
+    run(16, strategy(TINY, false), edn_to_text_same_verdicts);
 }
 
 #[test]
 fn generated_text_agrees_with_generated_edn() {
-    run(16, strategy(SMALL, true), generated_text_same_verdicts);
+    run(16, strategy(TINY, true), generated_text_same_verdicts);
 }
 
 #[test]
