@@ -166,7 +166,6 @@ fn long_fork_claims_only_what_it_proves(l: &Loaded, models: &[&str]) {
 /// committed accepts the history, yet `:not` claims read-committed. Saved
 /// as /tmp/props-failures/long-fork-g1c.edn.
 #[test]
-#[ignore = "checker bug: si/ explains an unordered writer pair by the side a read-then-write contradicts (G1c), and :not then claims read-committed"]
 fn long_fork_is_not_explained_by_a_g1c_against_a_read_then_write() {
     let opts = GenOptions {
         sessions: 7,
@@ -194,7 +193,6 @@ fn long_fork_is_not_explained_by_a_g1c_against_a_read_then_write() {
 /// time, and claims not snapshot-isolation and not serializable, which
 /// both accept. Elle would say G-single-item-realtime.
 #[test]
-#[ignore = "bug: si/ names a cycle whose ww orientation only real time (or sessions) forces without the -realtime/-process suffix, so :also-not claims sessionless models that accept"]
 fn realtime_forced_cycle_claims_only_what_it_proves() {
     let opts = GenOptions {
         sessions: 8,
@@ -261,7 +259,6 @@ fn causality_violation_is_named_g_single_at_si() {
 /// G-single-item at SI, but at serializable only the store's own write
 /// skews (G2-item, among known edges) are reported.
 #[test]
-#[ignore = "bug: si/ reports known-edge cycles (G2-item) and stops, so the fault's G-single-item goes unnamed at serializable"]
 fn fractured_read_is_named_g_single_at_serializable() {
     let opts = GenOptions {
         sessions: 8,
