@@ -1,0 +1,845 @@
+//! Checking time and peak memory of every checker on generated and recorded
+//! histories (a plain binary that prints Markdown tables, not criterion: one
+//! measurement is a whole process, and its peak memory is the figure).
+//!
+//! `cargo bench --bench checkers [-- FILTER] [--runs N] [--scale] [--dbcop PATH]`
+//!
+//! Histories come from the library generator (`elle_si::generator`, as
+//! `elle-si gen` makes them) and are written once per configuration to a
+//! temporary directory. Each measurement runs in a child process (this
+//! binary re-executed with `--child`, or the `elle-si` release binary, or
+//! dbcop), so its peak resident memory (`ru_maxrss` from `wait4`) and CPU
+//! time (user + system) are its own. The child reports its stages: load
+//! (parsing and compiling are one streaming pass in the library, so they are
+//! timed together) and check. Figures are medians over `--runs` (default 5);
+//! peak memory is the largest over the runs. A child that passes
+//! `--timeout` seconds or `--max-rss-gb` is killed and reported as such.
+//!
+//! Groups (FILTER is a substring of `group/config/level`):
+//! - `c4`: C4's default workload (25 sessions x 200 txns x 20 ops, 50%
+//!   reads, 10k uniform keys) at ssrc, ra and tcc, in rw-register and
+//!   list-append; then C4's fig. 8 sweep at tcc, one parameter at a time.
+//! - `wide`: 50 sessions, 50 ops per txn, zipf and hotspot keys.
+//! - `polysi`: PolySI's GeneralRH / RW / WH at si, ssi and ser.
+//! - `pg`: the PostgreSQL repeatable-read histories in
+//!   `../shared/histories/valid/rw-register` (library and whole CLI).
+//! - `clocks`: the causal checker with vectors, tree clocks and no clocks
+//!   (a graph search per question, stopped after `--search-timeout`,
+//!   default 60 s), as sessions grow.
+//! - `scale` (only with `--scale`): 1M transactions x 20 ops.
+//! - `dbcop` (only with `--dbcop PATH`): dbcop's `verify` beside `elle-si
+//!   check` on the same dbcop-JSON files.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use elle_si::check::{self, CheckOptions, causal};
+use elle_si::convert::{ConvertOptions, convert};
+use elle_si::generator::{Db, Distribution, GenOptions, Preset, generate_to};
+use elle_si::history::{Format, LoadOptions, Workload, load};
+use elle_si::report::Valid;
+
+/// What one measurement runs.
+#[derive(Clone)]
+enum Job {
+    /// This binary with `--child`: load, then check at a model.
+    Lib { level: String },
+    /// This binary with `--child`: load, then the causal checker alone
+    /// with the given clocks.
+    Clocks { clocks: &'static str },
+    /// `elle-si check -c MODEL FILE`.
+    Cli { model: String },
+    /// `dbcop verify --consistency LEVEL --input-dir DIR`.
+    Dbcop { level: &'static str },
+}
+
+impl Job {
+    fn label(&self) -> String {
+        match self {
+            Job::Lib { level } => level.clone(),
+            Job::Clocks { clocks } => format!("tcc@{clocks}"),
+            Job::Cli { model } => format!("cli:{model}"),
+            Job::Dbcop { level } => format!("dbcop:{level}"),
+        }
+    }
+}
+
+/// Where a configuration's history comes from.
+#[derive(Clone)]
+enum Input {
+    Gen(GenOptions),
+    File(PathBuf),
+}
+
+#[derive(Clone)]
+struct Config {
+    group: &'static str,
+    name: String,
+    input: Input,
+    jobs: Vec<Job>,
+}
+
+/// One child's figures.
+#[derive(Clone, Debug, Default)]
+struct Sample {
+    wall: f64,
+    cpu: f64,
+    rss_kb: u64,
+    load_wall: Option<f64>,
+    load_cpu: Option<f64>,
+    check_wall: Option<f64>,
+    check_cpu: Option<f64>,
+    verdict: String,
+    killed: Option<&'static str>,
+    /// Transactions and micro-ops, as the child compiled them.
+    counts: Option<(usize, usize)>,
+}
+
+struct Opts {
+    filter: Vec<String>,
+    runs: usize,
+    scale: bool,
+    scale_keys: u64,
+    dbcop: Option<PathBuf>,
+    timeout: Duration,
+    /// For the causal checker without clocks, which C4 also timed out.
+    search_timeout: Duration,
+    max_rss_kb: u64,
+    list: bool,
+    keep: bool,
+    shared: PathBuf,
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: cargo bench --bench checkers -- [FILTER...] [--runs N] [--quick] [--scale] \
+         [--scale-keys N] [--dbcop PATH] [--timeout SECS] [--search-timeout SECS] [--max-rss-gb GB] [--shared DIR] [--list] [--keep]"
+    );
+    std::process::exit(2)
+}
+
+fn parse_opts(args: &[String]) -> Opts {
+    let mut o = Opts {
+        filter: Vec::new(),
+        runs: 5,
+        scale: false,
+        scale_keys: 1_000_000,
+        dbcop: None,
+        timeout: Duration::from_secs(300),
+        search_timeout: Duration::from_secs(60),
+        max_rss_kb: 12 << 20,
+        list: false,
+        keep: false,
+        shared: Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/histories"),
+    };
+    let mut timeout_given = false;
+    let mut it = args.iter();
+    let num =
+        |v: Option<&String>| -> f64 { v.and_then(|s| s.parse().ok()).unwrap_or_else(|| usage()) };
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--bench" => {}
+            "--runs" => o.runs = (num(it.next()) as usize).max(1),
+            "--quick" => o.runs = 1,
+            "--scale" => o.scale = true,
+            "--scale-keys" => o.scale_keys = num(it.next()) as u64,
+            "--dbcop" => o.dbcop = Some(PathBuf::from(it.next().unwrap_or_else(|| usage()))),
+            "--timeout" => {
+                o.timeout = Duration::from_secs_f64(num(it.next()));
+                timeout_given = true;
+            }
+            "--search-timeout" => o.search_timeout = Duration::from_secs_f64(num(it.next())),
+            "--max-rss-gb" => o.max_rss_kb = (num(it.next()) * (1 << 20) as f64) as u64,
+            "--shared" => o.shared = PathBuf::from(it.next().unwrap_or_else(|| usage())),
+            "--list" => o.list = true,
+            "--keep" => o.keep = true,
+            "-h" | "--help" => usage(),
+            f if !f.starts_with('-') => o.filter.push(f.to_string()),
+            _ => usage(),
+        }
+    }
+    if o.scale && !timeout_given {
+        o.timeout = Duration::from_secs(900);
+    }
+    o
+}
+
+// ---------------------------------------------------------------- configs
+
+fn c4(workload: Workload) -> GenOptions {
+    GenOptions {
+        workload,
+        db: Db::Causal,
+        ..GenOptions::default()
+    }
+}
+
+fn lib(levels: &[&str]) -> Vec<Job> {
+    levels
+        .iter()
+        .map(|l| Job::Lib {
+            level: l.to_string(),
+        })
+        .collect()
+}
+
+fn configs(o: &Opts) -> Vec<Config> {
+    let mut v = Vec::new();
+    let gen_cfg = |group, name: String, g: GenOptions, jobs: Vec<Job>| Config {
+        group,
+        name,
+        input: Input::Gen(g),
+        jobs,
+    };
+    // C4's default, both workloads, at the three causal-family levels.
+    for (w, wn) in [(Workload::RwRegister, "rw"), (Workload::ListAppend, "la")] {
+        v.push(gen_cfg(
+            "c4",
+            format!("default-{wn}"),
+            c4(w),
+            lib(&["ssrc", "ra", "tcc"]),
+        ));
+    }
+    // C4's fig. 8: one parameter at a time from the default, at tcc.
+    let base = c4(Workload::RwRegister);
+    let sweep: Vec<(String, GenOptions)> = [2u32, 10, 50]
+        .iter()
+        .map(|&s| {
+            (
+                format!("sessions={s}"),
+                GenOptions {
+                    sessions: s,
+                    ..base.clone()
+                },
+            )
+        })
+        .chain([100u32, 300, 500].iter().map(|&t| {
+            (
+                format!("txns={t}"),
+                GenOptions {
+                    txns_per_session: t,
+                    ..base.clone()
+                },
+            )
+        }))
+        .chain([10u32, 30, 50].iter().map(|&n| {
+            (
+                format!("ops={n}"),
+                GenOptions {
+                    ops_per_txn: n,
+                    ..base.clone()
+                },
+            )
+        }))
+        .chain([0.0, 0.25, 0.75, 1.0].iter().map(|&r| {
+            (
+                format!("reads={r}"),
+                GenOptions {
+                    read_ratio: r,
+                    ..base.clone()
+                },
+            )
+        }))
+        .chain([1_000u64, 5_000].iter().map(|&k| {
+            (
+                format!("keys={k}"),
+                GenOptions {
+                    keys: k,
+                    ..base.clone()
+                },
+            )
+        }))
+        .chain(
+            [Distribution::Zipf, Distribution::Hotspot]
+                .iter()
+                .map(|&d| {
+                    (
+                        format!("dist={}", d.name()),
+                        GenOptions {
+                            distribution: d,
+                            ..base.clone()
+                        },
+                    )
+                }),
+        )
+        .collect();
+    for (name, g) in sweep {
+        v.push(gen_cfg("c4", format!("rw-{name}"), g, lib(&["tcc"])));
+    }
+    // 50 sessions, 50 ops per txn, skewed keys.
+    for (w, wn) in [(Workload::RwRegister, "rw"), (Workload::ListAppend, "la")] {
+        for d in [Distribution::Zipf, Distribution::Hotspot] {
+            v.push(gen_cfg(
+                "wide",
+                format!("{wn}-s50-o50-{}", d.name()),
+                GenOptions {
+                    sessions: 50,
+                    ops_per_txn: 50,
+                    distribution: d,
+                    ..c4(w)
+                },
+                lib(&["ssrc", "ra", "tcc"]),
+            ));
+        }
+    }
+    // PolySI's general workloads, from the serializable store (valid at
+    // every level, so every checker does all its work).
+    for (p, n) in [
+        (Preset::GeneralRh, "general-rh"),
+        (Preset::GeneralRw, "general-rw"),
+        (Preset::GeneralWh, "general-wh"),
+    ] {
+        v.push(gen_cfg(
+            "polysi",
+            n.to_string(),
+            GenOptions::preset(p),
+            lib(&["si", "ssi", "ser"]),
+        ));
+    }
+    // PostgreSQL repeatable-read histories.
+    let pg = o.shared.join("valid/rw-register");
+    for f in [
+        "pg-rr-s25-t200-o20-uniform.txt",
+        "pg-rr-s25-t200-o20-zipf.txt",
+        "pg-rr-s50-t200-o20-uniform.txt",
+    ] {
+        let path = pg.join(f);
+        if !path.exists() {
+            eprintln!("skipping {}: not found", path.display());
+            continue;
+        }
+        let mut jobs = lib(&["tcc", "si", "ssi", "ser"]);
+        jobs.extend(["si", "ssi"].iter().map(|m| Job::Cli {
+            model: m.to_string(),
+        }));
+        v.push(Config {
+            group: "pg",
+            name: f.trim_end_matches(".txt").to_string(),
+            input: Input::File(path),
+            jobs,
+        });
+    }
+    // Clocks for the causal checker, as sessions grow (C4's fig. 11).
+    for (s, t) in [
+        (5u32, 40u32),
+        (5, 200),
+        (10, 200),
+        (25, 200),
+        (50, 200),
+        (100, 200),
+    ] {
+        v.push(gen_cfg(
+            "clocks",
+            format!("rw-s{s}-t{t}"),
+            GenOptions {
+                sessions: s,
+                txns_per_session: t,
+                ..c4(Workload::RwRegister)
+            },
+            ["vectors", "trees", "search"]
+                .iter()
+                .map(|&c| Job::Clocks { clocks: c })
+                .collect(),
+        ));
+    }
+    if o.scale {
+        for (w, wn) in [(Workload::RwRegister, "rw"), (Workload::ListAppend, "la")] {
+            v.push(gen_cfg(
+                "scale",
+                format!("{wn}-1m-k{}", o.scale_keys),
+                GenOptions {
+                    sessions: 25,
+                    txns_per_session: 40_000,
+                    ops_per_txn: 20,
+                    keys: o.scale_keys,
+                    workload: w,
+                    db: Db::SnapshotIsolation,
+                    ..GenOptions::default()
+                },
+                lib(&["tcc", "ssi", "si"]),
+            ));
+        }
+    }
+    if o.dbcop.is_some() {
+        let levels = |tcc: &str, si: &str, ser: &str| {
+            vec![
+                Job::Dbcop { level: "causal" },
+                Job::Cli { model: tcc.into() },
+                Job::Dbcop {
+                    level: "snapshot-isolation",
+                },
+                Job::Cli { model: si.into() },
+                Job::Dbcop {
+                    level: "serializable",
+                },
+                Job::Cli { model: ser.into() },
+            ]
+        };
+        let rw = |s, t, n, k, db| GenOptions {
+            sessions: s,
+            txns_per_session: t,
+            ops_per_txn: n,
+            keys: k,
+            workload: Workload::RwRegister,
+            db,
+            ..GenOptions::default()
+        };
+        for (name, g) in [
+            ("s5-t100-o10-k1000", rw(5, 100, 10, 1_000, Db::Serializable)),
+            (
+                "s10-t100-o10-k1000",
+                rw(10, 100, 10, 1_000, Db::Serializable),
+            ),
+            (
+                "s25-t200-o20-k10000",
+                rw(25, 200, 20, 10_000, Db::Serializable),
+            ),
+            (
+                "s10-t100-o10-k100-lost-update",
+                rw(10, 100, 10, 100, Db::SnapshotIsolation)
+                    .with_fault(elle_si::generator::Fault::LostUpdate, 0.05),
+            ),
+            (
+                "s10-t100-o10-k100-causality",
+                rw(10, 100, 10, 100, Db::Causal)
+                    .with_fault(elle_si::generator::Fault::CausalityViolation, 0.05),
+            ),
+        ] {
+            v.push(gen_cfg(
+                "dbcop",
+                name.into(),
+                g,
+                levels("tcc", "ssi", "sser"),
+            ));
+        }
+    }
+    v
+}
+
+// ---------------------------------------------------------------- child
+
+/// Nanoseconds this thread has run (the checkers are single-threaded).
+fn cpu_s() -> f64 {
+    fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .unwrap_or(0) as f64
+        / 1e9
+}
+
+fn child(args: &[String]) -> i32 {
+    let [file, what, out] = args else {
+        eprintln!("--child FILE LEVEL|tcc@CLOCKS OUT");
+        return 3;
+    };
+    let (t0, c0) = (Instant::now(), cpu_s());
+    let loaded = match load(Path::new(file), LoadOptions::default(), None) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("{file}: {e}");
+            return 3;
+        }
+    };
+    let (t1, c1) = (Instant::now(), cpu_s());
+    let verdict = if let Some(clocks) = what.strip_prefix("tcc@") {
+        let clocks = match clocks {
+            "vectors" => causal::Clocks::Vectors,
+            "trees" => causal::Clocks::TreeClocks,
+            _ => causal::Clocks::Search,
+        };
+        let (found, _) = causal::check(&loaded.history, causal::Level::Causal, true, clocks);
+        if found.is_empty() && loaded.anomalies.is_empty() {
+            "valid"
+        } else {
+            "invalid"
+        }
+    } else {
+        let models = match check::resolve_models(std::slice::from_ref(what)) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("{e}");
+                return 3;
+            }
+        };
+        let r = check::check(
+            &loaded,
+            &CheckOptions {
+                models,
+                ..CheckOptions::default()
+            },
+        );
+        match r.valid {
+            Valid::True => "valid",
+            Valid::False => "invalid",
+            Valid::Unknown => "unknown",
+        }
+    };
+    let (t2, c2) = (Instant::now(), cpu_s());
+    let line = format!(
+        "{} {} {} {} {verdict} {} {} {}\n",
+        (t1 - t0).as_secs_f64(),
+        c1 - c0,
+        (t2 - t1).as_secs_f64(),
+        c2 - c1,
+        status_kb("self", "VmHWM:"),
+        loaded.history.txns.len(),
+        loaded.history.mops.len()
+    );
+    if fs::write(out, line).is_err() {
+        return 3;
+    }
+    0
+}
+
+// ---------------------------------------------------------------- parent
+
+/// The `elle-si` binary cargo built beside this bench.
+fn elle_si_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_elle-si"))
+}
+
+/// A `/proc/PID/status` field in kB (0 if unreadable).
+fn status_kb(pid: &str, field: &str) -> u64 {
+    fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Runs a command to its end (or kills it at the limits); its wall time,
+/// CPU time, peak RSS and exit code.
+fn measure(cmd: &mut Command, o: &Opts, timeout: Duration) -> (Sample, i32) {
+    // A child's ru_maxrss starts from this process's peak (exec keeps the
+    // high-water mark of the memory it replaces): reset ours to what we
+    // hold now, which is small (histories are on disk, not here).
+    let _ = fs::write("/proc/self/clear_refs", "5");
+    let t0 = Instant::now();
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("spawning a measurement");
+    let pid = child.id() as i32;
+    let done = Arc::new(AtomicBool::new(false));
+    let killed: Arc<std::sync::Mutex<Option<&'static str>>> = Arc::default();
+    let watch = {
+        let (done, killed) = (done.clone(), killed.clone());
+        let max_rss = o.max_rss_kb;
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Acquire) {
+                std::thread::sleep(Duration::from_millis(50));
+                let why = if t0.elapsed() > timeout {
+                    Some("timeout")
+                } else if status_kb(&pid.to_string(), "VmRSS:") > max_rss {
+                    Some("memory")
+                } else {
+                    None
+                };
+                if let Some(w) = why
+                    && !done.load(Ordering::Acquire)
+                {
+                    *killed.lock().expect("lock") = Some(w);
+                    // SAFETY: the child is not reaped yet (`done` is set
+                    // only after wait4 returns), so the pid is still ours.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    return;
+                }
+            }
+        })
+    };
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our child; the pointers are to live locals.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    done.store(true, Ordering::Release);
+    let wall = t0.elapsed().as_secs_f64();
+    let _ = watch.join();
+    std::mem::forget(child);
+    assert_eq!(r, pid, "wait4");
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    let s = Sample {
+        wall,
+        cpu: tv(ru.ru_utime) + tv(ru.ru_stime),
+        rss_kb: ru.ru_maxrss as u64,
+        killed: *killed.lock().expect("lock"),
+        ..Sample::default()
+    };
+    (s, code)
+}
+
+/// The file a job reads, made on first use.
+struct Prepared {
+    edn: PathBuf,
+    dbcop_dir: Option<PathBuf>,
+    /// Transactions and micro-ops, once a child has said.
+    counts: Option<(usize, usize)>,
+    bytes: u64,
+}
+
+fn prepare(c: &Config, dir: &Path, needs_dbcop: bool) -> Prepared {
+    let path = match &c.input {
+        Input::File(p) => p.clone(),
+        Input::Gen(g) => {
+            let p = dir.join(format!("{}-{}.edn", c.group, c.name));
+            let t = Instant::now();
+            let f = fs::File::create(&p).expect("creating the history file");
+            let r =
+                generate_to(g, std::io::BufWriter::with_capacity(1 << 20, f)).expect("generating");
+            eprintln!(
+                "  generated {} ({} txns, {} faults) in {:.1} s",
+                p.display(),
+                r.stats.txns,
+                r.faults.len(),
+                t.elapsed().as_secs_f64()
+            );
+            p
+        }
+    };
+    let dbcop_dir = needs_dbcop.then(|| {
+        let d = dir.join(format!("{}-{}.dbcop", c.group, c.name));
+        fs::create_dir_all(&d).expect("dbcop dir");
+        let out = d.join("history.json");
+        convert(
+            &path,
+            &out,
+            &ConvertOptions {
+                from: None,
+                to: Format::DbcopJson,
+                load: LoadOptions::default(),
+            },
+        )
+        .expect("converting to dbcop JSON");
+        d
+    });
+    let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    Prepared {
+        edn: path,
+        dbcop_dir,
+        counts: None,
+        bytes,
+    }
+}
+
+fn run_job(job: &Job, p: &Prepared, dir: &Path, o: &Opts) -> Sample {
+    match job {
+        Job::Lib { .. } | Job::Clocks { .. } => {
+            let out = dir.join("child.out");
+            let _ = fs::remove_file(&out);
+            let what = match job {
+                Job::Clocks { clocks } => format!("tcc@{clocks}"),
+                Job::Lib { level } => level.clone(),
+                _ => unreachable!(),
+            };
+            let exe = std::env::current_exe().expect("current exe");
+            let (mut s, code) = measure(
+                Command::new(exe)
+                    .arg("--child")
+                    .arg(&p.edn)
+                    .arg(&what)
+                    .arg(&out),
+                o,
+                if what == "tcc@search" {
+                    o.search_timeout.min(o.timeout)
+                } else {
+                    o.timeout
+                },
+            );
+            if s.killed.is_none() {
+                let line = fs::read_to_string(&out).unwrap_or_default();
+                let f: Vec<&str> = line.split_whitespace().collect();
+                if code == 0 && f.len() == 8 {
+                    let n = |i: usize| f[i].parse().ok();
+                    s.load_wall = n(0);
+                    s.load_cpu = n(1);
+                    s.check_wall = n(2);
+                    s.check_cpu = n(3);
+                    s.verdict = f[4].to_string();
+                    // The child's own high-water mark, exact.
+                    s.rss_kb = f[5].parse().unwrap_or(s.rss_kb);
+                    s.counts = f[6].parse().ok().zip(f[7].parse().ok());
+                } else {
+                    s.verdict = format!("error (exit {code})");
+                }
+            }
+            s
+        }
+        Job::Cli { model } => {
+            let mut cmd = Command::new(elle_si_bin());
+            cmd.arg("check").arg("-c").arg(model);
+            match &p.dbcop_dir {
+                Some(d) => cmd.arg("-f").arg("dbcop-json").arg(d.join("history.json")),
+                None => cmd.arg(&p.edn),
+            };
+            let (mut s, code) = measure(&mut cmd, o, o.timeout);
+            s.verdict = match code {
+                0 => "valid".into(),
+                1 => "invalid".into(),
+                2 => "unknown".into(),
+                c => format!("error (exit {c})"),
+            };
+            s
+        }
+        Job::Dbcop { level } => {
+            let bin = o.dbcop.as_ref().expect("--dbcop");
+            let d = p.dbcop_dir.as_ref().expect("dbcop dir");
+            let (mut s, code) = measure(
+                Command::new(bin)
+                    .arg("verify")
+                    .arg("--consistency")
+                    .arg(level)
+                    .arg("--input-dir")
+                    .arg(d)
+                    .stderr(Stdio::null()),
+                o,
+                o.timeout,
+            );
+            s.verdict = match code {
+                0 => "valid".into(),
+                1 => "invalid".into(),
+                c => format!("error (exit {c})"),
+            };
+            s
+        }
+    }
+}
+
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    Some(if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    })
+}
+
+fn fmt_pair(w: Option<f64>, c: Option<f64>) -> String {
+    match (w, c) {
+        (Some(w), Some(c)) => format!("{w:.3} / {c:.3}"),
+        _ => "-".into(),
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--child") {
+        std::process::exit(child(&args[1..]));
+    }
+    // `cargo test --all-targets` runs bench binaries without `--bench`: the
+    // harness is for `cargo bench`, and its runs take minutes.
+    if !args.iter().any(|a| a == "--bench") {
+        println!("checkers: run with `cargo bench --bench checkers`");
+        return;
+    }
+    let o = parse_opts(&args);
+    let all = configs(&o);
+    let selected: Vec<(Config, Vec<Job>)> = all
+        .into_iter()
+        .filter(|c| c.group != "scale" || o.scale)
+        .filter_map(|c| {
+            let jobs: Vec<Job> = c
+                .jobs
+                .iter()
+                .filter(|j| {
+                    let id = format!("{}/{}/{}", c.group, c.name, j.label());
+                    o.filter.is_empty() || o.filter.iter().any(|f| id.contains(f.as_str()))
+                })
+                .cloned()
+                .collect();
+            (!jobs.is_empty()).then_some((c, jobs))
+        })
+        .collect();
+    if o.list {
+        for (c, jobs) in &selected {
+            for j in jobs {
+                println!("{}/{}/{}", c.group, c.name, j.label());
+            }
+        }
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("elle-si-checkers-{}", std::process::id()));
+    fs::create_dir_all(&dir).expect("temp dir");
+    println!(
+        "runs per figure: {} (medians; peak RSS: the largest); times in seconds, wall / CPU (user + system)\n",
+        o.runs
+    );
+    let mut group = "";
+    for (c, jobs) in &selected {
+        if c.group != group {
+            group = c.group;
+            println!("\n### {group}\n");
+            println!(
+                "| config | txns | mops | MB | level | load wall / cpu | check wall / cpu | process wall / cpu | peak RSS MB | verdict |"
+            );
+            println!("|---|---|---|---|---|---|---|---|---|---|");
+        }
+        eprintln!("{}/{}", c.group, c.name);
+        let needs_dbcop = jobs.iter().any(|j| matches!(j, Job::Dbcop { .. }));
+        let mut p = prepare(c, &dir, needs_dbcop);
+        for job in jobs {
+            let mut samples: Vec<Sample> = Vec::new();
+            for _ in 0..o.runs {
+                let s = run_job(job, &p, &dir, &o);
+                p.counts = p.counts.or(s.counts);
+                let stop = s.killed.is_some();
+                samples.push(s);
+                if stop {
+                    break;
+                }
+            }
+            let m = |f: fn(&Sample) -> Option<f64>| median(samples.iter().filter_map(f).collect());
+            let rss = samples.iter().map(|s| s.rss_kb).max().unwrap_or(0);
+            let mut verdicts: Vec<String> = samples.iter().map(|s| s.verdict.clone()).collect();
+            verdicts.dedup();
+            let verdict = match samples.iter().find_map(|s| s.killed) {
+                Some(k) => format!(
+                    "killed ({k}) after {:.0} s",
+                    samples.last().map_or(0.0, |s| s.wall)
+                ),
+                None => verdicts.join("/"),
+            };
+            println!(
+                "| {} | {} | {} | {:.1} | {} | {} | {} | {} | {:.0} | {} |",
+                c.name,
+                p.counts.map_or("-".into(), |c| c.0.to_string()),
+                p.counts.map_or("-".into(), |c| c.1.to_string()),
+                p.bytes as f64 / 1e6,
+                job.label(),
+                fmt_pair(m(|s| s.load_wall), m(|s| s.load_cpu)),
+                fmt_pair(m(|s| s.check_wall), m(|s| s.check_cpu)),
+                fmt_pair(m(|s| Some(s.wall)), m(|s| Some(s.cpu))),
+                rss as f64 / 1024.0,
+                verdict
+            );
+        }
+        if !o.keep && matches!(c.input, Input::Gen(_)) {
+            let _ = fs::remove_file(&p.edn);
+        }
+    }
+    println!(
+        "\nThis process held {:.0} MB when it started children: a floor under the CLI and dbcop peak figures (the library rows give the child's own VmHWM).",
+        status_kb("self", "VmRSS:") as f64 / 1024.0
+    );
+    if o.keep {
+        eprintln!("histories kept in {}", dir.display());
+    } else {
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
