@@ -83,7 +83,7 @@ fn correct_store_strategy(size: Size) -> impl Strategy<Value = GenOptions> {
 
 #[test]
 fn correct_store_is_accepted_at_every_level_it_gives() {
-    run(120, correct_store_strategy(SMALL), correct_store_accepted);
+    run(40, correct_store_strategy(SMALL), correct_store_accepted);
 }
 
 #[test]
@@ -294,7 +294,7 @@ fn verdicts(f: Finding, _: &str) -> bool {
 
 #[test]
 fn fired_faults_are_rejected_where_forbidden_and_accepted_elsewhere() {
-    run_faults("fault-verdict", 400, SMALL, verdicts);
+    run_faults("fault-verdict", 150, SMALL, verdicts);
 }
 
 #[test]
@@ -316,7 +316,7 @@ fn fired_faults_are_rejected_even_when_the_hidden_append_was_never_read() {
 /// carries the fault's C4 pattern (or Elle's name).
 #[test]
 fn fired_faults_are_named_by_their_pattern_where_they_alone_break_a_causal_level() {
-    run_faults("fault-name-c4", 300, SMALL, |f, _| {
+    run_faults("fault-name-c4", 150, SMALL, |f, _| {
         f == Finding::Unnamed {
             sole: true,
             graph: false,
@@ -457,7 +457,7 @@ fn no_fault_no_anomaly(opts: GenOptions) -> Result<(), TestCaseError> {
 
 #[test]
 fn no_fault_no_anomaly_at_the_stores_level() {
-    run(120, correct_store_strategy(SMALL), no_fault_no_anomaly);
+    run(40, correct_store_strategy(SMALL), no_fault_no_anomaly);
 }
 
 #[test]
@@ -603,7 +603,7 @@ fn verdicts_monotone(opts: GenOptions) -> Result<(), TestCaseError> {
 
 #[test]
 fn verdicts_are_monotone_along_the_lattice() {
-    run(150, mixed_strategy(SMALL), verdicts_monotone);
+    run(60, mixed_strategy(SMALL), verdicts_monotone);
 }
 
 #[test]
