@@ -320,6 +320,45 @@ fn readers(h: &History, inc: &[bool]) -> Readers {
     r
 }
 
+/// The edges one version order of key `x` implies: `from`'s write before
+/// `to`'s (a ww edge, left out with `ww` false where a dependency path
+/// already orders them) and each reader of `from` anti-depending on `to`.
+fn order_edges(
+    g: &mut Polygraph,
+    h: &History,
+    x: KeyId,
+    readers: &[(TxnId, MopId)],
+    (from, mf): (TxnId, MopId),
+    (to, mt): (TxnId, MopId),
+    ww: bool,
+) -> Vec<EdgeId> {
+    let val_of = |m: MopId| h.mops[m as usize].val;
+    let mut out = Vec::with_capacity(readers.len() + 1);
+    if ww {
+        out.push(g.add(Edge {
+            a: from,
+            b: to,
+            kind: EdgeKind::Ww,
+            key: x,
+            va: val_of(mf),
+            vb: val_of(mt),
+        }));
+    }
+    for &(r, rm) in readers {
+        if r != to {
+            out.push(g.add(Edge {
+                a: r,
+                b: to,
+                kind: EdgeKind::Rw,
+                key: x,
+                va: val_of(rm),
+                vb: val_of(mt),
+            }));
+        }
+    }
+    out
+}
+
 pub fn build(h: &History, variant: Variant) -> Polygraph {
     let inc = included(h);
     let mut g = Polygraph {
@@ -422,28 +461,8 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         // readers of each version to the next one's writer.
         for pair in order.windows(2) {
             let ((a, ma), (b, mb)) = (pair[0], pair[1]);
-            let e = g.add(Edge {
-                a,
-                b,
-                kind: EdgeKind::Ww,
-                key: x,
-                va: val_of(ma),
-                vb: val_of(mb),
-            });
-            g.known.push(e);
-            for &(r, rm) in readers_of(a) {
-                if r != b {
-                    let e = g.add(Edge {
-                        a: r,
-                        b,
-                        kind: EdgeKind::Rw,
-                        key: x,
-                        va: val_of(rm),
-                        vb: val_of(mb),
-                    });
-                    g.known.push(e);
-                }
-            }
+            let es = order_edges(&mut g, h, x, readers_of(a), (a, ma), (b, mb), true);
+            g.known.extend(es);
         }
         // Readers of the initial state precede the first known version, or
         // every writer when none is known.
@@ -470,28 +489,8 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         if let Some(&(last, lm)) = order.last() {
             // Writes nobody read come after every observed one.
             for &(b, mb) in &unordered {
-                let e = g.add(Edge {
-                    a: last,
-                    b,
-                    kind: EdgeKind::Ww,
-                    key: x,
-                    va: val_of(lm),
-                    vb: val_of(mb),
-                });
-                g.known.push(e);
-                for &(r, rm) in readers_of(last) {
-                    if r != b {
-                        let e = g.add(Edge {
-                            a: r,
-                            b,
-                            kind: EdgeKind::Rw,
-                            key: x,
-                            va: val_of(rm),
-                            vb: val_of(mb),
-                        });
-                        g.known.push(e);
-                    }
-                }
+                let es = order_edges(&mut g, h, x, readers_of(last), (last, lm), (b, mb), true);
+                g.known.extend(es);
             }
         }
         // Unknown order among the rest: a constraint per pair, except
@@ -508,20 +507,9 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
                 // every commit order: no ww edge is needed, only the
                 // readers' anti-dependencies on the writers right after.
                 for (i, j) in next {
-                    let (a, (b, mb)) = (unordered[i].0, unordered[j]);
-                    for &(r, rm) in readers_of(a) {
-                        if r != b {
-                            let e = g.add(Edge {
-                                a: r,
-                                b,
-                                kind: EdgeKind::Rw,
-                                key: x,
-                                va: val_of(rm),
-                                vb: val_of(mb),
-                            });
-                            g.known.push(e);
-                        }
-                    }
+                    let (a, b) = (unordered[i], unordered[j]);
+                    let es = order_edges(&mut g, h, x, readers_of(a.0), a, b, false);
+                    g.known.extend(es);
                 }
                 concurrent
             }
@@ -556,28 +544,9 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
                     } else {
                         (c, mc, a, ma)
                     };
-                    let e = g.add(Edge {
-                        a: from,
-                        b: to,
-                        kind: EdgeKind::Ww,
-                        key: x,
-                        va: val_of(mf),
-                        vb: val_of(mt),
-                    });
-                    g.known.push(e);
-                    for &(r, rm) in readers_of(from) {
-                        if r != to {
-                            let e = g.add(Edge {
-                                a: r,
-                                b: to,
-                                kind: EdgeKind::Rw,
-                                key: x,
-                                va: val_of(rm),
-                                vb: val_of(mt),
-                            });
-                            g.known.push(e);
-                        }
-                    }
+                    let es =
+                        order_edges(&mut g, h, x, readers_of(from), (from, mf), (to, mt), true);
+                    g.known.extend(es);
                     continue;
                 }
                 let idx = *pairs.entry((a, c)).or_insert_with(|| {
@@ -588,31 +557,8 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
                     });
                     g.constraints.len() - 1
                 });
-                let mut side = |from: TxnId, mf: MopId, to: TxnId, mt: MopId| -> Vec<EdgeId> {
-                    let mut v = vec![g.add(Edge {
-                        a: from,
-                        b: to,
-                        kind: EdgeKind::Ww,
-                        key: x,
-                        va: val_of(mf),
-                        vb: val_of(mt),
-                    })];
-                    for &(r, rm) in readers_of(from) {
-                        if r != to {
-                            v.push(g.add(Edge {
-                                a: r,
-                                b: to,
-                                kind: EdgeKind::Rw,
-                                key: x,
-                                va: val_of(rm),
-                                vb: val_of(mt),
-                            }));
-                        }
-                    }
-                    v
-                };
-                let either = side(a, ma, c, mc);
-                let or = side(c, mc, a, ma);
+                let either = order_edges(&mut g, h, x, readers_of(a), (a, ma), (c, mc), true);
+                let or = order_edges(&mut g, h, x, readers_of(c), (c, mc), (a, ma), true);
                 g.unknown_edges += either.len() + or.len();
                 g.constraints[idx].either.extend(either);
                 g.constraints[idx].or.extend(or);
