@@ -252,7 +252,7 @@ fn text_summary(l: &Loaded, r: &CheckResult, models: &[&str]) -> String {
             let lines: Vec<String> = a
                 .txns
                 .iter()
-                .map(|&t| format!("line {}", l.history.txns[t as usize].complete.line))
+                .map(|&t| elle_si::explain::text::place(&l.history, t))
                 .collect();
             let pat = a.pattern.map(|p| format!(" ({p})")).unwrap_or_default();
             out.push_str(&format!("    {}{pat} at {}\n", a.name, lines.join(", ")));

@@ -33,9 +33,7 @@ pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
                     Some(Datum::List(ts)) => ts
                         .iter()
                         .filter_map(|d| match d {
-                            Datum::Txn(t) => {
-                                Some(format!("line {}", h.txns[*t as usize].complete.line))
-                            }
+                            Datum::Txn(t) => Some(place(h, *t)),
                             _ => None,
                         })
                         .collect(),
@@ -51,6 +49,19 @@ pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
         _ => explain_fields(h, a, indent, &mut out),
     }
     out
+}
+
+/// Where a transaction is in its file: its line, or its `:index` for
+/// formats that have no lines (dbcop's binary and JSON files).
+pub fn place(h: &History, t: TxnId) -> String {
+    let op = &h.txns[t as usize].complete;
+    if op.line > 0 {
+        format!("line {}", op.line)
+    } else if op.index >= 0 {
+        format!(":index {}", op.index)
+    } else {
+        format!("transaction {t}")
+    }
 }
 
 /// `T1 = line 8 (:index 7, process 2): [[:append 5 1] ...]`.
@@ -222,5 +233,15 @@ mod tests {
         assert!(text.contains("T1 = line"), "{text}");
         assert!(text.contains("in its initial state"), "{text}");
         assert!(text.contains("a cycle"), "{text}");
+    }
+
+    #[test]
+    fn a_transaction_without_a_line_is_placed_by_its_index() {
+        let log = b"{:type :ok, :process 0, :index 7, :value [[:w :x 1]]}\n";
+        let mut l = load_bytes("t.edn", log.to_vec(), LoadOptions::default()).expect("loads");
+        assert_eq!(place(&l.history, 0), "line 1");
+        // dbcop's binary and JSON files have no lines: the index stands in.
+        l.history.txns[0].complete.line = 0;
+        assert_eq!(place(&l.history, 0), ":index 7");
     }
 }
