@@ -11,7 +11,7 @@
 //! result map in EDN. Nothing here is global: calls run in parallel (Jepsen's
 //! `checker/compose` runs its checkers under `pmap`).
 //!
-//! # Wire format, version 1
+//! # Wire format, version 2
 //!
 //! Two byte arrays. Integers are LEB128 varints (`uv`); signed ones are
 //! zigzag-mapped first (`sv`).
@@ -24,12 +24,13 @@
 //! integer `i` with |i| < 2^62; odd, `(id << 1) | 1` for an entry of the
 //! value table. So `nil` is 1 and small integers take one byte.
 //!
-//! *Ops* (`ops`): the bytes `ELSI`, the version byte `1`, then one record per
-//! element of the history, in history order:
+//! *Ops* (`ops`): the bytes `ELSI`, the version byte `2`, then one record per
+//! element of the history, in history order, then the trailer:
 //!
 //! ```text
 //! skip  := 0x02                        a non-client op (non-integer :process)
 //! op    := 0x01 head:u8 process:sv [index:sv] [time:sv] f:ref value
+//! trail := 0x03 process:sv state:u8 value   (after the last element)
 //! head  := bits 0-1 :type (0 :invoke, 1 :ok, 2 :fail, 3 :info)
 //!          bit 2    :index present      bit 3 :time present
 //!          bits 4-5 :value: 0 absent, 1 nil, 2 micro-ops, 3 not micro-ops
@@ -39,6 +40,14 @@
 //!          bits 2-3 argument (0 nil or absent, 1 one value, 2 a list)
 //! arg   := (1) ref | (2) n:uv ref*n
 //! ```
+//!
+//! The encoder may leave out an invocation's `:value` (state 0), since the
+//! completion repeats it: walking those micro-ops was a third of the
+//! encoding time. It then writes the invocation's value into a `:fail` or
+//! `:info` completion that has none (so the completion never needs its
+//! invocation's), and, in a trailer record (`state` as in `head` bits 4-5),
+//! the value of each invocation that never completed. An invocation that
+//! does carry its value is read as in version 1.
 //!
 //! An op without `:index` gets its position in the history (counting every
 //! element), as `jepsen.history/history` numbers ops. Errors name the op by
@@ -68,10 +77,11 @@ use crate::report::{lattice, render};
 use crate::source::Source;
 
 /// The encoding's version; `elle_si.HistoryEncoder` writes the same.
-pub const WIRE_VERSION: u8 = 1;
+pub const WIRE_VERSION: u8 = 2;
 const MAGIC: &[u8; 4] = b"ELSI";
 const REC_OP: u8 = 0x01;
 const REC_SKIP: u8 = 0x02;
+const REC_TRAILER: u8 = 0x03;
 
 // ---------------------------------------------------------------------------
 // Options
@@ -527,7 +537,21 @@ impl<'a> Decoder<'a> {
             None
         };
         let f = self.val()?;
-        let value = match (head >> 4) & 3 {
+        let value = self.value(head >> 4)?;
+        Ok(OpHead {
+            start,
+            typ: op_type(head),
+            process,
+            index,
+            time,
+            f,
+            value,
+        })
+    }
+
+    /// Reads a `:value` in state `state & 3` (micro-ops go to the buffer).
+    fn value(&mut self, state: u8) -> Result<ValueState, Malformed> {
+        Ok(match state & 3 {
             0 => ValueState::Absent,
             1 => ValueState::Nil,
             2 => {
@@ -539,15 +563,6 @@ impl<'a> Decoder<'a> {
                 let text = self.ops.take(n)?;
                 ValueState::Other(String::from_utf8_lossy(text).into_owned())
             }
-        };
-        Ok(OpHead {
-            start,
-            typ: op_type(head),
-            process,
-            index,
-            time,
-            f,
-            value,
         })
     }
 
@@ -592,10 +607,10 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    fn client_value(op: &OpHead) -> Result<(), ParseError> {
-        match &op.value {
+    fn client_value(start: usize, value: &ValueState) -> Result<(), ParseError> {
+        match value {
             ValueState::Other(found) => Err(ParseError::new(
-                op.start,
+                start,
                 format!(
                     "a client op's :value must be a vector of micro-ops like [[:append k v] [:r k nil]], found {found}"
                 ),
@@ -611,7 +626,40 @@ impl<'a> Decoder<'a> {
         self.raw.clear();
         let op = self.read_op(start)?;
         self.ops.pos = save;
-        Self::client_value(&op)
+        Self::client_value(op.start, &op.value)
+    }
+
+    /// Reads the trailer records: the offset of each one's value, by
+    /// process.
+    fn trailer(&mut self) -> Result<FxHashMap<i64, usize>, ParseError> {
+        let mut at = FxHashMap::default();
+        while self.ops.pos < self.ops.b.len() {
+            let start = self.ops.pos;
+            if self.ops.u8()? != REC_TRAILER {
+                return Err(ParseError::new(
+                    start,
+                    "a history record after the trailer: the encoder and this library disagree",
+                ));
+            }
+            let process = self.ops.sv()?;
+            at.insert(process, self.ops.pos);
+            let state = self.ops.u8()?;
+            self.raw.clear();
+            self.value(state)?;
+        }
+        Ok(at)
+    }
+
+    /// Reads the trailer value at `at`, of the invocation at `start`, into
+    /// the buffer.
+    fn trailer_value(&mut self, at: usize, start: usize) -> Result<(), ParseError> {
+        let save = self.ops.pos;
+        self.ops.pos = at;
+        self.raw.clear();
+        let state = self.ops.u8()?;
+        let value = self.value(state)?;
+        self.ops.pos = save;
+        Self::client_value(start, &value)
     }
 
     /// The pairing loop of [`crate::history::jepsen`], over records.
@@ -622,6 +670,9 @@ impl<'a> Decoder<'a> {
         let mut paired: Option<(bool, usize)> = None;
         while self.ops.pos < self.ops.b.len() {
             let start = self.ops.pos;
+            if self.ops.b[start] == REC_TRAILER {
+                break;
+            }
             let ordinal = self.starts.len() as i64;
             self.starts.push(start as u32);
             self.builder.stats().ops += 1;
@@ -668,7 +719,7 @@ impl<'a> Decoder<'a> {
                         "a history either pairs every completion with an invocation, or holds completions only",
                     ));
                 }
-                Self::client_value(&op)?;
+                Self::client_value(op.start, &op.value)?;
                 let meta = TxnMeta {
                     status: status(typ),
                     process,
@@ -690,7 +741,7 @@ impl<'a> Decoder<'a> {
                     )
                     .with_related(prev.start, 1, "the outstanding invocation"));
                 }
-                Self::client_value(&op)?;
+                Self::client_value(op.start, &op.value)?;
                 pending.insert(
                     process,
                     Pending {
@@ -718,7 +769,7 @@ impl<'a> Decoder<'a> {
                     // the invocation says what was attempted.
                     self.reread_value(inv.start)?;
                 }
-                _ => Self::client_value(&op)?,
+                _ => Self::client_value(op.start, &op.value)?,
             }
             let meta = TxnMeta {
                 status: st,
@@ -729,11 +780,15 @@ impl<'a> Decoder<'a> {
             };
             self.push(meta)?;
         }
+        let trailer = self.trailer()?;
         // Invocations that never completed may or may not have happened.
         let mut dangling: Vec<(i64, Pending)> = pending.into_iter().collect();
         dangling.sort_by_key(|(_, p)| p.start);
         for (process, inv) in dangling {
-            self.reread_value(inv.start)?;
+            match trailer.get(&process) {
+                Some(&at) => self.trailer_value(at, inv.start)?,
+                None => self.reread_value(inv.start)?,
+            }
             let meta = TxnMeta {
                 status: Status::Indeterminate,
                 process,
@@ -1217,6 +1272,29 @@ mod tests {
             }
             self.r(V::E(":txn"));
             if let Some(mops) = mops {
+                self.mops(mops);
+            }
+        }
+
+        /// An invocation without its value, as `elle_si.HistoryEncoder`
+        /// writes them.
+        fn invoke_elided(&mut self, process: i64, index: i64) {
+            self.ops.push(REC_OP);
+            self.ops.push(INV | 4);
+            sv(&mut self.ops, process);
+            sv(&mut self.ops, index);
+            self.r(V::E(":txn"));
+        }
+
+        fn trailer(&mut self, process: i64, mops: &[(u8, i64, Arg2)]) {
+            self.ops.push(REC_TRAILER);
+            sv(&mut self.ops, process);
+            self.ops.push(2);
+            self.mops(mops);
+        }
+
+        fn mops(&mut self, mops: &[(u8, i64, Arg2)]) {
+            {
                 uv(&mut self.ops, mops.len() as u64);
                 for (f, k, a) in mops {
                     let argc = match a {
@@ -1296,6 +1374,45 @@ mod tests {
     }
 
     #[test]
+    fn elided_invocation_values_come_from_the_completion_or_the_trailer() {
+        let mut e = Enc::new();
+        e.invoke_elided(0, 0);
+        e.op(OK, 0, Some(1), Some(&[(APPEND, 1, Arg2::One(1))]));
+        // The encoder copies the invocation's value into a bare :fail.
+        e.invoke_elided(0, 2);
+        e.op(FAIL, 0, Some(3), Some(&[(APPEND, 1, Arg2::One(2))]));
+        // Never completes: its value is in the trailer.
+        e.invoke_elided(1, 4);
+        e.invoke_elided(2, 5);
+        e.trailer(2, &[(READ, 1, Arg2::List(vec![1]))]);
+        e.trailer(1, &[(APPEND, 1, Arg2::One(3))]);
+        let l = decode(&e.values, &e.ops, &opts()).unwrap();
+        let h = &l.history;
+        assert_eq!(h.stats.ops, 6);
+        assert_eq!(h.stats.dangling_invokes, 2);
+        let st: Vec<(Status, usize)> = h.txns.iter().map(|t| (t.status, t.mops().len())).collect();
+        assert_eq!(
+            st,
+            [
+                (Status::Committed, 1),
+                (Status::Aborted, 1),
+                (Status::Indeterminate, 1),
+                (Status::Indeterminate, 1)
+            ]
+        );
+        // Dangling invocations in history order, each with its own value.
+        assert_eq!(h.txns[2].invoke.map(|p| p.index), Some(4));
+        assert_eq!(h.mops[h.txns[2].start as usize].kind, MopKind::Write);
+        assert_eq!(h.mops[h.txns[3].start as usize].kind, MopKind::Read);
+        // A record after the trailer is refused.
+        e.op(OK, 3, Some(6), None);
+        match decode(&e.values, &e.ops, &opts()) {
+            Err(err) => assert!(err.contains("after the trailer"), "{err}"),
+            Ok(_) => panic!("a record after the trailer was accepted"),
+        }
+    }
+
+    #[test]
     fn ops_without_index_get_their_position() {
         let mut e = Enc::new();
         e.ops.push(REC_SKIP);
@@ -1343,9 +1460,12 @@ mod tests {
         let err = decode(&[], b"{:type :ok}", &opts()).err().unwrap();
         assert!(err.contains("ELSI"), "{err}");
         let mut v2 = e.ops.clone();
-        v2[4] = 2;
+        v2[4] = WIRE_VERSION + 1;
         let err = decode(&e.values, &v2, &opts()).err().unwrap();
-        assert!(err.contains("wire version 2"), "{err}");
+        assert!(
+            err.contains(&format!("wire version {}", WIRE_VERSION + 1)),
+            "{err}"
+        );
     }
 
     #[test]

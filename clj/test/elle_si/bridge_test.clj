@@ -167,3 +167,24 @@
     (is (= [[:r :x 3]] (map :mop (:thin-air-read (:anomalies r)))))
     (is (= (verdict r)
            (verdict (rw/check {:consistency-models [:serializable]} (read-history path)))))))
+
+(deftest invocation-values-test
+  ;; The encoder sends invocations without their micro-ops (completions
+  ;; repeat them). A :fail without a :value and an invocation that never
+  ;; completes must still say what they attempted: the aborted append makes
+  ;; the read of x a G1a, and the dangling append of y is what the read of y
+  ;; saw (not a thin-air read).
+  (let [h    [{:index 0, :type :invoke, :process 0, :f :txn, :value [[:append :x 1]]}
+              {:index 1, :type :fail, :process 0, :f :txn}
+              {:index 2, :type :invoke, :process 1, :f :txn, :value [[:append :y 1]]}
+              {:index 3, :type :invoke, :process 2, :f :txn, :value [[:r :x nil] [:r :y nil]]}
+              {:index 4, :type :ok, :process 2, :f :txn, :value [[:r :x [1]] [:r :y [1]]]}]
+        opts {:consistency-models [:read-committed]}
+        file (File/createTempFile "elle-si-invocations" ".edn")]
+    (try
+      (spit file (str/join "\n" (map pr-str h)))
+      (let [from-jvm  (la/check opts h)
+            from-file (la/check-file opts (str file))]
+        (is (= [:G1a] (:anomaly-types from-jvm)))
+        (is (= (op-indices from-file) (op-indices from-jvm))))
+      (finally (.delete file)))))

@@ -47,9 +47,11 @@
             *print-dup*            false
             *print-readably*       true
             *print-namespace-maps* false]
-    (reduce (fn [^HistoryEncoder e op] (.add e op))
-            (HistoryEncoder. (if (counted? history) (int (min (count history) Integer/MAX_VALUE)) 0))
-            history)))
+    (.finish
+     ^HistoryEncoder
+     (reduce (fn [^HistoryEncoder e op] (.add e op))
+             (HistoryEncoder. (if (counted? history) (int (min (count history) Integer/MAX_VALUE)) 0))
+             history))))
 
 (defn- model-names
   [xs]

@@ -28,7 +28,7 @@ import clojure.lang.RT;
  * is complete EDN. Not thread-safe: one encoder per history.
  */
 public final class HistoryEncoder {
-    public static final int WIRE_VERSION = 1;
+    public static final int WIRE_VERSION = 2;
 
     private static final Keyword TYPE = Keyword.intern("type");
     private static final Keyword PROCESS = Keyword.intern("process");
@@ -44,6 +44,8 @@ public final class HistoryEncoder {
     private static final Keyword R = Keyword.intern("r");
     private static final Keyword W = Keyword.intern("w");
     private static final Object ABSENT = new Object();
+    /** A pending invocation's :value when it is nil (null means none pending). */
+    private static final Object NIL = new Object();
 
     private static final long INLINE_MIN = -(1L << 62);
     private static final long INLINE_MAX = (1L << 62) - 1;
@@ -55,6 +57,17 @@ public final class HistoryEncoder {
     private final HashMap<Object, Integer> ids = new HashMap<>();
     /** Elements added so far: the position of the next one. */
     private long position;
+    /**
+     * The :value of each process's outstanding invocation (NIL for nil,
+     * ABSENT for none given), by process; null where none is outstanding.
+     * Invocations go over without their micro-ops, which the completion
+     * repeats: half the objects of a history are never walked. The value is
+     * written where the checker needs it: for a :fail or :info completion
+     * that carries none, and, by {@link #finish}, for an invocation that
+     * never completed.
+     */
+    private Object[] pending = new Object[64];
+    private HashMap<Long, Object> pendingFar;
 
     public HistoryEncoder() {
         this(0);
@@ -222,6 +235,78 @@ public final class HistoryEncoder {
         opsLen = p;
     }
 
+    // -- outstanding invocations
+
+    private static boolean near(long p) {
+        return p >= 0 && p < (1 << 20);
+    }
+
+    private void putPending(long p, Object value) {
+        Object v = value == null ? NIL : value;
+        if (near(p)) {
+            int i = (int) p;
+            if (i >= pending.length) {
+                pending = java.util.Arrays.copyOf(pending, Math.max(2 * pending.length, i + 1));
+            }
+            pending[i] = v;
+        } else {
+            if (pendingFar == null) pendingFar = new HashMap<>();
+            pendingFar.put(p, v);
+        }
+    }
+
+    /** Removes and returns the outstanding invocation's value, or null. */
+    private Object takePending(long p) {
+        if (near(p)) {
+            int i = (int) p;
+            if (i >= pending.length) return null;
+            Object v = pending[i];
+            pending[i] = null;
+            return v;
+        }
+        return pendingFar == null ? null : pendingFar.remove(p);
+    }
+
+    /**
+     * Writes a :value (absent, nil, micro-ops, or a description of what was
+     * found instead) and returns its state for the record's head.
+     */
+    private int value(Object value) {
+        if (value == ABSENT) return 0;
+        if (value == null || value == NIL) return 1;
+        int mark = opsLen;
+        String err = microOps(value);
+        if (err == null) return 2;
+        opsLen = mark;
+        opsBytes(err.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        return 3;
+    }
+
+    /**
+     * Ends the history: writes the :value of every invocation that never
+     * completed (the checker treats them as indeterminate). Call once,
+     * after the last {@link #add}; returns this.
+     */
+    public HistoryEncoder finish() {
+        for (int i = 0; i < pending.length; i++) {
+            if (pending[i] != null) trailer(i, pending[i]);
+        }
+        if (pendingFar != null) {
+            for (Map.Entry<Long, Object> e : pendingFar.entrySet()) trailer(e.getKey(), e.getValue());
+        }
+        java.util.Arrays.fill(pending, null);
+        pendingFar = null;
+        return this;
+    }
+
+    private void trailer(long p, Object v) {
+        opsByte(0x03);
+        sv(p);
+        int headAt = opsLen;
+        opsByte(0);
+        ops[headAt] = (byte) value(v);
+    }
+
     // -- ops
 
     private static Object get(Object op, Keyword k, Object notFound) {
@@ -315,19 +400,18 @@ public final class HistoryEncoder {
         if (time != null) sv(time);
         ref(f);
         int state;
-        if (value == ABSENT) {
+        if (type == INVOKE) {
+            putPending(p, value);
             state = 0;
-        } else if (value == null) {
-            state = 1;
         } else {
-            int mark = opsLen;
-            String err = microOps(value);
-            if (err == null) {
-                state = 2;
+            Object inv = takePending(p);
+            if ((value == ABSENT || value == null) && type != OK && inv != null) {
+                // Jepsen copies the invocation's value into a failed or
+                // indeterminate completion; where it did not, the
+                // invocation says what was attempted.
+                state = value(inv);
             } else {
-                opsLen = mark;
-                opsBytes(err.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                state = 3;
+                state = value(value);
             }
         }
         ops[headAt] = (byte) (head | (state << 4));
