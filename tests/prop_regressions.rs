@@ -229,7 +229,6 @@ fn realtime_forced_cycle_claims_only_what_it_proves() {
 /// cycles. (Found by `fired_faults_are_named_where_they_alone_break_a_graph_level`;
 /// saved as /tmp/props-failures/causality-unnamed-si.edn.)
 #[test]
-#[ignore = "checker bug: si/ reports a few cycles per component, not Elle's search per type, so the fault's G-single-item goes unnamed"]
 fn causality_violation_is_named_g_single_at_si() {
     let opts = GenOptions {
         sessions: 5,

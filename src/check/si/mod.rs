@@ -385,18 +385,29 @@ fn best_cycle(
     e: EdgeId,
     allowed: impl Fn(u32) -> bool,
 ) -> Option<Vec<EdgeId>> {
+    best_cycle_of(g, adj, u, v, e, allowed, |_| true)
+}
+
+/// [`best_cycle`] with the steps after `e` restricted to `step_ok`.
+fn best_cycle_of(
+    g: &Polygraph,
+    adj: &[Vec<(u32, EdgeId)>],
+    u: u32,
+    v: u32,
+    e: EdgeId,
+    allowed: impl Fn(u32) -> bool,
+    step_ok: impl Fn(EdgeKind) -> bool,
+) -> Option<Vec<EdgeId>> {
+    let kind = |x: EdgeId| g.edges[x as usize].kind;
     let data = |x: EdgeId| {
-        matches!(
-            g.edges[x as usize].kind,
-            EdgeKind::Wr | EdgeKind::Ww | EdgeKind::Rw
-        )
+        matches!(kind(x), EdgeKind::Wr | EdgeKind::Ww | EdgeKind::Rw) && step_ok(kind(x))
     };
     if data(e)
         && let Some(c) = cycle_through(adj, u, v, e, &allowed, data)
     {
         return Some(c);
     }
-    cycle_through(adj, u, v, e, allowed, |_| true)
+    cycle_through(adj, u, v, e, allowed, |x| step_ok(kind(x)))
 }
 
 fn rel(k: EdgeKind) -> Rel {
@@ -482,13 +493,29 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, _v: Variant) -> Vec<Anomaly
     let mut seen_cycles: FxHashSet<Vec<TxnId>> = FxHashSet::default();
     let mut out = Vec::new();
     // As Elle searches: write cycles first (G0), then write and read
-    // cycles (G1c), then everything; each pass in the graph of its kinds.
-    let passes: [&dyn Fn(EdgeKind) -> bool; 3] = [
-        &|k| k == EdgeKind::Ww,
-        &|k| matches!(k, EdgeKind::Ww | EdgeKind::Wr),
-        &|_| true,
+    // cycles (G1c), then cycles with a single anti-dependency
+    // (G-single-item: the cycle through an rw edge back by other steps),
+    // then any; each pass in the graph of its kinds, first of data
+    // dependencies alone, then with session order, then with real time.
+    // Without the single-rw passes a component with both shapes would be
+    // explained by whichever cycle is shortest, and the G-single-item an SI
+    // store's fault makes would go unnamed behind a G-nonadjacent or G2
+    // one; without the data-only passes, a long fork would be told through
+    // real-time steps it does not need.
+    type Pass<'a> = (&'a dyn Fn(EdgeKind) -> bool, bool);
+    let data = |k: EdgeKind| matches!(k, EdgeKind::Ww | EdgeKind::Wr | EdgeKind::Rw);
+    let session = |k: EdgeKind| data(k) || k == EdgeKind::Process;
+    let passes: [Pass; 8] = [
+        (&|k| k == EdgeKind::Ww, false),
+        (&|k| matches!(k, EdgeKind::Ww | EdgeKind::Wr), false),
+        (&data, true),
+        (&data, false),
+        (&session, true),
+        (&session, false),
+        (&|_| true, true),
+        (&|_| true, false),
     ];
-    for keep in passes {
+    for (keep, single_rw) in passes {
         let adj: Vec<Vec<(u32, EdgeId)>> = full
             .iter()
             .map(|outs| {
@@ -517,7 +544,10 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, _v: Variant) -> Vec<Anomaly
         for (u, outs) in adj.iter().enumerate() {
             for &(v, e) in outs {
                 let c = comps.comp[u];
-                if comps.comp[v as usize] == c && cyclic.contains(&c) {
+                if comps.comp[v as usize] == c
+                    && cyclic.contains(&c)
+                    && (!single_rw || g.edges[e as usize].kind == EdgeKind::Rw)
+                {
                     candidates.push((u as u32, v, e));
                 }
             }
@@ -531,7 +561,13 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, _v: Variant) -> Vec<Anomaly
             {
                 continue;
             }
-            let Some(cyc) = best_cycle(g, &adj, u, v, e, |x| comps.comp[x as usize] == c) else {
+            let in_comp = |x: u32| comps.comp[x as usize] == c;
+            let cyc = if single_rw {
+                best_cycle_of(g, &adj, u, v, e, in_comp, |k| k != EdgeKind::Rw)
+            } else {
+                best_cycle(g, &adj, u, v, e, in_comp)
+            };
+            let Some(cyc) = cyc else {
                 continue;
             };
             covered.extend(cyc.iter().copied());
