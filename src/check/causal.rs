@@ -430,14 +430,23 @@ fn co_edges(ctx: &Ctx) -> Vec<(u32, u32)> {
     e
 }
 
-/// Write-write edges the list-append version orders reveal: consecutive
-/// writers of each key. Appends nobody read are not placed: below snapshot
-/// isolation a read need not see every append ordered before its last
-/// element, so "unread appends come last" does not hold here.
+/// Write-write edges the list-append version orders reveal. Along the
+/// observed prefix (the longest read) consecutive writers are ordered. An
+/// append no read observed still follows every observed element (a list
+/// read shows all appends ordered before its last element, and no read
+/// shows this one), so the last observed writer precedes each unread
+/// append's writer; the unread appends' order among themselves is
+/// unknown, so none is claimed. Keys whose reads disagree (an incompatible
+/// order, reported as such) have no order to take edges from.
 fn ww_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
     let mut e = Vec::new();
-    for o in &h.orders {
+    let incompatible = incompatible_keys(h);
+    for (k, o) in h.orders.iter().enumerate() {
+        if incompatible.contains(&(k as KeyId)) {
+            continue;
+        }
         let mut prev: Option<TxnId> = None;
+        let mut chain: Vec<TxnId> = Vec::new();
         for &w in &o.writes {
             if w == from::THIN_AIR {
                 continue;
@@ -451,12 +460,31 @@ fn ww_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
             {
                 e.push((p, t));
             }
+            chain.push(t);
             prev = Some(t);
+        }
+        let Some(last) = prev else { continue };
+        chain.sort_unstable();
+        for &w in &o.unobserved {
+            let t = h.txn_of(w);
+            // A writer already placed along the prefix keeps its place: its
+            // unread append says the read was intermediate, not an order.
+            if inc[t as usize] && chain.binary_search(&t).is_err() {
+                e.push((last, t));
+            }
         }
     }
     e.sort_unstable();
     e.dedup();
     e
+}
+
+/// Keys some list read disagrees on (an incompatible order).
+fn incompatible_keys(h: &History) -> FxHashSet<KeyId> {
+    h.irregular
+        .keys()
+        .map(|&r| h.mops[r as usize].key)
+        .collect()
 }
 
 fn build<'a>(h: &'a History, clocks: Clocks, sessions: bool, stats: &mut Stats) -> Ctx<'a> {
@@ -706,9 +734,13 @@ fn cycle_anomaly(ctx: &Ctx, path: &[u32], ww: Option<&FxHashSet<(u32, u32)>>) ->
     a.field("cycle", ops).field("steps", Datum::List(steps))
 }
 
-/// A key on which `a`'s append directly precedes `b`'s in a version order.
+/// A key on which `a`'s append directly precedes `b`'s in a version order,
+/// or on which `a` wrote the last observed element and `b` an append no
+/// read observed (see `ww_edges`).
 fn ww_between(h: &History, a: TxnId, b: TxnId) -> Option<(KeyId, Val, Val)> {
-    for m in &h.mops[h.txns[b as usize].mops()] {
+    let range = h.txns[b as usize].mops();
+    let start = range.start;
+    for (i, m) in h.mops[range].iter().enumerate() {
         if !m.is_write() {
             continue;
         }
@@ -725,6 +757,13 @@ fn ww_between(h: &History, a: TxnId, b: TxnId) -> Option<(KeyId, Val, Val)> {
                 return Some((m.key, h.mops[p as usize].val, h.mops[w as usize].val));
             }
             prev = Some(w);
+        }
+        let id = (start + i) as MopId;
+        if let Some(p) = prev
+            && h.txn_of(p) == a
+            && o.unobserved.contains(&id)
+        {
+            return Some((m.key, h.mops[p as usize].val, m.val));
         }
     }
     None
