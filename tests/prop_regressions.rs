@@ -100,7 +100,6 @@ fn stale_session_read_verdicts() {
 }
 
 #[test]
-#[ignore = "bug: a read atomic / causal violation found through session order puts snapshot-isolation and serializable (Elle's, sessionless) in :also-not, though both accept"]
 fn stale_session_read_claims_only_what_it_proves() {
     let l = edn(STALE_SESSION_READ);
     for m in ["read-atomic", "causal-cerone"] {

@@ -59,6 +59,17 @@ impl Level {
             Level::Causal => "conflict-ao",
         }
     }
+
+    /// The same, for a finding that needs session order (see
+    /// `lattice::SESSION_ANOMALIES`): it rules out only the models that
+    /// keep sessions.
+    fn session_marker(self) -> &'static str {
+        match self {
+            Level::ReadCommitted => "non-mono-read-process",
+            Level::ReadAtomic => "fractured-read-process",
+            Level::Causal => "conflict-process",
+        }
+    }
 }
 
 /// How causal-order reachability is computed (for benchmarks; the results
@@ -251,7 +262,7 @@ pub fn check(h: &History, level: Level, sessions: bool, clocks: Clocks) -> (Vec<
             }
         }
     }
-    let mut paths = 0;
+    let mut reported: Vec<Triangle> = Vec::new();
     for tri in &triangles {
         let cyclic = tri.t1 == INIT || comps.comp[tri.t1 as usize] == comps.comp[tri.t2 as usize];
         if !cyclic {
@@ -260,28 +271,37 @@ pub fn check(h: &History, level: Level, sessions: bool, clocks: Clocks) -> (Vec<
         if tri.t1 != INIT {
             explained.insert(comps.comp[tri.t1 as usize]);
         }
-        let with_path = paths < MAX_PATHS;
-        paths += 1;
-        out.push(instance(&ctx, &g, &comps.comp, level, tri, with_path));
+        reported.push(*tri);
     }
     // Edges causal order already implies add nothing to the graph, but one
     // on a cycle is an instance too (C4 reports it): look for them only
     // when there are cycles.
     if !explained.is_empty() {
-        let mut extra = Vec::new();
         derive(&ctx, level, true, |tri, redundant| {
             if redundant
                 && tri.t1 != INIT
                 && comps.comp[tri.t1 as usize] == comps.comp[tri.t2 as usize]
             {
-                extra.push(tri);
+                reported.push(tri);
             }
         });
-        for tri in &extra {
-            let with_path = paths < MAX_PATHS;
-            paths += 1;
-            out.push(instance(&ctx, &g, &comps.comp, level, tri, with_path));
-        }
+    }
+    let free = if ctx.sessions && !reported.is_empty() {
+        sessionless(&ctx, level, &ww, &reported)
+    } else {
+        vec![true; reported.len()]
+    };
+    for (i, tri) in reported.iter().enumerate() {
+        let with_path = i < MAX_PATHS;
+        out.push(instance(
+            &ctx,
+            &g,
+            &comps.comp,
+            level,
+            tri,
+            free[i],
+            with_path,
+        ));
     }
     // Cycles with no derived edge in them: the write order the lists reveal
     // contradicts causal order (e.g. a session's appends read backwards).
@@ -784,6 +804,7 @@ fn instance(
     comp: &[u32],
     level: Level,
     tri: &Triangle,
+    free: bool,
     with_path: bool,
 ) -> Anomaly {
     let h = ctx.h;
@@ -792,17 +813,7 @@ fn instance(
     let t2 = tri.t2;
     let co_family = tri.t1 == INIT || ctx.co(tri.t1, t2);
     // How t2 is visible to t3.
-    let mut before = false;
-    let mut after = false;
-    for (i, m) in h.mops[h.txns[t3 as usize].mops()].iter().enumerate() {
-        if external_source(h, m, t3) == Some(t2) {
-            if (h.txns[t3 as usize].start as usize + i) < tri.read as usize {
-                before = true;
-            } else {
-                after = true;
-            }
-        }
-    }
+    let (before, after) = reads_from(h, t3, t2, tri.read);
     let so = ctx.sess[t2 as usize] == ctx.sess[t3 as usize]
         && ctx.pos[t2 as usize] < ctx.pos[t3 as usize];
     let pattern = match (co_family, before, so || after) {
@@ -816,14 +827,23 @@ fn instance(
     let mut a = Anomaly::new(crate::report::lattice::pattern_name(pattern))
         .pattern(pattern)
         .txn(t3);
-    // What the instance proves. Causal order here may run through session
-    // order, which only the session-aware levels include: an instance that
-    // needs no more than read committed's premise then proves strong
-    // session read committed and read atomic wrong, but not Elle's
-    // sessionless read committed. CyclicCO is what exactly those two forbid.
-    let nonmono = pattern.starts_with("NonMono");
-    if ctx.sessions && nonmono && (co_family || level == Level::ReadCommitted) {
-        a.rules_out = Some("cyclic-co");
+    // What the instance proves. One that needs session order (in how t2 is
+    // visible to t3, or in how t1 precedes t2) proves only the models that
+    // keep sessions wrong, not Elle's sessionless ones: it gets a session
+    // name, at the pattern's own level (CO family) or the level checked
+    // (AO family, whose cycle needs that level's derived edges).
+    let nominal = if pattern.starts_with("NonMono") {
+        Level::ReadCommitted
+    } else if pattern.starts_with("Fractured") {
+        Level::ReadAtomic
+    } else {
+        Level::Causal
+    };
+    let at = if co_family { nominal } else { level };
+    if !free {
+        let name = at.session_marker();
+        a.name = name.to_string();
+        a.rules_out = Some(name);
     } else if !co_family {
         a.rules_out = Some(level.marker());
     }
@@ -879,6 +899,70 @@ fn instance(
         }
     }
     a
+}
+
+/// Whether `t3` read from `t2` before and after its micro-op `read`.
+fn reads_from(h: &History, t3: TxnId, t2: TxnId, read: MopId) -> (bool, bool) {
+    let txn = &h.txns[t3 as usize];
+    let (mut before, mut after) = (false, false);
+    for (i, m) in h.mops[txn.mops()].iter().enumerate() {
+        if external_source(h, m, t3) == Some(t2) {
+            if (txn.start as usize + i) < read as usize {
+                before = true;
+            } else {
+                after = true;
+            }
+        }
+    }
+    (before, after)
+}
+
+/// Which reported instances hold without session order: those whose
+/// overwriter is visible to the reader by reads alone (at causal
+/// consistency, a path of reads), and whose writer precedes the
+/// overwriter in the level's graph rebuilt without session order (reads,
+/// the lists' write order, and the derived edges that are themselves
+/// sessionless). The rebuilt graph holds part of the sessionless level's
+/// edges, so "true" is proven and "false" only not proven: an instance
+/// then claims less than it might, never more.
+fn sessionless(ctx: &Ctx, level: Level, ww: &[(u32, u32)], tris: &[Triangle]) -> Vec<bool> {
+    let h = ctx.h;
+    let n = h.txns.len();
+    let wr = wr_edges(h, &ctx.included);
+    let wrg = Digraph::from_edges(n, &wr);
+    let mut searches = 0;
+    let vis: Vec<bool> = tris
+        .iter()
+        .map(|tri| {
+            let t3 = h.txn_of(tri.read);
+            let (before, after) = reads_from(h, t3, tri.t2, tri.read);
+            match level {
+                Level::ReadCommitted => before,
+                Level::ReadAtomic => before || after,
+                Level::Causal => {
+                    before || after || {
+                        // A search each: bounded, as the paths reported are.
+                        searches += 1;
+                        searches <= MAX_PATHS && shortest_path(&wrg, tri.t2, t3, |_| true).is_some()
+                    }
+                }
+            }
+        })
+        .collect();
+    let mut edges = wr;
+    edges.extend(ww.iter().copied());
+    edges.extend(
+        tris.iter()
+            .zip(&vis)
+            .filter(|&(t, &v)| v && t.t1 != INIT)
+            .map(|(t, _)| (t.t2, t.t1)),
+    );
+    let g = Digraph::from_edges(n, &edges);
+    let comps = sccs(&g);
+    tris.iter()
+        .zip(vis)
+        .map(|(t, v)| v && (t.t1 == INIT || comps.comp[t.t1 as usize] == comps.comp[t.t2 as usize]))
+        .collect()
 }
 
 /// A causal path from `a` to `b`, searched only through transactions
