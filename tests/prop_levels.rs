@@ -283,8 +283,8 @@ fn run_faults(name: &str, cases: u32, size: Size, keep: impl Fn(Finding, &str) -
 
 /// Verdicts: rejected wherever the table forbids the fault, accepted
 /// wherever it allows it and the store gives the level. Leaves out misses
-/// of list appends no read observed, a known checker bug that the next
-/// (ignored) property keeps.
+/// of list appends no read observed, which the next property checks on
+/// more cases.
 fn verdicts(f: Finding, _: &str) -> bool {
     matches!(
         f,
@@ -304,7 +304,6 @@ fn fired_faults_are_rejected_where_forbidden_and_accepted_elsewhere_long() {
 }
 
 #[test]
-#[ignore = "bug: causal.rs does not place list appends no read observed after the read elements, so RA/TCC miss stale and fractured reads of them"]
 fn fired_faults_are_rejected_even_when_the_hidden_append_was_never_read() {
     run_faults("fault-verdict-unread", 600, SMALL, |f, m| {
         verdicts(f, m) || f == Finding::MissedUnreadAppend

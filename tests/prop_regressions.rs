@@ -43,7 +43,7 @@ fn false_claims(l: &Loaded, r: &CheckResult) -> Vec<String> {
 /// shows every append ordered before its last element, so 2 follows 1: T1
 /// ww T2, and T2 is visible to T3 by session order at read atomic (and
 /// causal), yet T3 reads T1's version. Strong session SI rejects it
-/// (G-single-item-process); read atomic and causal accept it.
+/// (G-single-item-process), and so must read atomic and causal.
 const UNREAD_SESSION_APPEND: &str = "\
 {:index 0, :type :invoke, :process 0, :f :txn, :value [[:append 1 1]]}
 {:index 1, :type :ok, :process 0, :f :txn, :value [[:append 1 1]]}
@@ -61,7 +61,6 @@ fn unread_session_append_is_rejected_by_strong_session_si() {
 }
 
 #[test]
-#[ignore = "bug: causal.rs does not place list appends no read observed after the read elements (its ww_edges skips them), so RA/TCC miss a stale read of one"]
 fn unread_session_append_is_rejected_at_read_atomic_and_causal() {
     let l = edn(UNREAD_SESSION_APPEND);
     for m in ["read-atomic", "causal-cerone"] {
@@ -101,7 +100,6 @@ fn stale_session_read_verdicts() {
 }
 
 #[test]
-#[ignore = "bug: a read atomic / causal violation found through session order puts snapshot-isolation and serializable (Elle's, sessionless) in :also-not, though both accept"]
 fn stale_session_read_claims_only_what_it_proves() {
     let l = edn(STALE_SESSION_READ);
     for m in ["read-atomic", "causal-cerone"] {

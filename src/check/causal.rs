@@ -59,6 +59,17 @@ impl Level {
             Level::Causal => "conflict-ao",
         }
     }
+
+    /// The same, for a finding that needs session order (see
+    /// `lattice::SESSION_ANOMALIES`): it rules out only the models that
+    /// keep sessions.
+    fn session_marker(self) -> &'static str {
+        match self {
+            Level::ReadCommitted => "non-mono-read-process",
+            Level::ReadAtomic => "fractured-read-process",
+            Level::Causal => "conflict-process",
+        }
+    }
 }
 
 /// How causal-order reachability is computed (for benchmarks; the results
@@ -251,7 +262,7 @@ pub fn check(h: &History, level: Level, sessions: bool, clocks: Clocks) -> (Vec<
             }
         }
     }
-    let mut paths = 0;
+    let mut reported: Vec<Triangle> = Vec::new();
     for tri in &triangles {
         let cyclic = tri.t1 == INIT || comps.comp[tri.t1 as usize] == comps.comp[tri.t2 as usize];
         if !cyclic {
@@ -260,28 +271,37 @@ pub fn check(h: &History, level: Level, sessions: bool, clocks: Clocks) -> (Vec<
         if tri.t1 != INIT {
             explained.insert(comps.comp[tri.t1 as usize]);
         }
-        let with_path = paths < MAX_PATHS;
-        paths += 1;
-        out.push(instance(&ctx, &g, &comps.comp, level, tri, with_path));
+        reported.push(*tri);
     }
     // Edges causal order already implies add nothing to the graph, but one
     // on a cycle is an instance too (C4 reports it): look for them only
     // when there are cycles.
     if !explained.is_empty() {
-        let mut extra = Vec::new();
         derive(&ctx, level, true, |tri, redundant| {
             if redundant
                 && tri.t1 != INIT
                 && comps.comp[tri.t1 as usize] == comps.comp[tri.t2 as usize]
             {
-                extra.push(tri);
+                reported.push(tri);
             }
         });
-        for tri in &extra {
-            let with_path = paths < MAX_PATHS;
-            paths += 1;
-            out.push(instance(&ctx, &g, &comps.comp, level, tri, with_path));
-        }
+    }
+    let free = if ctx.sessions && !reported.is_empty() {
+        sessionless(&ctx, level, &ww, &reported)
+    } else {
+        vec![true; reported.len()]
+    };
+    for (i, tri) in reported.iter().enumerate() {
+        let with_path = i < MAX_PATHS;
+        out.push(instance(
+            &ctx,
+            &g,
+            &comps.comp,
+            level,
+            tri,
+            free[i],
+            with_path,
+        ));
     }
     // Cycles with no derived edge in them: the write order the lists reveal
     // contradicts causal order (e.g. a session's appends read backwards).
@@ -430,14 +450,23 @@ fn co_edges(ctx: &Ctx) -> Vec<(u32, u32)> {
     e
 }
 
-/// Write-write edges the list-append version orders reveal: consecutive
-/// writers of each key. Appends nobody read are not placed: below snapshot
-/// isolation a read need not see every append ordered before its last
-/// element, so "unread appends come last" does not hold here.
+/// Write-write edges the list-append version orders reveal. Along the
+/// observed prefix (the longest read) consecutive writers are ordered. An
+/// append no read observed still follows every observed element (a list
+/// read shows all appends ordered before its last element, and no read
+/// shows this one), so the last observed writer precedes each unread
+/// append's writer; the unread appends' order among themselves is
+/// unknown, so none is claimed. Keys whose reads disagree (an incompatible
+/// order, reported as such) have no order to take edges from.
 fn ww_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
     let mut e = Vec::new();
-    for o in &h.orders {
+    let incompatible = incompatible_keys(h);
+    for (k, o) in h.orders.iter().enumerate() {
+        if incompatible.contains(&(k as KeyId)) {
+            continue;
+        }
         let mut prev: Option<TxnId> = None;
+        let mut chain: Vec<TxnId> = Vec::new();
         for &w in &o.writes {
             if w == from::THIN_AIR {
                 continue;
@@ -451,12 +480,31 @@ fn ww_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
             {
                 e.push((p, t));
             }
+            chain.push(t);
             prev = Some(t);
+        }
+        let Some(last) = prev else { continue };
+        chain.sort_unstable();
+        for &w in &o.unobserved {
+            let t = h.txn_of(w);
+            // A writer already placed along the prefix keeps its place: its
+            // unread append says the read was intermediate, not an order.
+            if inc[t as usize] && chain.binary_search(&t).is_err() {
+                e.push((last, t));
+            }
         }
     }
     e.sort_unstable();
     e.dedup();
     e
+}
+
+/// Keys some list read disagrees on (an incompatible order).
+fn incompatible_keys(h: &History) -> FxHashSet<KeyId> {
+    h.irregular
+        .keys()
+        .map(|&r| h.mops[r as usize].key)
+        .collect()
 }
 
 fn build<'a>(h: &'a History, clocks: Clocks, sessions: bool, stats: &mut Stats) -> Ctx<'a> {
@@ -706,9 +754,13 @@ fn cycle_anomaly(ctx: &Ctx, path: &[u32], ww: Option<&FxHashSet<(u32, u32)>>) ->
     a.field("cycle", ops).field("steps", Datum::List(steps))
 }
 
-/// A key on which `a`'s append directly precedes `b`'s in a version order.
+/// A key on which `a`'s append directly precedes `b`'s in a version order,
+/// or on which `a` wrote the last observed element and `b` an append no
+/// read observed (see `ww_edges`).
 fn ww_between(h: &History, a: TxnId, b: TxnId) -> Option<(KeyId, Val, Val)> {
-    for m in &h.mops[h.txns[b as usize].mops()] {
+    let range = h.txns[b as usize].mops();
+    let start = range.start;
+    for (i, m) in h.mops[range].iter().enumerate() {
         if !m.is_write() {
             continue;
         }
@@ -725,6 +777,13 @@ fn ww_between(h: &History, a: TxnId, b: TxnId) -> Option<(KeyId, Val, Val)> {
                 return Some((m.key, h.mops[p as usize].val, h.mops[w as usize].val));
             }
             prev = Some(w);
+        }
+        let id = (start + i) as MopId;
+        if let Some(p) = prev
+            && h.txn_of(p) == a
+            && o.unobserved.contains(&id)
+        {
+            return Some((m.key, h.mops[p as usize].val, m.val));
         }
     }
     None
@@ -745,6 +804,7 @@ fn instance(
     comp: &[u32],
     level: Level,
     tri: &Triangle,
+    free: bool,
     with_path: bool,
 ) -> Anomaly {
     let h = ctx.h;
@@ -753,17 +813,7 @@ fn instance(
     let t2 = tri.t2;
     let co_family = tri.t1 == INIT || ctx.co(tri.t1, t2);
     // How t2 is visible to t3.
-    let mut before = false;
-    let mut after = false;
-    for (i, m) in h.mops[h.txns[t3 as usize].mops()].iter().enumerate() {
-        if external_source(h, m, t3) == Some(t2) {
-            if (h.txns[t3 as usize].start as usize + i) < tri.read as usize {
-                before = true;
-            } else {
-                after = true;
-            }
-        }
-    }
+    let (before, after) = reads_from(h, t3, t2, tri.read);
     let so = ctx.sess[t2 as usize] == ctx.sess[t3 as usize]
         && ctx.pos[t2 as usize] < ctx.pos[t3 as usize];
     let pattern = match (co_family, before, so || after) {
@@ -777,14 +827,23 @@ fn instance(
     let mut a = Anomaly::new(crate::report::lattice::pattern_name(pattern))
         .pattern(pattern)
         .txn(t3);
-    // What the instance proves. Causal order here may run through session
-    // order, which only the session-aware levels include: an instance that
-    // needs no more than read committed's premise then proves strong
-    // session read committed and read atomic wrong, but not Elle's
-    // sessionless read committed. CyclicCO is what exactly those two forbid.
-    let nonmono = pattern.starts_with("NonMono");
-    if ctx.sessions && nonmono && (co_family || level == Level::ReadCommitted) {
-        a.rules_out = Some("cyclic-co");
+    // What the instance proves. One that needs session order (in how t2 is
+    // visible to t3, or in how t1 precedes t2) proves only the models that
+    // keep sessions wrong, not Elle's sessionless ones: it gets a session
+    // name, at the pattern's own level (CO family) or the level checked
+    // (AO family, whose cycle needs that level's derived edges).
+    let nominal = if pattern.starts_with("NonMono") {
+        Level::ReadCommitted
+    } else if pattern.starts_with("Fractured") {
+        Level::ReadAtomic
+    } else {
+        Level::Causal
+    };
+    let at = if co_family { nominal } else { level };
+    if !free {
+        let name = at.session_marker();
+        a.name = name.to_string();
+        a.rules_out = Some(name);
     } else if !co_family {
         a.rules_out = Some(level.marker());
     }
@@ -840,6 +899,70 @@ fn instance(
         }
     }
     a
+}
+
+/// Whether `t3` read from `t2` before and after its micro-op `read`.
+fn reads_from(h: &History, t3: TxnId, t2: TxnId, read: MopId) -> (bool, bool) {
+    let txn = &h.txns[t3 as usize];
+    let (mut before, mut after) = (false, false);
+    for (i, m) in h.mops[txn.mops()].iter().enumerate() {
+        if external_source(h, m, t3) == Some(t2) {
+            if (txn.start as usize + i) < read as usize {
+                before = true;
+            } else {
+                after = true;
+            }
+        }
+    }
+    (before, after)
+}
+
+/// Which reported instances hold without session order: those whose
+/// overwriter is visible to the reader by reads alone (at causal
+/// consistency, a path of reads), and whose writer precedes the
+/// overwriter in the level's graph rebuilt without session order (reads,
+/// the lists' write order, and the derived edges that are themselves
+/// sessionless). The rebuilt graph holds part of the sessionless level's
+/// edges, so "true" is proven and "false" only not proven: an instance
+/// then claims less than it might, never more.
+fn sessionless(ctx: &Ctx, level: Level, ww: &[(u32, u32)], tris: &[Triangle]) -> Vec<bool> {
+    let h = ctx.h;
+    let n = h.txns.len();
+    let wr = wr_edges(h, &ctx.included);
+    let wrg = Digraph::from_edges(n, &wr);
+    let mut searches = 0;
+    let vis: Vec<bool> = tris
+        .iter()
+        .map(|tri| {
+            let t3 = h.txn_of(tri.read);
+            let (before, after) = reads_from(h, t3, tri.t2, tri.read);
+            match level {
+                Level::ReadCommitted => before,
+                Level::ReadAtomic => before || after,
+                Level::Causal => {
+                    before || after || {
+                        // A search each: bounded, as the paths reported are.
+                        searches += 1;
+                        searches <= MAX_PATHS && shortest_path(&wrg, tri.t2, t3, |_| true).is_some()
+                    }
+                }
+            }
+        })
+        .collect();
+    let mut edges = wr;
+    edges.extend(ww.iter().copied());
+    edges.extend(
+        tris.iter()
+            .zip(&vis)
+            .filter(|&(t, &v)| v && t.t1 != INIT)
+            .map(|(t, _)| (t.t2, t.t1)),
+    );
+    let g = Digraph::from_edges(n, &edges);
+    let comps = sccs(&g);
+    tris.iter()
+        .zip(vis)
+        .map(|(t, v)| v && (t.t1 == INIT || comps.comp[t.t1 as usize] == comps.comp[t.t2 as usize]))
+        .collect()
 }
 
 /// A causal path from `a` to `b`, searched only through transactions

@@ -159,7 +159,13 @@ const MODELS: &[(&str, &[&str])] = &[
 const DIRECT: &[(&str, &[&str])] = &[
     (
         "causal-cerone",
-        &["internal", "G1a", "co-conflict-ao", "conflict-ao"],
+        &[
+            "internal",
+            "G1a",
+            "co-conflict-ao",
+            "conflict-ao",
+            "conflict-process",
+        ],
     ),
     ("PL-CS", &["G1", "G-cursor", "lost-update"]),
     ("PL-2L", &["G1", "G-monotonic"]),
@@ -218,9 +224,12 @@ const DIRECT: &[(&str, &[&str])] = &[
             "non-repeatable-read",
             "fractured-read-co",
             "fractured-read-ao",
+            "fractured-read-process",
             // Cerone's read atomic reads its own session's writes: a cycle
-            // of session order and reads is out (C4 and Plume agree).
+            // of session order and reads is out (C4 and Plume agree), and
+            // so is what read committed with sessions forbids.
             "cyclic-co",
+            "non-mono-read-process",
         ],
     ),
     (
@@ -242,6 +251,7 @@ const DIRECT: &[(&str, &[&str])] = &[
             "strong-session-PL-2-cycle-exists",
             "G1c-process",
             "cyclic-co",
+            "non-mono-read-process",
         ],
     ),
     ("strong-PL-1", &["strong-PL-1-cycle-exists", "G0-realtime"]),
@@ -273,6 +283,38 @@ const DIRECT: &[(&str, &[&str])] = &[
         ],
     ),
     ("PL-3U", &["G1", "G-update"]),
+];
+
+/// C4 findings that need session order: a pattern instance whose
+/// visibility or order runs through a session, or a cycle of session order
+/// and reads (`cyclic-co`, which Elle's names already tell by `G1c` or
+/// `G1c-process`). They rule out only models that respect sessions.
+/// Elle's lattice puts Cerone's read atomic and causal below Adya's
+/// sessionless snapshot isolation; along that edge a session finding
+/// proves nothing, so it counts only for the models in [`SESSIONED`].
+pub const SESSION_ANOMALIES: &[&str] = &[
+    "cyclic-co",
+    "non-mono-read-process",
+    "fractured-read-process",
+    "conflict-process",
+];
+
+/// Models that keep session order: Cerone's (reads see their session's
+/// writes), and Elle's strong-session and strong (real-time) ones.
+const SESSIONED: &[&str] = &[
+    "read-atomic",
+    "causal-cerone",
+    "update-atomic",
+    "parallel-snapshot-isolation",
+    "prefix",
+    "strong-session-PL-1",
+    "strong-session-PL-2",
+    "strong-PL-1",
+    "strong-PL-2",
+    "strong-session-snapshot-isolation",
+    "strong-snapshot-isolation",
+    "strong-session-serializable",
+    "PL-SS",
 ];
 
 /// Anomaly -> anomalies it is also an instance of.
@@ -439,11 +481,19 @@ pub fn implied_models(models: &[&str]) -> BTreeSet<String> {
 }
 
 /// Every anomaly (type or pattern) the given canonical models prohibit.
+/// Session findings only by models that keep sessions.
 pub fn prohibited_by(models: &[&str]) -> BTreeSet<String> {
-    let direct: BTreeSet<String> = implied_models(models)
-        .iter()
-        .flat_map(|m| lookup(DIRECT, m).iter().map(|a| a.to_string()))
-        .collect();
+    let mut direct: BTreeSet<String> = BTreeSet::new();
+    for &m in models {
+        let sessioned = SESSIONED.contains(&m);
+        direct.extend(
+            implied_models(&[m])
+                .iter()
+                .flat_map(|w| lookup(DIRECT, w).iter())
+                .filter(|a| sessioned || !SESSION_ANOMALIES.contains(a))
+                .map(|a| a.to_string()),
+        );
+    }
     bfs(direct, implied_in)
 }
 
@@ -464,11 +514,32 @@ pub fn impossible_models(anomalies: &BTreeSet<String>) -> BTreeSet<String> {
         return BTreeSet::new();
     }
     let implied = bfs(anomalies.iter().cloned(), implied_out);
-    let direct = DIRECT
-        .iter()
-        .filter(|(_, an)| an.iter().any(|a| implied.contains(*a)))
-        .map(|(m, _)| m.to_string());
-    bfs(direct, models_in)
+    let proscribes = |an: &[&str], session: bool| {
+        an.iter()
+            .any(|a| implied.contains(*a) && SESSION_ANOMALIES.contains(a) == session)
+    };
+    let mut out = bfs(
+        DIRECT
+            .iter()
+            .filter(|(_, an)| proscribes(an, false))
+            .map(|(m, _)| m.to_string()),
+        models_in,
+    );
+    // Session findings: the models above one that proscribes them, as long
+    // as they keep sessions.
+    let session = bfs(
+        DIRECT
+            .iter()
+            .filter(|(_, an)| proscribes(an, true))
+            .map(|(m, _)| m.to_string()),
+        models_in,
+    );
+    out.extend(
+        session
+            .into_iter()
+            .filter(|m| SESSIONED.contains(&m.as_str())),
+    );
+    out
 }
 
 /// Elle's `friendly-boundary`: the weakest impossible models, and the rest.
@@ -588,10 +659,70 @@ mod tests {
         let ra = prohibited_by(&["read-atomic"]);
         assert!(ra.contains("fractured-read-co") && !ra.contains("conflict-ao"));
         assert!(prohibited_by(&["causal-cerone"]).contains("conflict-ao"));
-        // Elle's 24, plus 11 patterns and 2 pattern aliases of G1a/G1b.
-        assert_eq!(prohibited_by(&["PL-SI"]).len(), 24 + 11 + 2);
+        // Elle's 24, plus 10 patterns and 2 pattern aliases of G1a/G1b
+        // (not cyclic-co: a session finding).
+        assert_eq!(prohibited_by(&["PL-SI"]).len(), 24 + 10 + 2);
         assert!(prohibited_by(&["strong-session-PL-2"]).contains("cyclic-co"));
         assert!(!prohibited_by(&["PL-2"]).contains("cyclic-co"));
+    }
+
+    #[test]
+    fn session_findings_rule_out_only_models_that_keep_sessions() {
+        let sessionless = ["snapshot-isolation", "serializable", "read-committed"];
+        let (not, also) = boundary(&set(&["fractured-read-process"]));
+        assert_eq!(not, set(&["read-atomic"]));
+        assert_eq!(
+            also,
+            set(&[
+                "causal-cerone",
+                "parallel-snapshot-isolation",
+                "prefix",
+                "strong-serializable",
+                "strong-session-serializable",
+                "strong-session-snapshot-isolation",
+                "strong-snapshot-isolation",
+                "update-atomic",
+            ])
+        );
+        let (not, also) = boundary(&set(&["non-mono-read-process"]));
+        assert_eq!(not, set(&["read-atomic", "strong-session-read-committed"]));
+        assert!(also.contains("causal-cerone") && also.contains("strong-read-committed"));
+        let (not, also) = boundary(&set(&["conflict-process"]));
+        assert_eq!(not, set(&["causal-cerone"]));
+        assert!(!also.contains("read-atomic"));
+        // A cycle of session order and reads: Elle's G1c-process with it.
+        let (not, also) = boundary(&set(&["G1c-process", "cyclic-co"]));
+        assert_eq!(not, set(&["read-atomic", "strong-session-read-committed"]));
+        assert!(also.contains("causal-cerone") && !also.contains("snapshot-isolation"));
+        for a in SESSION_ANOMALIES {
+            let (not, also) = boundary(&set(&[a]));
+            for m in sessionless {
+                assert!(!not.contains(m) && !also.contains(m), "{a} rules out {m}");
+            }
+        }
+        // The same finding without sessions rules out snapshot isolation.
+        assert!(
+            boundary(&set(&["fractured-read-co"]))
+                .1
+                .contains("snapshot-isolation")
+        );
+        // Which checks count them.
+        for m in [
+            "read-atomic",
+            "causal-cerone",
+            "strong-session-snapshot-isolation",
+        ] {
+            assert!(
+                prohibited_by(&[m]).contains("fractured-read-process"),
+                "{m}"
+            );
+        }
+        for m in ["PL-SI", "PL-3", "PL-2"] {
+            let p = prohibited_by(&[m]);
+            assert!(SESSION_ANOMALIES.iter().all(|a| !p.contains(*a)), "{m}");
+        }
+        assert!(prohibited_by(&["strong-session-PL-2"]).contains("non-mono-read-process"));
+        assert!(!prohibited_by(&["strong-session-PL-2"]).contains("fractured-read-process"));
     }
 
     #[test]
