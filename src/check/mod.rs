@@ -134,7 +134,8 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
     variants.dedup();
     let mut notes = Vec::new();
     for v in variants {
-        let outcome = si::check(h, v, deadline);
+        let mut outcome = si::check(h, v, deadline);
+        qualify(h, v, &mut outcome, deadline);
         let s = &outcome.stats;
         notes.push(format!(
             "{}: constraints {} -> {} after {} pruning rounds, unknown dependencies {} -> {}; \
@@ -175,4 +176,118 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
     let mut r = report::result_map(&prohibited, found);
     r.notes = notes;
     r
+}
+
+/// The weaker variant (without real time, else without session order) and
+/// the suffix Elle gives a cycle that needs what was left out.
+fn weaker(v: si::polygraph::Variant) -> Option<(si::polygraph::Variant, &'static str)> {
+    if v.realtime {
+        Some((
+            si::polygraph::Variant {
+                realtime: false,
+                ..v
+            },
+            "-realtime",
+        ))
+    } else if v.session {
+        Some((
+            si::polygraph::Variant {
+                session: false,
+                ..v
+            },
+            "-process",
+        ))
+    } else {
+        None
+    }
+}
+
+/// Names the cycles a variant with session order or real time found by
+/// what they rest on. Elle names a cycle by its own steps, but here a cycle
+/// of data dependencies alone may use a write-write order that was
+/// inferred through session or real-time edges elsewhere (rw-register
+/// histories reveal no version order). Named by its steps, such a cycle
+/// would claim the sessionless models too (`:not serializable`) though they
+/// accept the history. So when the weaker variant does not reject, every
+/// cycle found rests on what it leaves out, and takes its suffix.
+///
+/// Likewise a cycle serializability finds may use an order inferred from
+/// a cycle SI allows (two adjacent anti-dependencies): when SI does not
+/// reject, the cycles keep their names (their steps are as told) but rule
+/// out only the serializable model checked.
+fn qualify(
+    h: &crate::history::model::History,
+    v: si::polygraph::Variant,
+    outcome: &mut si::Outcome,
+    deadline: Option<std::time::Instant>,
+) {
+    let rejects = |w: si::polygraph::Variant| {
+        let o = si::check(h, w, deadline);
+        !o.timed_out && !o.anomalies.is_empty()
+    };
+    // The weakest variant known to reject.
+    let mut base = v;
+    while let Some((w, suffix)) = weaker(base) {
+        if outcome.anomalies.is_empty() {
+            return;
+        }
+        if rejects(w) {
+            // The weaker variant can carry the claims. Narrower ones (which
+            // cycle needs what) would take a check per cycle.
+            base = w;
+            continue;
+        }
+        for a in &mut outcome.anomalies {
+            if let Some(n) = qualified(&a.name, suffix) {
+                a.name = n;
+            }
+        }
+        break;
+    }
+    if base.serializable
+        && !outcome.anomalies.is_empty()
+        && !rejects(si::polygraph::Variant {
+            serializable: false,
+            ..base
+        })
+    {
+        for a in &mut outcome.anomalies {
+            a.rules_out.get_or_insert(base.cycle_exists());
+        }
+    }
+}
+
+/// `G-single-item` with `-process` is `G-single-item-process`; with
+/// `-realtime`, a `-process` name becomes `-realtime` too (real time is
+/// what the cycle rests on). None when the name already says as much or
+/// is not a cycle's.
+fn qualified(name: &str, suffix: &str) -> Option<String> {
+    if !name.starts_with('G') || name.ends_with("-realtime") {
+        return None;
+    }
+    match name.strip_suffix("-process") {
+        Some(base) if suffix == "-realtime" => Some(format!("{base}{suffix}")),
+        Some(_) => None,
+        None => Some(format!("{name}{suffix}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cycle_names_take_what_they_rest_on() {
+        assert_eq!(
+            qualified("G-single-item", "-process").as_deref(),
+            Some("G-single-item-process")
+        );
+        assert_eq!(qualified("G2-item-process", "-process"), None);
+        assert_eq!(
+            qualified("G2-item-process", "-realtime").as_deref(),
+            Some("G2-item-realtime")
+        );
+        assert_eq!(qualified("G0-realtime", "-realtime"), None);
+        assert_eq!(qualified("lost-update", "-process"), None);
+    }
 }
