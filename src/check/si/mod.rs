@@ -32,7 +32,7 @@ use crate::check::graph::{Digraph, sccs};
 use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
 use acyclic::{Acyclic, KNOWN, Order, Th};
-use polygraph::{EdgeId, EdgeKind, Polygraph, Variant};
+use polygraph::{EdgeId, EdgeKind, Polygraph, Sel, Variant};
 
 /// Figures for benchmarks (PolySI's Table 3, and time per stage).
 #[derive(Clone, Debug, Default)]
@@ -102,7 +102,10 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
     stats.unknown_after = pruned
         .open
         .iter()
-        .map(|&c| g.constraints[c].either.len() + g.constraints[c].or.len())
+        .map(|&c| {
+            let con = &g.constraints[c];
+            con.either.len() + con.or.len() + con.either_if.len() + con.or_if.len()
+        })
         .sum();
     stats.prune_s = t1.elapsed().as_secs_f64();
     let g2 = G2::new(&g, variant, h.txns.len());
@@ -134,7 +137,7 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
             return out;
         }
     }
-    if pruned.open.is_empty() {
+    if pruned.open.is_empty() && g.choices.is_empty() {
         return out;
     }
     if deadline.is_some_and(|d| Instant::now() > d) {
@@ -149,14 +152,15 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
     match result {
         Solved::Sat => {}
         Solved::Unknown => out.timed_out = true,
-        Solved::Unsat(_) => {
+        Solved::Unsat(..) => {
             let t3 = Instant::now();
             let (core, _) = solve(invoke.as_deref(), &g, &g2, &pruned.open, deadline, true);
-            let core = match core {
-                Solved::Unsat(c) if !c.is_empty() => c,
-                _ => pruned.open.clone(),
+            let (core, choices) = match core {
+                Solved::Unsat(c, ch) if !(c.is_empty() && ch.is_empty()) => (c, ch),
+                _ => (pruned.open.clone(), (0..g.choices.len()).collect()),
             };
-            out.anomalies.push(unsat_witness(h, &g, &g2, &core));
+            out.anomalies
+                .push(unsat_witness(h, &g, &g2, &core, &choices));
             out.stats.interpret_s = t3.elapsed().as_secs_f64();
         }
     }
@@ -217,13 +221,32 @@ impl G2 {
 
 enum Solved {
     Sat,
-    Unsat(Vec<usize>),
+    /// The constraints and the choices an unsat core needs.
+    Unsat(Vec<usize>, Vec<usize>),
     Unknown,
 }
 
-/// Solves the open constraints. With `core`, each constraint gets a
-/// selector assumed true, and an unsat answer names the constraints
-/// involved.
+/// The G2 edges of labelled edges, grouped by selector (ascending).
+fn by_selector(g: &Polygraph, g2: &G2, es: &[(Sel, EdgeId)]) -> Vec<(Sel, Vec<(u32, u32)>)> {
+    let mut sorted = es.to_vec();
+    sorted.sort_unstable();
+    let mut out: Vec<(Sel, Vec<(u32, u32)>)> = Vec::new();
+    let mut buf = Vec::new();
+    for (s, e) in sorted {
+        buf.clear();
+        g2.map(g, e, &mut buf);
+        match out.last_mut() {
+            Some((last, edges)) if *last == s => edges.extend_from_slice(&buf),
+            _ => out.push((s, buf.clone())),
+        }
+    }
+    out
+}
+
+/// Solves the open constraints and the choices of reads with several
+/// candidate writers. With `core`, each constraint, and each choice's
+/// "some writer was read", gets an activation literal assumed true, and an
+/// unsat answer names the constraints and choices involved.
 fn solve(
     time_key: Option<&[u64]>,
     g: &Polygraph,
@@ -258,7 +281,7 @@ fn solve(
         None => prune::topo_order(&dg, &all),
     };
     let Some(topo) = topo else {
-        return (Solved::Unsat(Vec::new()), 0);
+        return (Solved::Unsat(Vec::new(), Vec::new()), 0);
     };
     let mut rank = vec![0u32; g2.nodes];
     for (i, &v) in topo.iter().enumerate() {
@@ -267,7 +290,7 @@ fn solve(
     let mut order = Order::new(g2.nodes, &topo);
     for &(u, v) in &edges {
         if order.add(u, v, KNOWN).is_err() {
-            return (Solved::Unsat(Vec::new()), 0);
+            return (Solved::Unsat(Vec::new(), Vec::new()), 0);
         }
     }
     let mut theory = Acyclic::new(order);
@@ -279,6 +302,32 @@ fn solve(
         batsat::Solver::new(Default::default(), cb);
     let mut assumptions: Vec<Lit> = Vec::new();
     let mut selector_of: Vec<(Lit, usize)> = Vec::new();
+    let mut activation_of: Vec<(Lit, usize)> = Vec::new();
+    // Reads with several candidate writers: exactly one selector true.
+    let sel: Vec<Lit> = (0..g.selectors)
+        .map(|_| Lit::new(solver.new_var(lbool::UNDEF, true), true))
+        .collect();
+    for (i, ch) in g.choices.iter().enumerate() {
+        let lits: Vec<Lit> = (0..ch.writers.len())
+            .map(|j| sel[ch.first as usize + j])
+            .collect();
+        let mut clause = lits.clone();
+        if core {
+            let a = Lit::new(solver.new_var_default(), true);
+            assumptions.push(a);
+            activation_of.push((a, i));
+            clause.push(!a);
+        }
+        solver.add_clause_reuse(&mut clause);
+        for (j, &x) in lits.iter().enumerate() {
+            for &y in &lits[j + 1..] {
+                solver.add_clause_reuse(&mut vec![!x, !y]);
+            }
+        }
+    }
+    for (s, edges) in by_selector(g, g2, &g.cond_known) {
+        theory.add_group(vec![sel[s as usize]], edges);
+    }
     for &c in open {
         let con = &g.constraints[c];
         let a_first =
@@ -300,15 +349,25 @@ fn solve(
             out
         };
         let (either, or) = (side(&con.either), side(&con.or));
+        let mut guard = Vec::new();
         if core {
             let s = Lit::new(solver.new_var_default(), true);
             assumptions.push(s);
             selector_of.push((s, c));
-            theory.add_group(vec![s, v], either);
-            theory.add_group(vec![s, !v], or);
-        } else {
-            theory.add_group(vec![v], either);
-            theory.add_group(vec![!v], or);
+            guard.push(s);
+        }
+        let with = |extra: &[Lit]| {
+            let mut l = guard.clone();
+            l.extend_from_slice(extra);
+            l
+        };
+        theory.add_group(with(&[v]), either);
+        theory.add_group(with(&[!v]), or);
+        for (s, edges) in by_selector(g, g2, &con.either_if) {
+            theory.add_group(with(&[v, sel[s as usize]]), edges);
+        }
+        for (s, edges) in by_selector(g, g2, &con.or_if) {
+            theory.add_group(with(&[!v, sel[s as usize]]), edges);
         }
     }
     let r = solver.solve_limited_th(&mut Th(&mut theory), &assumptions);
@@ -323,7 +382,13 @@ fn solve(
             .map(|&(_, c)| c)
             .collect();
         cs.sort_unstable();
-        (Solved::Unsat(cs), conflicts)
+        let mut chs: Vec<usize> = activation_of
+            .iter()
+            .filter(|(s, _)| core_lits.contains(s))
+            .map(|&(_, c)| c)
+            .collect();
+        chs.sort_unstable();
+        (Solved::Unsat(cs, chs), conflicts)
     } else {
         (Solved::Unknown, conflicts)
     }
@@ -606,16 +671,48 @@ fn contradiction(
     Some(a)
 }
 
-/// A witness for an unsatisfiable set of constraints: order each pair of
-/// writers by invocation, then report a cycle of that graph, and the
-/// constraints whose every order closes one.
-fn unsat_witness(h: &History, g: &Polygraph, g2: &G2, core: &[usize]) -> Anomaly {
+/// A witness for an unsatisfiable set of constraints and choices: order
+/// each pair of writers by invocation, let each read of several candidate
+/// writers observe the one the history's other checkers assume (any choice
+/// closes a cycle, since the core is unsatisfiable), then report a cycle of
+/// that graph, and the constraints whose every order closes one.
+fn unsat_witness(
+    h: &History,
+    g: &Polygraph,
+    g2: &G2,
+    core: &[usize],
+    choices: &[usize],
+) -> Anomaly {
+    let mut chosen: FxHashSet<Sel> = FxHashSet::default();
+    for &i in choices {
+        let ch = &g.choices[i];
+        let guess = h.mops[ch.mop as usize]
+            .observed()
+            .map(|w| h.txn_of(w))
+            .and_then(|t| ch.writers.iter().position(|&x| x == t))
+            .unwrap_or(ch.writers.len() - 1);
+        chosen.insert(ch.first + guess as Sel);
+    }
     let mut extra = Vec::new();
+    let pick = |es: &[(Sel, EdgeId)], extra: &mut Vec<EdgeId>| {
+        extra.extend(
+            es.iter()
+                .filter(|(s, _)| chosen.contains(s))
+                .map(|&(_, e)| e),
+        );
+    };
+    pick(&g.cond_known, &mut extra);
     for &c in core {
         let con = &g.constraints[c];
         let a_first =
             h.txns[con.a as usize].invoke_index() <= h.txns[con.c as usize].invoke_index();
-        extra.extend_from_slice(if a_first { &con.either } else { &con.or });
+        if a_first {
+            extra.extend_from_slice(&con.either);
+            pick(&con.either_if, &mut extra);
+        } else {
+            extra.extend_from_slice(&con.or);
+            pick(&con.or_if, &mut extra);
+        }
     }
     let adj = g2.adjacency(g, &extra);
     let mut best: Option<Vec<EdgeId>> = None;
