@@ -304,8 +304,26 @@ fn solve(
     let mut selector_of: Vec<(Lit, usize)> = Vec::new();
     let mut activation_of: Vec<(Lit, usize)> = Vec::new();
     // Reads with several candidate writers: exactly one selector true.
-    let sel: Vec<Lit> = (0..g.selectors)
-        .map(|_| Lit::new(solver.new_var(lbool::UNDEF, true), true))
+    // Guess that a read observed the candidate that comes last before it
+    // in the starting order (else the first one).
+    let mut likely = vec![false; g.selectors as usize];
+    for ch in &g.choices {
+        let at = |t: TxnId| rank[g2.variant.g2_node(t) as usize];
+        let r = at(ch.reader);
+        let pick = (0..ch.writers.len())
+            .filter(|&j| at(ch.writers[j]) < r)
+            .max_by_key(|&j| at(ch.writers[j]))
+            .or_else(|| (0..ch.writers.len()).min_by_key(|&j| at(ch.writers[j])));
+        if let Some(j) = pick {
+            likely[ch.first as usize + j] = true;
+        }
+    }
+    let sel: Vec<Lit> = likely
+        .iter()
+        .map(|&p| {
+            let pol = if guess { lbool::new(p) } else { lbool::UNDEF };
+            Lit::new(solver.new_var(pol, true), true)
+        })
         .collect();
     for (i, ch) in g.choices.iter().enumerate() {
         let lits: Vec<Lit> = (0..ch.writers.len())
