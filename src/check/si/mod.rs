@@ -146,7 +146,8 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
     }
     let t2 = Instant::now();
     let invoke = time_keys(h);
-    let (result, conflicts) = solve(invoke.as_deref(), &g, &g2, &pruned.open, deadline, false);
+    let open = needed(&g, variant, &pruned.open);
+    let (result, conflicts) = solve(invoke.as_deref(), &g, &g2, &open, deadline, false);
     out.stats.solver_conflicts = conflicts;
     out.stats.solve_s = t2.elapsed().as_secs_f64();
     match result {
@@ -154,10 +155,10 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
         Solved::Unknown => out.timed_out = true,
         Solved::Unsat(..) => {
             let t3 = Instant::now();
-            let (core, _) = solve(invoke.as_deref(), &g, &g2, &pruned.open, deadline, true);
+            let (core, _) = solve(invoke.as_deref(), &g, &g2, &open, deadline, true);
             let (core, choices) = match core {
                 Solved::Unsat(c, ch) if !(c.is_empty() && ch.is_empty()) => (c, ch),
-                _ => (pruned.open.clone(), (0..g.choices.len()).collect()),
+                _ => (open.clone(), (0..g.choices.len()).collect()),
             };
             out.anomalies
                 .push(unsat_witness(h, &g, &g2, &core, &choices));
@@ -165,6 +166,33 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
         }
     }
     out
+}
+
+/// The open constraints the solver needs. For serializability, a pair of
+/// writers that nobody read from (each side is only write-write edges
+/// between the two) can be left out: if the rest has an acyclic solution,
+/// ordering the pair as a topological order of that graph does keeps it
+/// acyclic; if the rest has none, neither has the whole. (Not so for SI,
+/// whose graph holds two copies of each transaction that a topological
+/// order may place on both sides of the other writer.)
+fn needed(g: &Polygraph, variant: Variant, open: &[usize]) -> Vec<usize> {
+    if !variant.serializable {
+        return open.to_vec();
+    }
+    let ww_only = |side: &[EdgeId]| {
+        side.iter()
+            .all(|&e| g.edges[e as usize].kind == EdgeKind::Ww)
+    };
+    open.iter()
+        .copied()
+        .filter(|&c| {
+            let con = &g.constraints[c];
+            !(ww_only(&con.either)
+                && ww_only(&con.or)
+                && con.either_if.is_empty()
+                && con.or_if.is_empty())
+        })
+        .collect()
 }
 
 /// When each transaction most likely took effect, as a sort key: its
