@@ -25,7 +25,7 @@ use std::time::Instant;
 
 use batsat::interface::SolverInterface;
 use batsat::{Lit, lbool};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::anomaly::{Anomaly, Datum};
 use crate::check::graph::{Digraph, sccs};
@@ -146,16 +146,34 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
     }
     let t2 = Instant::now();
     let invoke = time_keys(h);
-    let open = needed(&g, variant, &pruned.open);
-    let (result, conflicts) = solve(invoke.as_deref(), &g, &g2, &open, deadline, false);
+    let (mut open, mut lazy) = split_lazy(&g, &pruned.open);
+    let mut phase: FxHashMap<usize, bool> = FxHashMap::default();
+    let mut conflicts = 0;
+    let result = loop {
+        let (result, c) = solve(invoke.as_deref(), &g, &g2, &open, &phase, deadline, false);
+        conflicts += c;
+        let Solved::Sat(model) = &result else {
+            break result;
+        };
+        // Order the pairs left out along the solution; those that close
+        // a cycle either way go to the solver.
+        let failed = orient_lazy(&g, &g2, model, &lazy);
+        if failed.is_empty() {
+            break result;
+        }
+        phase = model.either.iter().copied().collect();
+        open.extend_from_slice(&failed);
+        let failed: FxHashSet<usize> = failed.into_iter().collect();
+        lazy.retain(|c| !failed.contains(c));
+    };
     out.stats.solver_conflicts = conflicts;
     out.stats.solve_s = t2.elapsed().as_secs_f64();
     match result {
-        Solved::Sat => {}
+        Solved::Sat(_) => {}
         Solved::Unknown => out.timed_out = true,
         Solved::Unsat(..) => {
             let t3 = Instant::now();
-            let (core, _) = solve(invoke.as_deref(), &g, &g2, &open, deadline, true);
+            let (core, _) = solve(invoke.as_deref(), &g, &g2, &open, &phase, deadline, true);
             let (core, choices) = match core {
                 Solved::Unsat(c, ch) if !(c.is_empty() && ch.is_empty()) => (c, ch),
                 _ => (open.clone(), (0..g.choices.len()).collect()),
@@ -168,31 +186,105 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
     out
 }
 
-/// The open constraints the solver needs. For serializability, a pair of
-/// writers that nobody read from (each side is only write-write edges
-/// between the two) can be left out: if the rest has an acyclic solution,
-/// ordering the pair as a topological order of that graph does keeps it
-/// acyclic; if the rest has none, neither has the whole. (Not so for SI,
-/// whose graph holds two copies of each transaction that a topological
-/// order may place on both sides of the other writer.)
-fn needed(g: &Polygraph, variant: Variant, open: &[usize]) -> Vec<usize> {
-    if !variant.serializable {
-        return open.to_vec();
-    }
+/// Splits the open constraints into those the solver takes and those left
+/// to order afterwards: pairs of writers nobody read from (each side only
+/// write-write edges between the two). A solution of the rest that orders
+/// them all without a cycle is a solution of the whole; an unsatisfiable
+/// rest makes the whole unsatisfiable. For serializability they always
+/// can be ordered (along a topological order of the solution's graph); for
+/// SI, whose graph holds two copies of each transaction, one may fail, and
+/// then joins the solver's share.
+fn split_lazy(g: &Polygraph, open: &[usize]) -> (Vec<usize>, Vec<usize>) {
     let ww_only = |side: &[EdgeId]| {
         side.iter()
             .all(|&e| g.edges[e as usize].kind == EdgeKind::Ww)
     };
-    open.iter()
-        .copied()
-        .filter(|&c| {
-            let con = &g.constraints[c];
-            !(ww_only(&con.either)
-                && ww_only(&con.or)
-                && con.either_if.is_empty()
-                && con.or_if.is_empty())
-        })
-        .collect()
+    open.iter().copied().partition(|&c| {
+        let con = &g.constraints[c];
+        !(ww_only(&con.either)
+            && ww_only(&con.or)
+            && con.either_if.is_empty()
+            && con.or_if.is_empty())
+    })
+}
+
+/// Adds the model's graph to an order and then each lazy constraint's
+/// side that closes no cycle (the one its writers' places suggest first);
+/// returns the constraints neither side of which fits.
+fn orient_lazy(g: &Polygraph, g2: &G2, model: &Model, lazy: &[usize]) -> Vec<usize> {
+    let mut es: Vec<EdgeId> = g.known.clone();
+    let sel_true = |s: Sel| model.sel[s as usize];
+    es.extend(
+        g.cond_known
+            .iter()
+            .filter(|&&(s, _)| sel_true(s))
+            .map(|&(_, e)| e),
+    );
+    for &(c, either) in &model.either {
+        let con = &g.constraints[c];
+        let (side, side_if) = if either {
+            (&con.either, &con.either_if)
+        } else {
+            (&con.or, &con.or_if)
+        };
+        es.extend_from_slice(side);
+        es.extend(
+            side_if
+                .iter()
+                .filter(|&&(s, _)| sel_true(s))
+                .map(|&(_, e)| e),
+        );
+    }
+    let mut edges = Vec::new();
+    for &e in &es {
+        g2.map(g, e, &mut edges);
+    }
+    let dg = Digraph::from_edges(g2.nodes, &edges);
+    let Some(topo) = prune::topo_order(&dg, &vec![true; g2.nodes]) else {
+        // Cannot happen (the solver's theory keeps the graph acyclic).
+        return lazy.to_vec();
+    };
+    let mut rank = vec![0u32; g2.nodes];
+    for (i, &v) in topo.iter().enumerate() {
+        rank[v as usize] = i as u32;
+    }
+    let mut order = Order::new(g2.nodes, &topo);
+    for &(u, v) in &edges {
+        if order.add(u, v, KNOWN).is_err() {
+            return lazy.to_vec();
+        }
+    }
+    let mut failed = Vec::new();
+    let mut buf = Vec::new();
+    for &c in lazy {
+        let con = &g.constraints[c];
+        let a_first =
+            rank[g2.variant.g2_node(con.a) as usize] < rank[g2.variant.g2_node(con.c) as usize];
+        let sides = if a_first {
+            [&con.either, &con.or]
+        } else {
+            [&con.or, &con.either]
+        };
+        let fits = sides.iter().any(|side| {
+            buf.clear();
+            for &e in side.iter() {
+                g2.map(g, e, &mut buf);
+            }
+            for (i, &(u, v)) in buf.iter().enumerate() {
+                if order.add(u, v, KNOWN).is_err() {
+                    for &(u, v) in buf[..i].iter().rev() {
+                        order.remove_last(u, v);
+                    }
+                    return false;
+                }
+            }
+            true
+        });
+        if !fits {
+            failed.push(c);
+        }
+    }
+    failed
 }
 
 /// When each transaction most likely took effect, as a sort key: its
@@ -247,8 +339,15 @@ impl G2 {
     }
 }
 
+/// A solution: each open constraint's side (true: `either`), and each
+/// selector's value.
+struct Model {
+    either: Vec<(usize, bool)>,
+    sel: Vec<bool>,
+}
+
 enum Solved {
-    Sat,
+    Sat(Model),
     /// The constraints and the choices an unsat core needs.
     Unsat(Vec<usize>, Vec<usize>),
     Unknown,
@@ -280,6 +379,7 @@ fn solve(
     g: &Polygraph,
     g2: &G2,
     open: &[usize],
+    phase: &FxHashMap<usize, bool>,
     deadline: Option<Instant>,
     core: bool,
 ) -> (Solved, u64) {
@@ -307,6 +407,24 @@ fn solve(
     let topo = match time_key {
         Some(_) => prune::topo_order_by(&dg, &all, &prio),
         None => prune::topo_order(&dg, &all),
+    };
+    // For SI, keep each transaction's two copies together: order by where
+    // the first copy stands (a dependency into `t` enters its first copy,
+    // so `t1` can follow `t0` at once), which makes the edges a guessed
+    // write order brings point forward, as the first copies' places
+    // suggest.
+    let topo = match topo {
+        Some(t) if !g2.variant.serializable && time_key.is_none() => {
+            let mut at = vec![0u64; g2.nodes];
+            for (i, &v) in t.iter().enumerate() {
+                at[v as usize] = i as u64;
+            }
+            let prio: Vec<u64> = (0..g2.nodes as u32)
+                .map(|v| 2 * at[g2.variant.g2_node(g2.txn(v)) as usize] + u64::from(v % 2))
+                .collect();
+            prune::topo_order_by(&dg, &all, &prio)
+        }
+        t => t,
     };
     let Some(topo) = topo else {
         return (Solved::Unsat(Vec::new(), Vec::new()), 0);
@@ -374,16 +492,18 @@ fn solve(
     for (s, edges) in by_selector(g, g2, &g.cond_known) {
         theory.add_group(vec![sel[s as usize]], edges);
     }
+    let mut vars: Vec<(usize, Lit)> = Vec::with_capacity(open.len());
     for &c in open {
         let con = &g.constraints[c];
         let a_first =
             rank[g2.variant.g2_node(con.a) as usize] < rank[g2.variant.g2_node(con.c) as usize];
-        let pol = if guess {
-            lbool::new(a_first)
-        } else {
-            lbool::UNDEF
+        let pol = match phase.get(&c) {
+            Some(&p) => lbool::new(p),
+            None if guess => lbool::new(a_first),
+            None => lbool::UNDEF,
         };
         let v = Lit::new(solver.new_var(pol, true), true);
+        vars.push((c, v));
         let side = |s: &[EdgeId]| {
             let mut out = Vec::new();
             let mut b = Vec::new();
@@ -419,7 +539,12 @@ fn solve(
     let r = solver.solve_limited_th(&mut Th(&mut theory), &assumptions);
     let conflicts = theory.conflicts;
     if r == lbool::TRUE {
-        (Solved::Sat, conflicts)
+        let is_true = |l: Lit| (solver.value_var(l.var()) ^ !l.sign()) == lbool::TRUE;
+        let model = Model {
+            either: vars.iter().map(|&(c, v)| (c, is_true(v))).collect(),
+            sel: sel.iter().map(|&l| is_true(l)).collect(),
+        };
+        (Solved::Sat(model), conflicts)
     } else if r == lbool::FALSE {
         let core_lits: FxHashSet<Lit> = solver.unsat_core().iter().map(|&l| !l).collect();
         let mut cs: Vec<usize> = selector_of
