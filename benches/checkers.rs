@@ -23,6 +23,10 @@
 //! - `polysi`: PolySI's GeneralRH / RW / WH at si, ssi and ser.
 //! - `pg`: the PostgreSQL repeatable-read histories in
 //!   `../shared/histories/valid/rw-register` (library and whole CLI).
+//! - `veristrong`: VeriStrong's 10k-transaction histories in
+//!   `../shared/histories/valid/dbcop-bincode`, whose writes are not unique
+//!   per (key, value), at ssi and ser (whole CLI, which lets a read of a
+//!   duplicated value have observed any of its writers).
 //! - `clocks`: the causal checker with vectors, tree clocks and no clocks
 //!   (a graph search per question, stopped after `--search-timeout`,
 //!   default 60 s), as sessions grow.
@@ -321,6 +325,26 @@ fn configs(o: &Opts) -> Vec<Config> {
             name: f.trim_end_matches(".txt").to_string(),
             input: Input::File(path),
             jobs,
+        });
+    }
+    // VeriStrong's histories with duplicate writes (hyper-polygraphs).
+    let vs = o.shared.join("valid/dbcop-bincode");
+    for f in ["general-RH-10k.bincode", "general-WH-10k.bincode"] {
+        let path = vs.join(f);
+        if !path.exists() {
+            eprintln!("skipping {}: not found", path.display());
+            continue;
+        }
+        v.push(Config {
+            group: "veristrong",
+            name: f.trim_end_matches(".bincode").to_string(),
+            input: Input::File(path),
+            jobs: ["ssi", "ser"]
+                .iter()
+                .map(|m| Job::Cli {
+                    model: m.to_string(),
+                })
+                .collect(),
         });
     }
     // Clocks for the causal checker, as sessions grow (C4's fig. 11).

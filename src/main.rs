@@ -48,12 +48,14 @@ struct InputArgs {
     /// dbcop-hist, cobra, viper (default: detected).
     #[arg(short, long)]
     format: Option<String>,
-    /// dbcop inputs: two writes of one (variable, value) are refused
-    /// (reject, as dbcop does), reads resolve to the last writer in file
-    /// order (last-writer, as PolySI does; a violation that depends on
-    /// that guess is reported as unknown), or those reads are left out
-    /// (drop-reads).
-    #[arg(long, default_value = "reject")]
+    /// dbcop inputs, two writes of one (variable, value): a read of it may
+    /// have observed either (any, the default: exact for SI and
+    /// serializability; causal levels read the last writer and settle as
+    /// last-writer does), the file is refused (reject, as dbcop does),
+    /// reads resolve to the last writer in file order (last-writer, as
+    /// PolySI does; a violation that depends on that guess is reported as
+    /// unknown), or those reads are left out (drop-reads).
+    #[arg(long, default_value = "any")]
     dbcop_duplicates: String,
     /// Say more about how the input was read.
     #[arg(short, long)]
@@ -108,7 +110,8 @@ enum Cmd {
         from: Option<String>,
         #[arg(short, long, value_enum)]
         workload: Option<WorkloadArg>,
-        /// As for check.
+        /// As for check, but refused by default (reject): the target
+        /// format may require unique writes.
         #[arg(long, default_value = "reject")]
         dbcop_duplicates: String,
     },
@@ -127,7 +130,7 @@ fn parse_format(f: &str) -> Result<Format, Error> {
 fn parse_duplicates(s: &str) -> Result<Duplicates, Error> {
     Duplicates::parse(s).ok_or_else(|| {
         Error::Usage(format!(
-            "unknown --dbcop-duplicates `{s}`: expected reject, last-writer or drop-reads"
+            "unknown --dbcop-duplicates `{s}`: expected any, reject, last-writer or drop-reads"
         ))
     })
 }
@@ -272,10 +275,22 @@ fn text_summary(l: &Loaded, r: &CheckResult, models: &[&str]) -> String {
     out
 }
 
+/// Models decided by the causal checkers, which read a guessed writer
+/// where a read has several candidates (the SI and serializability
+/// checkers weigh them all).
+const CAUSAL_MODELS: [&str; 4] = [
+    "PL-2",
+    "strong-session-PL-2",
+    "read-atomic",
+    "causal-cerone",
+];
+
 /// A violation found with duplicate writes resolved to the last writer
 /// may be an artefact of that guess: it stands only if the history without
 /// those reads (a subset of every resolution's dependencies) still has
-/// one; otherwise the answer is unknown, never a guessed false.
+/// one, or (reads with candidates) if the SI and serializability models
+/// asked for, checked exactly, have one; otherwise the answer is unknown,
+/// never a guessed false.
 fn settle_guessed_reads(
     f: &std::path::Path,
     opts: LoadOptions,
@@ -283,7 +298,16 @@ fn settle_guessed_reads(
     r: CheckResult,
     copts: &CheckOptions,
 ) -> CheckResult {
-    if !l.notes.0.iter().any(|n| n.contains(dbcop::GUESSED_NOTE)) {
+    let guessed = l.notes.0.iter().any(|n| n.contains(dbcop::GUESSED_NOTE));
+    let candidates = l.notes.0.iter().any(|n| n.contains(dbcop::CANDIDATES_NOTE));
+    if !guessed && !candidates {
+        return r;
+    }
+    // With candidates, only the causal checkers guess.
+    if candidates
+        && copts.anomalies.is_empty()
+        && !copts.models.iter().any(|m| CAUSAL_MODELS.contains(m))
+    {
         return r;
     }
     let strict = LoadOptions {
@@ -291,6 +315,12 @@ fn settle_guessed_reads(
         ..opts
     };
     let again = load(f, strict).map(|l2| check::check(&l2, copts));
+    let exact: Vec<&'static str> = copts
+        .models
+        .iter()
+        .copied()
+        .filter(|m| !CAUSAL_MODELS.contains(m))
+        .collect();
     match again {
         Ok(mut r2) if r2.valid == Valid::False => {
             r2.notes.push(
@@ -298,6 +328,25 @@ fn settle_guessed_reads(
                     .into(),
             );
             r2
+        }
+        _ if candidates
+            && !exact.is_empty()
+            && let r3 = check::check(
+                l,
+                &CheckOptions {
+                    models: exact,
+                    timeout: copts.timeout,
+                    anomalies: Vec::new(),
+                },
+            )
+            && r3.valid == Valid::False =>
+        {
+            let mut r3 = r3;
+            r3.notes.push(
+                "violations of SI or serializability, weighing every writer a read may have observed; the causal levels' own findings rested on a guessed writer and are left out"
+                    .into(),
+            );
+            r3
         }
         _ => {
             let mut r = r;
@@ -347,7 +396,12 @@ fn run_check(
             verbose_notes(&l);
         }
         let mut r = check::check(&l, &copts);
-        if r.valid == Valid::False && opts.dbcop_duplicates == Duplicates::LastWriter {
+        if r.valid == Valid::False
+            && matches!(
+                opts.dbcop_duplicates,
+                Duplicates::LastWriter | Duplicates::Any
+            )
+        {
             r = settle_guessed_reads(f, opts, &l, r, &copts);
         }
         if input.verbose {

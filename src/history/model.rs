@@ -280,6 +280,12 @@ pub struct History {
     pub stats: Stats,
     /// Where the history came from, for messages.
     pub name: String,
+    /// Reads that may have observed any of several writes of the value they
+    /// returned (dbcop histories whose writes are not unique per (key,
+    /// value)): each such external read's candidate writes, in file order.
+    /// Its `from` is one of them, a guess; the SI/SER checker weighs them
+    /// all, other checkers read the guess.
+    pub candidates: FxHashMap<MopId, Vec<MopId>>,
 }
 
 impl History {

@@ -11,6 +11,13 @@
 //! write order is known and few constraints remain; appends nobody read
 //! follow the observed ones (both SI and serializability read prefixes of
 //! the commit order), in an order left to constraints.
+//!
+//! Reads that may have observed any of several writes ([`History::candidates`],
+//! dbcop histories whose writes are not unique) make it a hyper-polygraph
+//! (VeriStrong): such a read is a [`Choice`], with a selector per candidate
+//! writer, exactly one of them true. Its write-read edge holds under its
+//! selector; its anti-dependency on a later writer under the selector and
+//! that write order (a known order, or a constraint's side).
 
 use rustc_hash::FxHashMap;
 
@@ -64,13 +71,31 @@ pub struct Edge {
 
 pub type EdgeId = u32;
 
-/// "Either a's writes come first, or c's": each side's edges.
+/// "Either a's writes come first, or c's": each side's edges, and the
+/// edges each side brings only under a selector (anti-dependencies of
+/// reads that may have observed a's or c's write).
 #[derive(Clone, Debug, Default)]
 pub struct Constraint {
     pub a: TxnId,
     pub c: TxnId,
     pub either: Vec<EdgeId>,
     pub or: Vec<EdgeId>,
+    pub either_if: Vec<(Sel, EdgeId)>,
+    pub or_if: Vec<(Sel, EdgeId)>,
+}
+
+/// A selector: "this read observed this writer's write".
+pub type Sel = u32;
+
+/// A read with several candidate writers: their selectors are
+/// `first..first + writers.len()`, exactly one true.
+#[derive(Clone, Debug)]
+pub struct Choice {
+    pub reader: TxnId,
+    pub mop: MopId,
+    /// Candidate writing transactions, ascending.
+    pub writers: Vec<TxnId>,
+    pub first: Sel,
 }
 
 /// Which dependency graph a model asks to be acyclic.
@@ -97,6 +122,13 @@ pub struct Polygraph {
     pub all_pairs: usize,
     /// Too many writer pairs to enumerate: no verdict (see [`MAX_PAIRS`]).
     pub too_big: bool,
+    /// Reads with several candidate writers.
+    pub choices: Vec<Choice>,
+    /// Number of selectors over all choices.
+    pub selectors: u32,
+    /// Edges present when a selector holds (write-read edges of choices,
+    /// and their anti-dependencies along known write orders).
+    pub cond_known: Vec<(Sel, EdgeId)>,
 }
 
 /// Most unordered writer pairs a polygraph holds (each is a constraint
@@ -282,17 +314,27 @@ fn final_writes(h: &History, inc: &[bool]) -> FxHashMap<KeyId, Vec<(TxnId, MopId
     by_key
 }
 
+/// An ambiguous reader of a write: reader, its read, and the selector
+/// under which it observed that write.
+type AmbReader = (TxnId, MopId, Sel);
+
 /// External readers of each write (by the writer's version), and of the
-/// initial state, per key.
+/// initial state, per key; and the reads with several candidate writers.
 struct Readers {
     of: FxHashMap<(KeyId, TxnId), Vec<(TxnId, MopId)>>,
     initial: FxHashMap<KeyId, Vec<(TxnId, MopId)>>,
+    amb: FxHashMap<(KeyId, TxnId), Vec<AmbReader>>,
+    choices: Vec<Choice>,
+    selectors: Sel,
 }
 
 fn readers(h: &History, inc: &[bool]) -> Readers {
     let mut r = Readers {
         of: FxHashMap::default(),
         initial: FxHashMap::default(),
+        amb: FxHashMap::default(),
+        choices: Vec::new(),
+        selectors: 0,
     };
     for (t, txn) in h.txns.iter().enumerate() {
         if !inc[t] || txn.status != Status::Committed {
@@ -302,6 +344,41 @@ fn readers(h: &History, inc: &[bool]) -> Readers {
         for i in txn.mops() {
             let m = &h.mops[i];
             if !m.is_read() || !m.has(flag::EXTERNAL) {
+                continue;
+            }
+            if let Some(cands) = h.candidates.get(&(i as MopId)) {
+                let mut ws: Vec<TxnId> = cands
+                    .iter()
+                    .map(|&w| h.txn_of(w))
+                    .filter(|&w| w != t && inc[w as usize])
+                    .collect();
+                ws.sort_unstable();
+                ws.dedup();
+                match ws.len() {
+                    0 => {}
+                    1 => {
+                        r.of.entry((m.key, ws[0]))
+                            .or_default()
+                            .push((t, i as MopId))
+                    }
+                    k => {
+                        let first = r.selectors;
+                        r.selectors += k as Sel;
+                        for (j, &w) in ws.iter().enumerate() {
+                            r.amb.entry((m.key, w)).or_default().push((
+                                t,
+                                i as MopId,
+                                first + j as Sel,
+                            ));
+                        }
+                        r.choices.push(Choice {
+                            reader: t,
+                            mop: i as MopId,
+                            writers: ws,
+                            first,
+                        });
+                    }
+                }
                 continue;
             }
             if m.from == from::INITIAL {
@@ -359,6 +436,33 @@ fn order_edges(
     out
 }
 
+/// The anti-dependencies of ambiguous readers of `from`'s write on `to`,
+/// each under its selector, for a version order `from` before `to`.
+fn amb_edges(
+    g: &mut Polygraph,
+    h: &History,
+    x: KeyId,
+    readers: &[AmbReader],
+    to: (TxnId, MopId),
+) -> Vec<(Sel, EdgeId)> {
+    let (to, mt) = to;
+    let mut out = Vec::with_capacity(readers.len());
+    for &(r, rm, s) in readers {
+        if r != to {
+            let e = g.add(Edge {
+                a: r,
+                b: to,
+                kind: EdgeKind::Rw,
+                key: x,
+                va: h.mops[rm as usize].val,
+                vb: h.mops[mt as usize].val,
+            });
+            out.push((s, e));
+        }
+    }
+    out
+}
+
 pub fn build(h: &History, variant: Variant) -> Polygraph {
     let inc = included(h);
     let mut g = Polygraph {
@@ -370,6 +474,9 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         cycle_exists: variant.cycle_exists(),
         all_pairs: 0,
         too_big: false,
+        choices: Vec::new(),
+        selectors: 0,
+        cond_known: Vec::new(),
     };
     let plain = |a, b, kind| Edge {
         a,
@@ -409,6 +516,23 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
             g.known.push(e);
         }
     }
+    // Write-read under a selector.
+    for ch in &rd.choices {
+        let m = h.mops[ch.mop as usize];
+        for (j, &w) in ch.writers.iter().enumerate() {
+            let e = g.add(Edge {
+                a: w,
+                b: ch.reader,
+                kind: EdgeKind::Wr,
+                key: m.key,
+                va: m.val,
+                vb: Val::NIL,
+            });
+            g.cond_known.push((ch.first + j as Sel, e));
+        }
+    }
+    g.choices = rd.choices.clone();
+    g.selectors = rd.selectors;
     // Reachability through what is known before any write order is, when
     // sessions make it cheap: writes a dependency path already orders need
     // no constraint, and their readers' anti-dependencies go only to the
@@ -424,10 +548,12 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
     // Per unordered pair of writers: index of its constraint.
     let mut pairs: FxHashMap<(TxnId, TxnId), usize> = FxHashMap::default();
     let empty: Vec<(TxnId, MopId)> = Vec::new();
+    let no_amb: Vec<AmbReader> = Vec::new();
     let val_of = |m: MopId| h.mops[m as usize].val;
     for x in keys {
         let ws = &writes[&x];
         let readers_of = |t: TxnId| rd.of.get(&(x, t)).unwrap_or(&empty);
+        let amb_of = |t: TxnId| rd.amb.get(&(x, t)).unwrap_or(&no_amb);
         let initial = rd.initial.get(&x).unwrap_or(&empty);
         // Known order: list-append version orders.
         let order: Vec<(TxnId, MopId)> = match h.orders.get(x as usize) {
@@ -463,6 +589,8 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
             let ((a, ma), (b, mb)) = (pair[0], pair[1]);
             let es = order_edges(&mut g, h, x, readers_of(a), (a, ma), (b, mb), true);
             g.known.extend(es);
+            let es = amb_edges(&mut g, h, x, amb_of(a), (b, mb));
+            g.cond_known.extend(es);
         }
         // Readers of the initial state precede the first known version, or
         // every writer when none is known.
@@ -491,6 +619,8 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
             for &(b, mb) in &unordered {
                 let es = order_edges(&mut g, h, x, readers_of(last), (last, lm), (b, mb), true);
                 g.known.extend(es);
+                let es = amb_edges(&mut g, h, x, amb_of(last), (b, mb));
+                g.cond_known.extend(es);
             }
         }
         // Unknown order among the rest: a constraint per pair, except
@@ -510,6 +640,8 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
                     let (a, b) = (unordered[i], unordered[j]);
                     let es = order_edges(&mut g, h, x, readers_of(a.0), a, b, false);
                     g.known.extend(es);
+                    let es = amb_edges(&mut g, h, x, amb_of(a.0), b);
+                    g.cond_known.extend(es);
                 }
                 concurrent
             }
@@ -547,6 +679,8 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
                     let es =
                         order_edges(&mut g, h, x, readers_of(from), (from, mf), (to, mt), true);
                     g.known.extend(es);
+                    let es = amb_edges(&mut g, h, x, amb_of(from), (to, mt));
+                    g.cond_known.extend(es);
                     continue;
                 }
                 let idx = *pairs.entry((a, c)).or_insert_with(|| {
@@ -559,9 +693,14 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
                 });
                 let either = order_edges(&mut g, h, x, readers_of(a), (a, ma), (c, mc), true);
                 let or = order_edges(&mut g, h, x, readers_of(c), (c, mc), (a, ma), true);
-                g.unknown_edges += either.len() + or.len();
-                g.constraints[idx].either.extend(either);
-                g.constraints[idx].or.extend(or);
+                let either_if = amb_edges(&mut g, h, x, amb_of(a), (c, mc));
+                let or_if = amb_edges(&mut g, h, x, amb_of(c), (a, ma));
+                g.unknown_edges += either.len() + or.len() + either_if.len() + or_if.len();
+                let con = &mut g.constraints[idx];
+                con.either.extend(either);
+                con.or.extend(or);
+                con.either_if.extend(either_if);
+                con.or_if.extend(or_if);
             }
         }
     }

@@ -15,6 +15,10 @@
 //! order is part of the graph (sessions are then chains), from bitsets for
 //! histories up to [`BITSET_LIMIT`] transactions, and otherwise pruning is
 //! skipped and the solver decides alone.
+//!
+//! Edges that hold only under a selector (reads with several candidate
+//! writers) are not known, so they never force anything here; a forced
+//! side's selector edges join [`Polygraph::cond_known`].
 
 use crate::check::clocks::Vectors;
 use crate::check::graph::Digraph;
@@ -386,6 +390,7 @@ pub fn prune(
         let folded = Folded::new(h, &known, &o);
         let mut still = Vec::with_capacity(open.len());
         let mut forced: Vec<EdgeId> = Vec::new();
+        let mut forced_if: Vec<(crate::check::si::polygraph::Sel, EdgeId)> = Vec::new();
         let mut contradictions = Vec::new();
         for (i, &c) in open.iter().enumerate() {
             if i % 4096 == 0 && deadline.is_some_and(|d| std::time::Instant::now() > d) {
@@ -398,12 +403,19 @@ pub fn prune(
             let oc = side_conflict(g, &known, &o, f, &con.or, variant.serializable);
             match (ec, oc) {
                 (Some(x), Some(y)) => contradictions.push((c, x, y)),
-                (Some(_), None) => forced.extend_from_slice(&con.or),
-                (None, Some(_)) => forced.extend_from_slice(&con.either),
+                (Some(_), None) => {
+                    forced.extend_from_slice(&con.or);
+                    forced_if.extend_from_slice(&con.or_if);
+                }
+                (None, Some(_)) => {
+                    forced.extend_from_slice(&con.either);
+                    forced_if.extend_from_slice(&con.either_if);
+                }
                 (None, None) => still.push(c),
             }
         }
         let changed = !forced.is_empty();
+        g.cond_known.extend(forced_if);
         for e in forced {
             g.known.push(e);
             known.add(g, e);

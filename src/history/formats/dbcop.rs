@@ -19,7 +19,12 @@
 //! INVALID one may be an artefact of the choice: `elle-si check` then
 //! checks again under [`Duplicates::DropReads`], which leaves those reads
 //! out, and a violation that survives holds whichever write was read;
-//! otherwise the answer is unknown.
+//! otherwise the answer is unknown. [`Duplicates::Any`] is the exact
+//! semantics (VeriStrong's hyper-polygraphs): every write keeps its value,
+//! and a read of a duplicated pair records all the writes it may have
+//! observed ([`History::candidates`]); the SI and serializability checkers
+//! weigh every choice, the causal ones read the last valid writer and are
+//! settled as under [`Duplicates::LastWriter`].
 
 use rustc_hash::FxHashMap;
 
@@ -34,6 +39,10 @@ use crate::history::model::*;
 /// ([`Duplicates::LastWriter`] met duplicates).
 pub const GUESSED_NOTE: &str = "(variable, value) pairs are written by more than one event: reads of them resolved to the last writer";
 
+/// Begins the note that says reads have several candidate writers
+/// ([`Duplicates::Any`] met duplicates).
+pub const CANDIDATES_NOTE: &str = "(variable, value) pairs are written by more than one event: a read of one may have observed any of its writers";
+
 /// What to do when two writes share a (variable, value).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Duplicates {
@@ -46,6 +55,10 @@ pub enum Duplicates {
     /// transaction's read of its own write): what remains holds in every
     /// resolution, so a cycle in it is a cycle whichever write was read.
     DropReads,
+    /// Keep every write under its value, and let a read of a duplicated
+    /// pair have observed any committed final write of it by another
+    /// transaction ([`History::candidates`]): the exact semantics.
+    Any,
 }
 
 impl Duplicates {
@@ -54,6 +67,7 @@ impl Duplicates {
             "reject" => Some(Duplicates::Reject),
             "last-writer" | "last" => Some(Duplicates::LastWriter),
             "drop-reads" => Some(Duplicates::DropReads),
+            "any" => Some(Duplicates::Any),
             _ => None,
         }
     }
@@ -129,6 +143,15 @@ pub fn build(
         ));
     }
     let (renamed, ambiguous) = resolve_duplicates(&d, dups, notes)?;
+    // Under `Any`, each fresh value and the value it stands for.
+    let restore: FxHashMap<Val, Val> = if dups == Duplicates::Any {
+        renamed
+            .iter()
+            .filter_map(|(&(s, t, e), &v)| d.sessions[s][t].events[e].val.map(|orig| (v, orig)))
+            .collect()
+    } else {
+        FxHashMap::default()
+    };
     let mut b = Builder::new(
         name,
         BuildOptions {
@@ -202,7 +225,62 @@ pub fn build(
     notes.count(failed, || {
         "failed events (success = false) skipped, as dbcop and PolySI skip them".into()
     });
-    Ok(b.finish())
+    let (mut h, anomalies) = b.finish();
+    if !restore.is_empty() {
+        attach_candidates(&mut h, &restore);
+    }
+    Ok((h, anomalies))
+}
+
+/// Under [`Duplicates::Any`]: gives the renamed writes (and their own
+/// transactions' reads of them) their values back, and records for each
+/// external read of a duplicated (key, value) the writes it may have
+/// observed: the committed final writes of it by other transactions. Its
+/// `from` becomes the last of them in file order (the guess the other
+/// checkers read). A read with no such writer keeps the builder's writer,
+/// whose anomaly (aborted or intermediate read) then holds whichever write
+/// it observed.
+fn attach_candidates(h: &mut History, restore: &FxHashMap<Val, Val>) {
+    let mut dup: rustc_hash::FxHashSet<(KeyId, Val)> = rustc_hash::FxHashSet::default();
+    for m in h.mops.iter_mut() {
+        if let Some(&orig) = restore.get(&m.val) {
+            m.val = orig;
+            if m.is_write() {
+                dup.insert((m.key, orig));
+            }
+        }
+    }
+    let mut writers: FxHashMap<(KeyId, Val), Vec<MopId>> = FxHashMap::default();
+    for (i, m) in h.mops.iter().enumerate() {
+        if m.is_write() && dup.contains(&(m.key, m.val)) {
+            writers.entry((m.key, m.val)).or_default().push(i as MopId);
+        }
+    }
+    for i in 0..h.mops.len() {
+        let m = h.mops[i];
+        if !m.is_read() || !m.has(flag::EXTERNAL) {
+            continue;
+        }
+        let Some(ws) = writers.get(&(m.key, m.val)) else {
+            continue;
+        };
+        let valid: Vec<MopId> = ws
+            .iter()
+            .copied()
+            .filter(|&w| {
+                let wm = &h.mops[w as usize];
+                wm.txn != m.txn
+                    && wm.has(flag::FINAL)
+                    && h.txns[wm.txn as usize].status == Status::Committed
+            })
+            .collect();
+        if let Some(&last) = valid.last() {
+            h.mops[i].from = last;
+        }
+        if valid.len() > 1 {
+            h.candidates.insert(i as MopId, valid);
+        }
+    }
 }
 
 /// (session, transaction, event) indices.
@@ -242,7 +320,7 @@ fn resolve_duplicates(
                     )
                     .with_related(first.offset, 1, "first written here")
                     .with_help(
-                        "PolySI resolves such reads to the last writer in file order; --dbcop-duplicates last-writer does the same (a VALID verdict then stands, an INVALID one may come from that choice)",
+                        "--dbcop-duplicates any lets such a read have observed either write (the exact semantics; `check` does so by default); last-writer resolves it to the last writer in file order, as PolySI does",
                     ));
                 }
                 w.push((s, t, e));
@@ -271,7 +349,11 @@ fn resolve_duplicates(
             next -= 1;
         }
     }
-    if pairs > 0 && dups == Duplicates::DropReads {
+    if pairs > 0 && dups == Duplicates::Any {
+        notes.add(format!(
+            "{pairs} {CANDIDATES_NOTE} (serializability and SI weigh every choice; causal levels read the last)"
+        ));
+    } else if pairs > 0 && dups == Duplicates::DropReads {
         notes.add(format!(
             "{pairs} (variable, value) pairs are written by more than one event: their writes kept under fresh values -1 down to {}, the other transactions' reads of them left out",
             next + 1
