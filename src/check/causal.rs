@@ -379,9 +379,12 @@ fn derive(ctx: &Ctx, level: Level, redundant_too: bool, mut emit: impl FnMut(Tri
                 }
                 Level::Causal => {
                     // Only positions t3 knows and t1 does not can hold a
-                    // writer that is not redundant. Short windows are
-                    // scanned (the transactions are at hand); long ones
-                    // binary-searched in the key's writers.
+                    // writer that is not redundant. The session's run of
+                    // the key's writers is searched when there are runs (a
+                    // few entries; scanning even a short window of wide
+                    // transactions costs their every micro-op); else short
+                    // windows are scanned and long ones searched in the
+                    // key's writers.
                     let rows = if t1 == INIT || redundant_too {
                         None
                     } else {
@@ -397,7 +400,7 @@ fn derive(ctx: &Ctx, level: Level, redundant_too: bool, mut emit: impl FnMut(Tri
                         if limit <= known + 1 {
                             continue;
                         }
-                        if limit - known <= WINDOW_SCAN {
+                        if ctx.run_at.is_none() && limit - known <= WINDOW_SCAN {
                             let txns = &h.sessions[s as usize].txns;
                             let found = (known + 1..limit)
                                 .rev()
