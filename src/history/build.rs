@@ -272,6 +272,8 @@ pub struct Builder {
     anomalies: Vec<Anomaly>,
     kstate: KeyStates,
     txn_writes: Vec<(usize, KeyId, Val)>,
+    /// The key of each micro-op of the transaction being compiled.
+    txn_keys: Vec<KeyId>,
 }
 
 impl Builder {
@@ -292,6 +294,7 @@ impl Builder {
             anomalies: Vec::new(),
             kstate: KeyStates::default(),
             txn_writes: Vec::new(),
+            txn_keys: Vec::new(),
         }
     }
 
@@ -415,11 +418,17 @@ impl Builder {
                 self.txn_writes.push((i, k, v));
             }
         }
+        let mut keys = std::mem::take(&mut self.txn_keys);
+        keys.clear();
+        for m in &raw.mops {
+            keys.push(self.key(m.key));
+        }
+        self.warm(raw, &keys);
         let mut kstate = std::mem::take(&mut self.kstate);
         kstate.reset();
 
         for (i, m) in raw.mops.iter().enumerate() {
-            let key = self.key(m.key);
+            let key = keys[i];
             let id = self.h.mops.len() as MopId;
             let st = kstate.get(key);
             match m.kind {
@@ -574,6 +583,7 @@ impl Builder {
             }
         }
         self.kstate = kstate;
+        self.txn_keys = keys;
         let end = self.h.mops.len() as MopId;
         self.h.txns.push(Txn {
             status: meta.status,
@@ -586,6 +596,32 @@ impl Builder {
             f: meta.f,
         });
         Ok(tid)
+    }
+
+    /// Loads the per-key data that compiling the transaction's micro-ops
+    /// will touch (a read's version order, a write's entry in the write
+    /// index), all at once: keys are scattered, and the cache misses of
+    /// independent loads overlap, where one micro-op at a time they would
+    /// come one after another.
+    #[inline]
+    fn warm(&self, raw: &RawTxn, keys: &[KeyId]) {
+        let mut touch = 0u64;
+        for (m, &k) in raw.mops.iter().zip(keys) {
+            match (m.kind, m.arg) {
+                (RawKind::Read, Arg::List { .. }) => {
+                    if let Some(o) = self.h.orders.get(k as usize)
+                        && let Some(e) = o.elems.first()
+                    {
+                        touch ^= e.raw();
+                    }
+                }
+                (RawKind::Append | RawKind::Write, Arg::Val(v)) => {
+                    touch ^= u64::from(self.write_index.get(k, v).unwrap_or(0));
+                }
+                _ => {}
+            }
+        }
+        std::hint::black_box(touch);
     }
 
     /// A list where a register value belongs: intern it whole.
