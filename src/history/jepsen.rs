@@ -970,3 +970,144 @@ fn keyword(t: OpType) -> &'static str {
         OpType::Info => "info",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The byte-level fast paths against the generic reader, on text made
+    //! of the pieces that trip them up (signs, commas, long numbers,
+    //! brackets, the end of the input inside an 8-byte word).
+
+    use super::*;
+    use crate::edn::{Value, read_all};
+    use proptest::prelude::*;
+
+    const PIECES: &[&str] = &[
+        "0",
+        "1",
+        "7",
+        "12",
+        "123",
+        "4567",
+        "9999999",
+        "12345678",
+        "123456789",
+        "007",
+        "-3",
+        "+4",
+        "1.5",
+        "12345678901234567890",
+        " ",
+        " ",
+        " ",
+        "  ",
+        ",",
+        "\n",
+        "[",
+        "]",
+        "nil",
+        "x",
+        ";c\n",
+        "#_1 ",
+        "\u{e9}",
+        "\u{ff}",
+    ];
+
+    fn text() -> impl Strategy<Value = String> {
+        prop::collection::vec(prop::sample::select(PIECES), 0..24).prop_map(|v| v.concat())
+    }
+
+    /// The generic reading of `[text]` as integers, if that is what it is.
+    fn ints(text: &[u8]) -> Option<Vec<Val>> {
+        let mut src = b"[".to_vec();
+        src.extend_from_slice(text);
+        src.push(b']');
+        match read_all(&src).ok()?.as_slice() {
+            [Value::Vector(items)] => items
+                .iter()
+                .map(|v| match v {
+                    Value::Int(i) => Val::int(*i),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        }
+    }
+
+    fn reader(source: &Source) -> EdnReader<'_> {
+        EdnReader {
+            source,
+            released: 0,
+            src: source.bytes(),
+            cur: Cursor::new(source.bytes()),
+            builder: Builder::new("t", BuildOptions::default()),
+            raw: RawTxn::default(),
+            line_at: (0, 1),
+            f_cache: None,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn int_list_agrees(body in text(), tail in text()) {
+            let src = format!("{body}{tail}");
+            let src = src.as_bytes();
+            let mut out = vec![Val::NIL];
+            match int_list(src, 0, &mut out) {
+                Some(end) => {
+                    let close = src.iter().position(|&c| c == b']');
+                    prop_assert_eq!(Some(end - 1), close);
+                    let expected = ints(&src[..end - 1]);
+                    prop_assert_eq!(Some(&out[1..]), expected.as_deref());
+                }
+                None => prop_assert_eq!(out, vec![Val::NIL]),
+            }
+        }
+
+        #[test]
+        fn int_run_agrees(body in text()) {
+            let src = body.as_bytes();
+            let mut out = Vec::new();
+            let q = int_run(src, 0, &mut out);
+            prop_assert!(q <= src.len());
+            prop_assert!(q == src.len() || !is_ws(src[q]));
+            prop_assert_eq!(Some(out), ints(&src[..q]));
+        }
+
+        #[test]
+        fn micro_op_fast_agrees(
+            f in prop::sample::select(&["[:r ", "[:append ", "[:w ", "[:r", "[:rr ", "(:r "][..]),
+            body in text(),
+        ) {
+            let source = Source::from_bytes("t", format!("{f}{body}").into_bytes());
+            let mut fast = reader(&source);
+            if fast.micro_op_fast() {
+                let mut slow = reader(&source);
+                prop_assert!(slow.micro_op().is_ok());
+                prop_assert_eq!(fast.cur.pos, slow.cur.pos);
+                prop_assert_eq!(&fast.raw.mops, &slow.raw.mops);
+                prop_assert_eq!(&fast.raw.elems, &slow.raw.elems);
+            } else {
+                prop_assert_eq!(fast.cur.pos, 0);
+                prop_assert!(fast.raw.mops.is_empty() && fast.raw.elems.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn swar_digits() {
+        for s in [
+            "0 ", "9]", "12 ", "1234567]", "12345678", "1x", "x", "\u{ff}1",
+        ] {
+            let mut b = [b' '; 8];
+            b[..s.len()].copy_from_slice(s.as_bytes());
+            let w = u64::from_le_bytes(b);
+            let len = s.bytes().take_while(u8::is_ascii_digit).count();
+            assert_eq!(digit_len(w), len, "{s}");
+            if len > 0 {
+                assert_eq!(swar_value(w, len), s[..len].parse::<u64>().unwrap(), "{s}");
+            }
+        }
+    }
+}
