@@ -11,6 +11,7 @@ fuzz_target!(|data: &[u8]| {
         let opts = LoadOptions {
             format: Some(Format::Edn),
             workload,
+            ..LoadOptions::default()
         };
         match load_bytes("fuzz.edn", data.to_vec(), opts) {
             Ok(l) => {

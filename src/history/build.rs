@@ -97,6 +97,171 @@ enum Known {
     Reg(Val),
 }
 
+/// Per-transaction key states, kept between transactions so that their
+/// buffers are reused rather than allocated for every transaction.
+#[derive(Default)]
+struct KeyStates {
+    slot: FxHashMap<KeyId, u32>,
+    pool: Vec<KeyState>,
+    used: usize,
+}
+
+impl KeyStates {
+    fn reset(&mut self) {
+        self.slot.clear();
+        self.used = 0;
+    }
+
+    #[inline]
+    fn get(&mut self, key: KeyId) -> &mut KeyState {
+        let i = *self.slot.entry(key).or_insert_with(|| {
+            let i = self.used;
+            self.used += 1;
+            if i == self.pool.len() {
+                self.pool.push(KeyState::default());
+            } else {
+                let st = &mut self.pool[i];
+                st.own.clear();
+                st.last_write = None;
+                st.known = None;
+                st.read_last = false;
+            }
+            i as u32
+        });
+        &mut self.pool[i as usize]
+    }
+
+    fn used(&self) -> &[KeyState] {
+        &self.pool[..self.used]
+    }
+}
+
+/// No entry, in the dense tables below.
+const NONE: u32 = u32::MAX;
+
+/// Keys to their ids. Jepsen's keys are small integers: those are found by
+/// indexing a vector (no hashing, and a table a few times smaller than a
+/// hash map's); others by a hash map.
+#[derive(Default)]
+struct KeyIndex {
+    dense: Vec<KeyId>,
+    sparse: FxHashMap<Val, KeyId>,
+}
+
+impl KeyIndex {
+    #[inline]
+    fn get(&self, k: Val) -> Option<KeyId> {
+        if let Some(i) = k.as_int()
+            && let Ok(i) = usize::try_from(i)
+            && let Some(&id) = self.dense.get(i)
+            && id != NONE
+        {
+            return Some(id);
+        }
+        if self.sparse.is_empty() {
+            return None;
+        }
+        self.sparse.get(&k).copied()
+    }
+
+    /// Adds a key that `get` did not find.
+    fn insert(&mut self, k: Val, id: KeyId) {
+        if let Some(i) = k.as_int()
+            && let Ok(i) = usize::try_from(i)
+            // The table stays within a few times the number of keys.
+            && i < 2 * id as usize + 1024
+        {
+            if i >= self.dense.len() {
+                self.dense.resize(i + 1, NONE);
+            }
+            self.dense[i] = id;
+            return;
+        }
+        self.sparse.insert(k, id);
+    }
+}
+
+/// The write of each (key, value). Jepsen appends 1, 2, 3, ... to each key
+/// (and writes small integers to registers): those are found by indexing a
+/// per-key vector, which keeps the table compact and a key's writes
+/// together; other values by a hash map.
+#[derive(Default)]
+struct WriteIndex {
+    /// By key: the write of each small value, and how many there are.
+    dense: Vec<(Vec<MopId>, u32)>,
+    sparse: FxHashMap<(KeyId, Val), MopId>,
+}
+
+impl WriteIndex {
+    fn add_key(&mut self) {
+        self.dense.push((Vec::new(), 0));
+    }
+
+    #[inline]
+    fn get(&self, k: KeyId, v: Val) -> Option<MopId> {
+        if let Some(i) = v.as_int()
+            && let Ok(i) = usize::try_from(i)
+            && let Some((ids, _)) = self.dense.get(k as usize)
+            && let Some(&id) = ids.get(i)
+            && id != NONE
+        {
+            return Some(id);
+        }
+        if self.sparse.is_empty() {
+            return None;
+        }
+        self.sparse.get(&(k, v)).copied()
+    }
+
+    /// Loads the entry of (k, v), or where it would go: for
+    /// [`Builder::warm`].
+    #[inline]
+    fn touch(&self, k: KeyId, v: Val) -> u32 {
+        let Some((ids, _)) = self.dense.get(k as usize) else {
+            return 0;
+        };
+        match v.as_int().and_then(|i| usize::try_from(i).ok()) {
+            Some(i) => ids.get(i).or(ids.last()).copied().unwrap_or(0),
+            None => 0,
+        }
+    }
+
+    /// Adds a write that `get` did not find.
+    fn insert(&mut self, k: KeyId, v: Val, id: MopId) {
+        if let Some(i) = v.as_int()
+            && let Ok(i) = usize::try_from(i)
+            && let Some((ids, n)) = self.dense.get_mut(k as usize)
+            // The key's table stays within about twice its writes.
+            && i < 2 * *n as usize + 16
+        {
+            if i >= ids.len() {
+                ids.resize(i + 1, NONE);
+            }
+            ids[i] = id;
+            *n += 1;
+            return;
+        }
+        self.sparse.insert((k, v), id);
+    }
+}
+
+/// Slice equality that compares in blocks rather than stopping at each
+/// element (the common case is equal lists).
+#[inline]
+fn same_vals(a: &[Val], b: &[Val]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut ca = a.chunks_exact(8);
+    let mut cb = b.chunks_exact(8);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        if x.iter().zip(y).fold(false, |d, (p, q)| d | (p != q)) {
+            return false;
+        }
+    }
+    ca.remainder() == cb.remainder()
+}
+
 /// Options a reader passes on.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct BuildOptions {
@@ -112,14 +277,16 @@ pub struct Builder {
     opts: BuildOptions,
     /// The first micro-op that fixed the workload.
     evidence: Option<(Workload, usize)>,
-    key_index: FxHashMap<Val, KeyId>,
-    write_index: FxHashMap<(KeyId, Val), MopId>,
+    key_index: KeyIndex,
+    write_index: WriteIndex,
     session_index: FxHashMap<i64, u32>,
     /// Irregular (non-prefix) list reads, per key.
     incompatible: FxHashMap<KeyId, Vec<MopId>>,
     anomalies: Vec<Anomaly>,
-    kstate: FxHashMap<KeyId, KeyState>,
+    kstate: KeyStates,
     txn_writes: Vec<(usize, KeyId, Val)>,
+    /// The key of each micro-op of the transaction being compiled.
+    txn_keys: Vec<KeyId>,
 }
 
 impl Builder {
@@ -133,13 +300,14 @@ impl Builder {
             h,
             opts,
             evidence: None,
-            key_index: FxHashMap::default(),
-            write_index: FxHashMap::default(),
+            key_index: KeyIndex::default(),
+            write_index: WriteIndex::default(),
             session_index: FxHashMap::default(),
             incompatible: FxHashMap::default(),
             anomalies: Vec::new(),
-            kstate: FxHashMap::default(),
+            kstate: KeyStates::default(),
             txn_writes: Vec::new(),
+            txn_keys: Vec::new(),
         }
     }
 
@@ -164,13 +332,14 @@ impl Builder {
     }
 
     fn key(&mut self, k: Val) -> KeyId {
-        if let Some(&id) = self.key_index.get(&k) {
+        if let Some(id) = self.key_index.get(k) {
             return id;
         }
         let id = self.h.keys.len() as KeyId;
         self.h.keys.push(k);
         self.h.orders.push(VersionOrder::default());
         self.key_index.insert(k, id);
+        self.write_index.add_key();
         id
     }
 
@@ -262,13 +431,19 @@ impl Builder {
                 self.txn_writes.push((i, k, v));
             }
         }
+        let mut keys = std::mem::take(&mut self.txn_keys);
+        keys.clear();
+        for m in &raw.mops {
+            keys.push(self.key(m.key));
+        }
+        self.warm(raw, &keys);
         let mut kstate = std::mem::take(&mut self.kstate);
-        kstate.clear();
+        kstate.reset();
 
         for (i, m) in raw.mops.iter().enumerate() {
-            let key = self.key(m.key);
+            let key = keys[i];
             let id = self.h.mops.len() as MopId;
-            let st = kstate.entry(key).or_default();
+            let st = kstate.get(key);
             match m.kind {
                 RawKind::Append | RawKind::Write => {
                     let v = match m.arg {
@@ -286,7 +461,7 @@ impl Builder {
                             ),
                         ));
                     }
-                    if let Some(&prev) = self.write_index.get(&(key, v)) {
+                    if let Some(prev) = self.write_index.get(key, v) {
                         let pt = &self.h.txns[self.h.mops[prev as usize].txn as usize];
                         let verb = if m.kind == RawKind::Append {
                             "appended"
@@ -307,7 +482,7 @@ impl Builder {
                             "written before here",
                         ));
                     }
-                    self.write_index.insert((key, v), id);
+                    self.write_index.insert(key, v, id);
                     st.own.push(v);
                     st.last_write = Some(id);
                     st.read_last = false;
@@ -415,12 +590,13 @@ impl Builder {
                 }
             }
         }
-        for st in kstate.values() {
+        for st in kstate.used() {
             if let Some(w) = st.last_write {
                 self.h.mops[w as usize].flags |= flag::FINAL;
             }
         }
         self.kstate = kstate;
+        self.txn_keys = keys;
         let end = self.h.mops.len() as MopId;
         self.h.txns.push(Txn {
             status: meta.status,
@@ -433,6 +609,32 @@ impl Builder {
             f: meta.f,
         });
         Ok(tid)
+    }
+
+    /// Loads the per-key data that compiling the transaction's micro-ops
+    /// will touch (a read's version order, a write's entry in the write
+    /// index), all at once: keys are scattered, and the cache misses of
+    /// independent loads overlap, where one micro-op at a time they would
+    /// come one after another.
+    #[inline]
+    fn warm(&self, raw: &RawTxn, keys: &[KeyId]) {
+        let mut touch = 0u64;
+        for (m, &k) in raw.mops.iter().zip(keys) {
+            match (m.kind, m.arg) {
+                (RawKind::Read, Arg::List { .. }) => {
+                    if let Some(o) = self.h.orders.get(k as usize)
+                        && let Some(e) = o.elems.first()
+                    {
+                        touch ^= e.raw();
+                    }
+                }
+                (RawKind::Append | RawKind::Write, Arg::Val(v)) => {
+                    touch ^= u64::from(self.write_index.touch(k, v));
+                }
+                _ => {}
+            }
+        }
+        std::hint::black_box(touch);
     }
 
     /// A list where a register value belongs: intern it whole.
@@ -450,7 +652,7 @@ impl Builder {
     fn extend_order(&mut self, key: KeyId, elems: &[Val]) -> bool {
         let order = &mut self.h.orders[key as usize].elems;
         let n = order.len().min(elems.len());
-        if order[..n] != elems[..n] {
+        if !same_vals(&order[..n], &elems[..n]) {
             return false;
         }
         if elems.len() > order.len() {
@@ -464,14 +666,26 @@ impl Builder {
     pub fn finish(mut self) -> (History, Vec<Anomaly>) {
         let list_mode = self.h.workload == Some(Workload::ListAppend);
         let zero = Val::int(0);
+        // In blocks, each loaded up front (see `warm`).
+        const BLOCK: usize = 16;
         for m in 0..self.h.mops.len() {
+            if m % BLOCK == 0 {
+                let end = (m + BLOCK).min(self.h.mops.len());
+                let mut touch = 0u32;
+                for mop in &self.h.mops[m..end] {
+                    if mop.from == PENDING {
+                        touch ^= self.write_index.touch(mop.key, mop.val);
+                    }
+                }
+                std::hint::black_box(touch);
+            }
             let mop = self.h.mops[m];
             if mop.from != PENDING {
                 continue;
             }
             let from = if mop.val == Val::NIL {
                 from::INITIAL
-            } else if let Some(&w) = self.write_index.get(&(mop.key, mop.val)) {
+            } else if let Some(w) = self.write_index.get(mop.key, mop.val) {
                 w
             } else if self.opts.zero_is_initial && Some(mop.val) == zero {
                 from::INITIAL
@@ -552,7 +766,7 @@ impl Builder {
             order.writes = Vec::with_capacity(order.elems.len());
             let mut dups: Vec<Val> = Vec::new();
             for &e in &order.elems {
-                let w = self.write_index.get(&(k, e)).copied();
+                let w = self.write_index.get(k, e);
                 let dup = match w {
                     Some(w) => std::mem::replace(&mut in_order[w as usize], true),
                     None => !seen_thin.insert(e),
