@@ -459,15 +459,13 @@ fn co_edges(ctx: &Ctx) -> Vec<(u32, u32)> {
 /// read shows all appends ordered before its last element, and no read
 /// shows this one), so the last observed writer precedes each unread
 /// append's writer; the unread appends' order among themselves is
-/// unknown, so none is claimed. Keys whose reads disagree (an incompatible
-/// order, reported as such) have no order to take edges from.
+/// unknown, so none is claimed. On keys whose reads disagree (an
+/// incompatible order, reported as such) only the longest read's order is
+/// taken, as Elle does.
 fn ww_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
     let mut e = Vec::new();
     let incompatible = incompatible_keys(h);
     for (k, o) in h.orders.iter().enumerate() {
-        if incompatible.contains(&(k as KeyId)) {
-            continue;
-        }
         let mut prev: Option<TxnId> = None;
         let mut chain: Vec<TxnId> = Vec::new();
         for &w in &o.writes {
@@ -487,6 +485,12 @@ fn ww_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
             prev = Some(t);
         }
         let Some(last) = prev else { continue };
+        // On a key reads disagree on, the recovered order (the longest
+        // read) still orders what it shows, as Elle takes it, but where
+        // appends no read saw fall is anyone's guess.
+        if incompatible.contains(&(k as KeyId)) {
+            continue;
+        }
         chain.sort_unstable();
         for &w in &o.unobserved {
             let t = h.txn_of(w);
