@@ -240,20 +240,12 @@ fn orient_lazy(g: &Polygraph, g2: &G2, model: &Model, lazy: &[usize]) -> Vec<usi
         g2.map(g, e, &mut edges);
     }
     let dg = Digraph::from_edges(g2.nodes, &edges);
-    let Some(topo) = prune::topo_order(&dg, &vec![true; g2.nodes]) else {
-        // Cannot happen (the solver's theory keeps the graph acyclic).
+    // Cannot fail (the solver's theory keeps the graph acyclic).
+    let Some((rank, mut order)) = prune::topo_order(&dg, &vec![true; g2.nodes])
+        .and_then(|topo| seeded_order(g2.nodes, &topo, &edges))
+    else {
         return lazy.to_vec();
     };
-    let mut rank = vec![0u32; g2.nodes];
-    for (i, &v) in topo.iter().enumerate() {
-        rank[v as usize] = i as u32;
-    }
-    let mut order = Order::new(g2.nodes, &topo);
-    for &(u, v) in &edges {
-        if order.add(u, v, KNOWN).is_err() {
-            return lazy.to_vec();
-        }
-    }
     let mut failed = Vec::new();
     let mut buf = Vec::new();
     for &c in lazy {
@@ -285,6 +277,20 @@ fn orient_lazy(g: &Polygraph, g2: &G2, model: &Model, lazy: &[usize]) -> Vec<usi
         }
     }
     failed
+}
+
+/// Each node's place in `topo`, and an incremental order starting from it
+/// that holds `edges`; None when the edges close a cycle.
+fn seeded_order(nodes: usize, topo: &[u32], edges: &[(u32, u32)]) -> Option<(Vec<u32>, Order)> {
+    let mut rank = vec![0u32; nodes];
+    for (i, &v) in topo.iter().enumerate() {
+        rank[v as usize] = i as u32;
+    }
+    let mut order = Order::new(nodes, topo);
+    for &(u, v) in edges {
+        order.add(u, v, KNOWN).ok()?;
+    }
+    Some((rank, order))
 }
 
 /// When each transaction most likely took effect, as a sort key: its
@@ -426,19 +432,9 @@ fn solve(
         }
         t => t,
     };
-    let Some(topo) = topo else {
+    let Some((rank, order)) = topo.and_then(|topo| seeded_order(g2.nodes, &topo, &edges)) else {
         return (Solved::Unsat(Vec::new(), Vec::new()), 0);
     };
-    let mut rank = vec![0u32; g2.nodes];
-    for (i, &v) in topo.iter().enumerate() {
-        rank[v as usize] = i as u32;
-    }
-    let mut order = Order::new(g2.nodes, &topo);
-    for &(u, v) in &edges {
-        if order.add(u, v, KNOWN).is_err() {
-            return (Solved::Unsat(Vec::new(), Vec::new()), 0);
-        }
-    }
     let mut theory = Acyclic::new(order);
     let mut cb = batsat::callbacks::Basic::default();
     if let Some(d) = deadline {
