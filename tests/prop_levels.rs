@@ -562,7 +562,6 @@ fn checkers_agree(opts: GenOptions) -> Result<(), TestCaseError> {
 }
 
 #[test]
-#[ignore = "bug: a cycle whose write-write order SI pruning inferred (rw-register) is named by its steps, e.g. G0-process, and claims a weaker model (strong-session read committed) that accepts; claims are not checked against the weaker checkers (PROPTEST_RNG_SEED=29 finds one)"]
 fn checkers_agree_with_each_other() {
     run(60, mixed_strategy(SMALL), checkers_agree);
 }

@@ -282,3 +282,45 @@ fn fractured_read_is_named_g_single_at_serializable() {
         );
     }
 }
+
+/// A read-atomic store's history that strong session SI rejects: pruning
+/// inferred, from the reads, three write orders on key 5 that close a
+/// cycle. That proves only that strong session SI fails; it was named G0
+/// and claimed strong session read committed, which accepts.
+#[test]
+fn a_cycle_of_inferred_write_orders_claims_only_the_model_checked() {
+    let opts = GenOptions {
+        sessions: 6,
+        txns_per_session: 9,
+        ops_per_txn: 8,
+        read_ratio: 0.06067506309476423,
+        keys: 7,
+        distribution: Distribution::Uniform,
+        workload: Workload::RwRegister,
+        seed: 15900390030882316126,
+        db: Db::ReadAtomic,
+        replicas: 1,
+        info_rate: 0.0,
+        abort_rate: 0.01,
+        ..GenOptions::default()
+    };
+    let g = generate(&opts).unwrap_or_else(|e| panic!("generator refused {opts:?}: {e}"));
+    let l = load(g.history.clone(), opts.format);
+    for m in [
+        "strong-session-snapshot-isolation",
+        "strong-snapshot-isolation",
+    ] {
+        let r = check_at(&l, m);
+        assert_eq!(r.valid, Valid::False, "{m}: {}", describe(&r));
+        assert_eq!(
+            false_claims(&l, &r),
+            Vec::<String>::new(),
+            "{m}: {}",
+            describe(&r)
+        );
+    }
+    assert_eq!(
+        check_at(&l, "strong-session-read-committed").valid,
+        Valid::True
+    );
+}

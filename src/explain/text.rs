@@ -23,7 +23,17 @@ pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
                     _ => None,
                 })
                 .collect();
-            explain_cycle(h, &txns, steps, indent, &mut out);
+            let inferred: Vec<usize> = match a.get("inferred-steps") {
+                Some(Datum::List(xs)) => xs
+                    .iter()
+                    .filter_map(|d| match d {
+                        Datum::Int(i) => usize::try_from(*i).ok(),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            explain_cycle(h, &txns, steps, &inferred, indent, &mut out);
             if let Some(Datum::Map(alt)) = a.get("otherwise") {
                 let kind = match field(alt, "type") {
                     Some(Datum::Kw(k)) => k.as_str(),
@@ -88,7 +98,14 @@ fn describe_txn(h: &History, t: TxnId) -> String {
     s
 }
 
-fn explain_cycle(h: &History, txns: &[TxnId], steps: &[Datum], indent: &str, out: &mut String) {
+fn explain_cycle(
+    h: &History,
+    txns: &[TxnId],
+    steps: &[Datum],
+    inferred: &[usize],
+    indent: &str,
+    out: &mut String,
+) {
     // Elle's :cycle repeats the first transaction at its end.
     let distinct: Vec<TxnId> = {
         let mut v: Vec<TxnId> = Vec::new();
@@ -117,12 +134,28 @@ fn explain_cycle(h: &History, txns: &[TxnId], steps: &[Datum], indent: &str, out
         } else {
             ""
         };
-        let _ = writeln!(out, "{indent}{lead}{} < {}: {why}", label(a), label(b));
+        let mark = if inferred.contains(&i) {
+            " [inferred]"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "{indent}{lead}{} < {}: {why}{mark}",
+            label(a),
+            label(b)
+        );
     }
     let _ = writeln!(
         out,
         "{indent}a cycle: no order of these transactions explains what they saw."
     );
+    if !inferred.is_empty() {
+        let _ = writeln!(
+            out,
+            "{indent}([inferred] steps are not in the history: the checked model forces them, given other transactions' reads; the cycle shows that model fails, and says nothing of weaker ones)"
+        );
+    }
 }
 
 fn field<'a>(m: &'a [(String, Datum)], k: &str) -> Option<&'a Datum> {

@@ -96,7 +96,11 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
     stats.unknown_before = g.unknown_edges;
     stats.construct_s = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
+    // Edges pruning adds are forced only if the history satisfies the
+    // variant: a cycle through one proves that it does not, and no more.
+    let observed = g.known.len();
     let pruned = prune::prune(h, &mut g, variant, deadline);
+    let inferred: FxHashSet<EdgeId> = g.known[observed..].iter().copied().collect();
     stats.prune_rounds = pruned.rounds;
     stats.constraints_after = pruned.open.len();
     stats.unknown_after = pruned
@@ -116,14 +120,14 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
     };
     let t3 = Instant::now();
     if pruned.known_cycle {
-        out.anomalies = known_cycles(h, &g, &g2, variant);
+        out.anomalies = known_cycles(h, &g, &g2, &inferred);
         out.stats.interpret_s = t3.elapsed().as_secs_f64();
         return out;
     }
     if !pruned.contradictions.is_empty() {
         let mut seen: FxHashSet<Vec<TxnId>> = FxHashSet::default();
         for &(c, e1, e2) in &pruned.contradictions {
-            let Some(a) = contradiction(h, &g, &g2, c, e1, e2) else {
+            let Some(a) = contradiction(h, &g, &g2, &inferred, c, e1, e2) else {
                 continue;
             };
             let mut key = a.txns.clone();
@@ -719,7 +723,7 @@ fn cycle_anomaly(h: &History, g: &Polygraph, edges: &[EdgeId]) -> Anomaly {
 
 /// Cycles among known edges: each cyclic component of G2 yields cycles
 /// through its edges until every edge is covered (up to a bound).
-fn known_cycles(h: &History, g: &Polygraph, g2: &G2, _v: Variant) -> Vec<Anomaly> {
+fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId>) -> Vec<Anomaly> {
     let full = g2.adjacency(g, &[]);
     let mut covered: FxHashSet<EdgeId> = FxHashSet::default();
     let mut seen_cycles: FxHashSet<Vec<TxnId>> = FxHashSet::default();
@@ -809,10 +813,32 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, _v: Variant) -> Vec<Anomaly
                 continue;
             }
             *per_comp.entry(c).or_default() += 1;
-            out.push(cycle_anomaly(h, g, &cyc));
+            out.push(claiming(cycle_anomaly(h, g, &cyc), g, &cyc, inferred));
         }
     }
     out
+}
+
+/// An anomaly whose cycle goes through an edge that pruning inferred
+/// claims only the model checked: its name (say G0, from write-write steps
+/// pruning chose) would claim weaker models, which may well accept.
+fn claiming(
+    mut a: Anomaly,
+    g: &Polygraph,
+    cyc: &[EdgeId],
+    inferred: &FxHashSet<EdgeId>,
+) -> Anomaly {
+    let steps: Vec<Datum> = cyc
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| inferred.contains(e))
+        .map(|(i, _)| Datum::Int(i as i64))
+        .collect();
+    if !steps.is_empty() {
+        a.rules_out = Some(g.cycle_exists);
+        a = a.field("inferred-steps", Datum::List(steps));
+    }
+    a
 }
 
 /// A constraint neither side of which can hold: the cycle each side closes.
@@ -820,6 +846,7 @@ fn contradiction(
     h: &History,
     g: &Polygraph,
     g2: &G2,
+    inferred: &FxHashSet<EdgeId>,
     c: usize,
     e1: EdgeId,
     e2: EdgeId,
@@ -837,7 +864,10 @@ fn contradiction(
     // the other: the anomaly must claim no more than the weaker of the two
     // proves. Name it after the cycle that rules out fewer models (the
     // shorter when they claim alike); the other is the alternative.
-    let (a1, a2) = (cycle_anomaly(h, g, &c1), cycle_anomaly(h, g, &c2));
+    let (a1, a2) = (
+        claiming(cycle_anomaly(h, g, &c1), g, &c1, inferred),
+        claiming(cycle_anomaly(h, g, &c2), g, &c2, inferred),
+    );
     let claims = |a: &Anomaly| {
         crate::report::lattice::impossible_models(&crate::report::names_of(a).into_iter().collect())
     };
@@ -942,7 +972,13 @@ fn unsat_witness(
             .collect(),
     );
     match best {
-        Some(cyc) => cycle_anomaly(h, g, &cyc).field("unordered", pairs),
+        // The write orders here are guesses (any order closes some cycle):
+        // the cycle proves only that the variant's graph has one.
+        Some(cyc) => {
+            let mut a = cycle_anomaly(h, g, &cyc).field("unordered", pairs);
+            a.rules_out = Some(g.cycle_exists);
+            a
+        }
         None => {
             // Cannot happen (the known graph is acyclic, so every cycle uses
             // a constraint edge); say only that a cycle exists.
