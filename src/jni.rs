@@ -1844,7 +1844,9 @@ mod tests {
     /// A history in chunks as `elle_si.HistoryEncoder` flushes them: after
     /// each record, the value-table entries and the ops written since the
     /// last chunk.
-    fn chunked(build: impl Fn(&mut Enc, &mut dyn FnMut(&Enc))) -> (Enc, Vec<(Vec<u8>, Vec<u8>)>) {
+    type Chunks = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn chunked(build: impl Fn(&mut Enc, &mut dyn FnMut(&Enc))) -> (Enc, Chunks) {
         let mut e = Enc::new();
         let mut marks = vec![(0, 0)];
         build(&mut e, &mut |e: &Enc| {
