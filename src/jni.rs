@@ -57,12 +57,14 @@ use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use ::jni::errors::{Error as JniError, ErrorPolicy};
 use ::jni::objects::{JByteArray, JClass, JString};
 use ::jni::strings::JNIString;
-use ::jni::sys::jint;
+use ::jni::sys::{jint, jlong};
 use ::jni::{Env, EnvUnowned, jni_str};
 use rustc_hash::FxHashMap;
 
@@ -373,9 +375,8 @@ struct Pending {
     f: Val,
 }
 
-/// Decodes the wire format into a [`Builder`].
-struct Decoder<'a> {
-    ops: Bytes<'a>,
+/// What a decoding keeps between the chunks of a streamed history.
+struct State {
     /// Wire value id -> interned value.
     ids: Vec<Val>,
     builder: Builder,
@@ -386,6 +387,73 @@ struct Decoder<'a> {
     /// after parsing), measured only when `timed`: the rest is decoding.
     compile: Duration,
     timed: bool,
+    /// Outstanding invocations, by process.
+    pending: FxHashMap<i64, Pending>,
+    /// Decided by the first client op: whether invocations and completions
+    /// are paired, and that op's offset.
+    paired: Option<(bool, usize)>,
+}
+
+impl State {
+    fn new(opts: BuildOptions, name: String) -> State {
+        State {
+            ids: vec![Val::NIL],
+            builder: Builder::new(name, opts),
+            raw: RawTxn::default(),
+            starts: Vec::new(),
+            compile: Duration::ZERO,
+            timed: false,
+            pending: FxHashMap::default(),
+            paired: None,
+        }
+    }
+
+    /// Interns the value-table entries in `values` (whole entries, the ones
+    /// after those already read).
+    fn add_values(&mut self, values: &[u8]) -> Result<(), String> {
+        let mut v = Bytes { b: values, pos: 0 };
+        while v.pos < values.len() {
+            let entry = v.pos;
+            let text = v.len().and_then(|n| v.take(n)).map_err(|e| {
+                format!(
+                    "the value table is malformed: {}",
+                    ParseError::from(e).message
+                )
+            })?;
+            let value = edn::read_one(text).map_err(|e| {
+                format!(
+                    "value {} of the value table, {:?}, is not EDN: {} (at byte {entry})",
+                    self.ids.len(),
+                    String::from_utf8_lossy(text),
+                    e.message
+                )
+            })?;
+            let id = self.builder.values().intern(value);
+            self.ids.push(id);
+        }
+        Ok(())
+    }
+}
+
+/// Refuses a buffer that is not this version's encoding of a history.
+fn check_header(ops: &[u8]) -> Result<(), String> {
+    if ops.len() < 5 || &ops[..4] != MAGIC {
+        return Err("the encoded history does not start with ELSI: not a history encoding".into());
+    }
+    if ops[4] != WIRE_VERSION {
+        return Err(format!(
+            "the history is encoded in wire version {}, but this native library reads version {WIRE_VERSION}: rebuild the library and the Clojure side from one checkout",
+            ops[4]
+        ));
+    }
+    Ok(())
+}
+
+/// Decodes the wire format into a [`Builder`]: the ops received so far,
+/// with the state carried from the chunks before.
+struct Decoder<'a> {
+    ops: Bytes<'a>,
+    s: &'a mut State,
 }
 
 fn op_type(bits: u8) -> OpType {
@@ -428,58 +496,14 @@ fn reference(r: u64, at: usize, ids: &[Val]) -> Result<Val, Malformed> {
 }
 
 impl<'a> Decoder<'a> {
-    fn new(values: &[u8], ops: &'a [u8], opts: BuildOptions, name: String) -> Result<Self, String> {
-        let mut builder = Builder::new(name, opts);
-        let mut ids = vec![Val::NIL];
-        let mut v = Bytes { b: values, pos: 0 };
-        while v.pos < values.len() {
-            let entry = v.pos;
-            let text = v.len().and_then(|n| v.take(n)).map_err(|e| {
-                format!(
-                    "the value table is malformed: {}",
-                    ParseError::from(e).message
-                )
-            })?;
-            let value = edn::read_one(text).map_err(|e| {
-                format!(
-                    "value {} of the value table, {:?}, is not EDN: {} (at byte {entry})",
-                    ids.len(),
-                    String::from_utf8_lossy(text),
-                    e.message
-                )
-            })?;
-            ids.push(builder.values().intern(value));
-        }
-        if ops.len() < 5 || &ops[..4] != MAGIC {
-            return Err(
-                "the encoded history does not start with ELSI: not a history encoding".into(),
-            );
-        }
-        if ops[4] != WIRE_VERSION {
-            return Err(format!(
-                "the history is encoded in wire version {}, but this native library reads version {WIRE_VERSION}: rebuild the library and the Clojure side from one checkout",
-                ops[4]
-            ));
-        }
-        Ok(Decoder {
-            ops: Bytes { b: ops, pos: 5 },
-            ids,
-            builder,
-            raw: RawTxn::default(),
-            starts: Vec::new(),
-            compile: Duration::ZERO,
-            timed: false,
-        })
-    }
-
     /// Compiles the transaction in the buffer.
     fn push(&mut self, meta: TxnMeta) -> Result<(), ParseError> {
-        if !self.timed {
-            return self.builder.push_txn(meta, &self.raw).map(|_| ());
+        if !self.s.timed {
+            return self.s.builder.push_txn(meta, &self.s.raw).map(|_| ());
         }
         let t0 = Instant::now();
-        let r = self.builder.push_txn(meta, &self.raw).map(|_| ());
-        self.compile += t0.elapsed();
+        let r = self.s.builder.push_txn(meta, &self.s.raw).map(|_| ());
+        self.s.compile += t0.elapsed();
         r
     }
 
@@ -487,7 +511,7 @@ impl<'a> Decoder<'a> {
     fn val(&mut self) -> Result<Val, Malformed> {
         let at = self.ops.pos;
         let r = self.ops.uv()?;
-        reference(r, at, &self.ids)
+        reference(r, at, &self.s.ids)
     }
 
     /// Reads `len` references into the buffer's elements: the bulk of a
@@ -495,7 +519,7 @@ impl<'a> Decoder<'a> {
     fn list(&mut self, len: usize) -> Result<(), Malformed> {
         let b = self.ops.b;
         let mut pos = self.ops.pos;
-        let elems = &mut self.raw.elems;
+        let elems = &mut self.s.raw.elems;
         elems.reserve(len);
         for _ in 0..len {
             let at = pos;
@@ -515,7 +539,7 @@ impl<'a> Decoder<'a> {
                     r
                 }
             };
-            elems.push(reference(r, at, &self.ids)?);
+            elems.push(reference(r, at, &self.s.ids)?);
         }
         self.ops.pos = pos;
         Ok(())
@@ -586,18 +610,18 @@ impl<'a> Decoder<'a> {
                 },
                 2 => {
                     let len = self.ops.len()?;
-                    let start = self.raw.elems.len() as u32;
+                    let start = self.s.raw.elems.len() as u32;
                     self.list(len)?;
                     Arg::List {
                         start,
-                        len: self.raw.elems.len() as u32 - start,
+                        len: self.s.raw.elems.len() as u32 - start,
                     }
                 }
                 _ => {
                     return Err(Malformed::Code(offset, "unknown micro-op argument code"));
                 }
             };
-            self.raw.mops.push(RawMop {
+            self.s.raw.mops.push(RawMop {
                 kind,
                 key,
                 arg,
@@ -623,7 +647,7 @@ impl<'a> Decoder<'a> {
     fn reread_value(&mut self, start: usize) -> Result<(), ParseError> {
         let save = self.ops.pos;
         self.ops.pos = start + 1;
-        self.raw.clear();
+        self.s.raw.clear();
         let op = self.read_op(start)?;
         self.ops.pos = save;
         Self::client_value(op.start, &op.value)
@@ -644,7 +668,7 @@ impl<'a> Decoder<'a> {
             let process = self.ops.sv()?;
             at.insert(process, self.ops.pos);
             let state = self.ops.u8()?;
-            self.raw.clear();
+            self.s.raw.clear();
             self.value(state)?;
         }
         Ok(at)
@@ -655,7 +679,7 @@ impl<'a> Decoder<'a> {
     fn trailer_value(&mut self, at: usize, start: usize) -> Result<(), ParseError> {
         let save = self.ops.pos;
         self.ops.pos = at;
-        self.raw.clear();
+        self.s.raw.clear();
         let state = self.ops.u8()?;
         let value = self.value(state)?;
         self.ops.pos = save;
@@ -663,22 +687,33 @@ impl<'a> Decoder<'a> {
     }
 
     /// The pairing loop of [`crate::history::jepsen`], over records.
+    /// Stops before the trailer, or at the end of the ops received so far
+    /// (which end with a whole record).
     fn run(&mut self) -> Result<(), ParseError> {
-        let mut pending: FxHashMap<i64, Pending> = FxHashMap::default();
-        // Decided by the first client op: an invocation means invocations
-        // and completions are paired.
-        let mut paired: Option<(bool, usize)> = None;
+        let mut pending = std::mem::take(&mut self.s.pending);
+        let mut paired = self.s.paired;
+        let r = self.records(&mut pending, &mut paired);
+        self.s.pending = pending;
+        self.s.paired = paired;
+        r
+    }
+
+    fn records(
+        &mut self,
+        pending: &mut FxHashMap<i64, Pending>,
+        paired: &mut Option<(bool, usize)>,
+    ) -> Result<(), ParseError> {
         while self.ops.pos < self.ops.b.len() {
             let start = self.ops.pos;
             if self.ops.b[start] == REC_TRAILER {
                 break;
             }
-            let ordinal = self.starts.len() as i64;
-            self.starts.push(start as u32);
-            self.builder.stats().ops += 1;
+            let ordinal = self.s.starts.len() as i64;
+            self.s.starts.push(start as u32);
+            self.s.builder.stats().ops += 1;
             match self.ops.u8()? {
                 REC_SKIP => {
-                    self.builder.stats().skipped_ops += 1;
+                    self.s.builder.stats().skipped_ops += 1;
                     continue;
                 }
                 REC_OP => {}
@@ -689,9 +724,9 @@ impl<'a> Decoder<'a> {
                     ));
                 }
             }
-            self.raw.clear();
+            self.s.raw.clear();
             let op = self.read_op(start)?;
-            self.builder.stats().client_ops += 1;
+            self.s.builder.stats().client_ops += 1;
             let process = op.process;
             let typ = op.typ;
             let pos = OpPos {
@@ -700,10 +735,10 @@ impl<'a> Decoder<'a> {
                 line: 0,
                 offset: start as u64,
             };
-            let is_paired = match paired {
+            let is_paired = match *paired {
                 Some((p, _)) => p,
                 None => {
-                    paired = Some((typ == OpType::Invoke, start));
+                    *paired = Some((typ == OpType::Invoke, start));
                     typ == OpType::Invoke
                 }
             };
@@ -780,9 +815,16 @@ impl<'a> Decoder<'a> {
             };
             self.push(meta)?;
         }
+        Ok(())
+    }
+
+    /// After the last chunk: the trailer, and the invocations that never
+    /// completed.
+    fn end(&mut self) -> Result<(), ParseError> {
         let trailer = self.trailer()?;
         // Invocations that never completed may or may not have happened.
-        let mut dangling: Vec<(i64, Pending)> = pending.into_iter().collect();
+        let mut dangling: Vec<(i64, Pending)> =
+            std::mem::take(&mut self.s.pending).into_iter().collect();
         dangling.sort_by_key(|(_, p)| p.start);
         for (process, inv) in dangling {
             match trailer.get(&process) {
@@ -797,15 +839,16 @@ impl<'a> Decoder<'a> {
                 f: inv.f,
             };
             self.push(meta)?;
-            self.builder.stats().dangling_invokes += 1;
+            self.s.builder.stats().dangling_invokes += 1;
         }
-        self.builder.stats().completions_only = paired.is_some_and(|p| !p.0);
+        self.s.builder.stats().completions_only = self.s.paired.is_some_and(|p| !p.0);
         Ok(())
     }
 
     /// The position in the history of the record holding byte `offset`.
     fn position(&self, offset: usize) -> usize {
-        self.starts
+        self.s
+            .starts
             .partition_point(|&s| s as usize <= offset)
             .saturating_sub(1)
     }
@@ -813,7 +856,7 @@ impl<'a> Decoder<'a> {
     /// `history[12] (:index 24, :process 3)` for the record holding `offset`.
     fn describe(&self, offset: usize) -> String {
         let at = self.position(offset);
-        let Some(&start) = self.starts.get(at) else {
+        let Some(&start) = self.s.starts.get(at) else {
             return format!("byte {offset} of the encoded history");
         };
         let mut b = Bytes {
@@ -854,37 +897,105 @@ impl<'a> Decoder<'a> {
 /// Decodes an encoded history and compiles it, as [`history::load`] does a
 /// file.
 pub fn decode(values: &[u8], ops: &[u8], opts: &BridgeOptions) -> Result<Loaded, String> {
-    decode_timed(values, ops, opts, false).map(|(loaded, _)| loaded)
+    let mut d = Decoding::new(opts, false);
+    d.values(values)?;
+    d.ops(ops)?;
+    d.finish().map(|done| done.loaded)
 }
 
-/// [`decode`], and with `timed` the time of the compilation within it.
-fn decode_timed(
-    values: &[u8],
-    ops: &[u8],
-    opts: &BridgeOptions,
-    timed: bool,
-) -> Result<(Loaded, Duration), String> {
-    let name = opts.name.clone().unwrap_or_else(|| "history".to_string());
-    let bopts = BuildOptions {
-        workload: opts.workload,
-        zero_is_initial: false,
-    };
-    let mut d = Decoder::new(values, ops, bopts, name.clone())?;
-    d.timed = timed;
-    if let Err(e) = d.run() {
-        return Err(d.explain(&name, e));
+/// A decoding fed chunk by chunk: each chunk of ops ends with a whole
+/// record, and each chunk of values holds whole entries (the ones its ops
+/// are the first to use, or earlier).
+struct Decoding {
+    name: String,
+    /// Every op received so far: errors and `:fail` completions without a
+    /// value look back at earlier records.
+    buf: Vec<u8>,
+    pos: usize,
+    state: State,
+}
+
+/// A decoded and compiled history.
+struct Decoded {
+    loaded: Loaded,
+    /// Time in the [`Builder`], when timed.
+    compile: Duration,
+    /// Of which in [`Builder::finish`], after the last chunk.
+    finish: Duration,
+}
+
+impl Decoding {
+    fn new(opts: &BridgeOptions, timed: bool) -> Decoding {
+        let name = opts.name.clone().unwrap_or_else(|| "history".to_string());
+        let bopts = BuildOptions {
+            workload: opts.workload,
+            zero_is_initial: false,
+        };
+        let mut state = State::new(bopts, name.clone());
+        state.timed = timed;
+        Decoding {
+            name,
+            buf: Vec::new(),
+            pos: 0,
+            state,
+        }
     }
-    let t0 = Instant::now();
-    let (history, anomalies) = d.builder.finish();
-    let compile = d.compile + t0.elapsed();
-    let loaded = Loaded {
-        history,
-        anomalies,
-        source: Arc::new(Source::from_bytes(name, Vec::new())),
-        format: Format::Edn,
-        notes: Default::default(),
-    };
-    Ok((loaded, compile))
+
+    fn values(&mut self, chunk: &[u8]) -> Result<(), String> {
+        self.state.add_values(chunk)
+    }
+
+    /// Decodes the records of `chunk`.
+    fn ops(&mut self, chunk: &[u8]) -> Result<(), String> {
+        let first = self.buf.is_empty();
+        self.buf.extend_from_slice(chunk);
+        if first {
+            check_header(&self.buf)?;
+            self.pos = 5;
+        }
+        self.step(|d| d.run())
+    }
+
+    /// Runs `f` over the ops received so far, from where the last chunk
+    /// stopped.
+    fn step(
+        &mut self,
+        f: impl FnOnce(&mut Decoder) -> Result<(), ParseError>,
+    ) -> Result<(), String> {
+        let mut d = Decoder {
+            ops: Bytes {
+                b: &self.buf,
+                pos: self.pos,
+            },
+            s: &mut self.state,
+        };
+        let r = f(&mut d).map_err(|e| d.explain(&self.name, e));
+        self.pos = d.ops.pos;
+        r
+    }
+
+    /// Ends the history and compiles it.
+    fn finish(mut self) -> Result<Decoded, String> {
+        if self.buf.is_empty() {
+            check_header(&self.buf)?;
+        }
+        self.step(|d| d.end())?;
+        let t0 = Instant::now();
+        let (history, anomalies) = self.state.builder.finish();
+        let finish = t0.elapsed();
+        let loaded = Loaded {
+            history,
+            anomalies,
+            source: Arc::new(Source::from_bytes(self.name, Vec::new())),
+            format: Format::Edn,
+            notes: Default::default(),
+        };
+        Ok(Decoded {
+            loaded,
+            compile: self.state.compile + finish,
+            finish,
+        })
+    }
 }
 
 /// An input error as one message: where, what, and the help line.
@@ -936,8 +1047,7 @@ fn check_loaded(
     loaded: &Loaded,
     copts: &CheckOptions,
     opts: &BridgeOptions,
-    load_time: Duration,
-    compile_time: Option<Duration>,
+    times: &[(&str, Duration)],
 ) -> String {
     let t0 = Instant::now();
     let result = check::check(loaded, copts);
@@ -952,15 +1062,7 @@ fn check_loaded(
         let kw = |s: &str| Value::Keyword(s.to_string());
         let ns = |d: Duration| Value::Int(d.as_nanos().min(i64::MAX as u128) as i64);
         let s = &loaded.history.stats;
-        // Decoding alone is the bridge's cost; compiling into the model
-        // the CLI does too, after parsing.
-        let mut t = vec![(
-            kw("decode-ns"),
-            ns(load_time.saturating_sub(compile_time.unwrap_or_default())),
-        )];
-        if let Some(c) = compile_time {
-            t.push((kw("compile-ns"), ns(c)));
-        }
+        let mut t: Vec<(Value, Value)> = times.iter().map(|&(k, d)| (kw(k), ns(d))).collect();
         if let Value::Map(m) = &mut value {
             t.extend([
                 (kw("check-ns"), ns(check_time)),
@@ -980,14 +1082,115 @@ pub fn check_encoded(values: &[u8], ops: &[u8], options: &str) -> Result<String,
     let opts = BridgeOptions::parse(options)?;
     let copts = opts.check_options()?;
     let t0 = Instant::now();
-    let (loaded, compile) = decode_timed(values, ops, &opts, opts.timings)?;
-    Ok(check_loaded(
-        &loaded,
-        &copts,
-        &opts,
-        t0.elapsed(),
-        Some(compile),
-    ))
+    let mut d = Decoding::new(&opts, opts.timings);
+    d.values(values)?;
+    d.ops(ops)?;
+    let done = d.finish()?;
+    // Decoding alone is the bridge's cost; compiling into the model the CLI
+    // does too, after parsing.
+    let times = [
+        ("decode-ns", t0.elapsed().saturating_sub(done.compile)),
+        ("compile-ns", done.compile),
+    ];
+    Ok(check_loaded(&done.loaded, &copts, &opts, &times))
+}
+
+/// A history that arrives in chunks while the JVM is still encoding it. A
+/// thread of ours, which never touches the JVM, decodes and compiles each
+/// chunk as it comes, so that encoding there and decoding here overlap:
+/// on two cores the bridge then costs little more than the encoding.
+pub struct Stream {
+    opts: BridgeOptions,
+    copts: CheckOptions,
+    tx: Option<SyncSender<Msg>>,
+    worker: Option<JoinHandle<Result<(Decoded, Duration), String>>>,
+}
+
+enum Msg {
+    /// Value-table entries and op records, each chunk whole.
+    Chunk(Vec<u8>, Vec<u8>),
+    /// The JVM gave up (its encoder threw): stop without compiling.
+    Abort,
+}
+
+impl Stream {
+    /// Starts a check with the options' EDN text; refuses bad options at
+    /// once, before anything is encoded.
+    pub fn open(options: &str) -> Result<Stream, String> {
+        let opts = BridgeOptions::parse(options)?;
+        let copts = opts.check_options()?;
+        // A few chunks in flight: the encoder runs ahead of the decoder
+        // without holding the whole history twice.
+        let (tx, rx) = sync_channel::<Msg>(8);
+        let mut d = Decoding::new(&opts, opts.timings);
+        let worker = std::thread::Builder::new()
+            .name("elle-si-decode".into())
+            .spawn(move || {
+                let mut busy = Duration::ZERO;
+                while let Ok(msg) = rx.recv() {
+                    let Msg::Chunk(values, ops) = msg else {
+                        return Err("the encoding was abandoned".to_string());
+                    };
+                    let t0 = Instant::now();
+                    d.values(&values)?;
+                    d.ops(&ops)?;
+                    busy += t0.elapsed();
+                }
+                let t0 = Instant::now();
+                let done = d.finish()?;
+                busy += t0.elapsed();
+                Ok((done, busy))
+            })
+            .map_err(|e| format!("could not start the decoding thread: {e}"))?;
+        Ok(Stream {
+            opts,
+            copts,
+            tx: Some(tx),
+            worker: Some(worker),
+        })
+    }
+
+    /// Hands a chunk to the decoding thread (waiting while it is eight
+    /// chunks behind).
+    pub fn feed(&mut self, values: Vec<u8>, ops: Vec<u8>) {
+        if let Some(tx) = &self.tx {
+            // A closed channel means the decoder stopped at an error, which
+            // `finish` reports.
+            let _ = tx.send(Msg::Chunk(values, ops));
+        }
+    }
+
+    /// Ends the history, waits for its decoding, checks it and renders the
+    /// result map.
+    pub fn finish(mut self) -> Result<String, String> {
+        drop(self.tx.take());
+        let t0 = Instant::now();
+        let Some(worker) = self.worker.take() else {
+            return Err("the stream was already finished".into());
+        };
+        let (done, busy) = match worker.join() {
+            Ok(r) => r?,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        let wait = t0.elapsed();
+        // The decoding ran beside the encoding; what the JVM waited for is
+        // `wait`, of which `finish-compile` is the compiler's last step.
+        let times = [
+            ("decode-ns", busy.saturating_sub(done.compile)),
+            ("compile-ns", done.compile),
+            ("wait-ns", wait),
+            ("finish-compile-ns", done.finish),
+        ];
+        Ok(check_loaded(&done.loaded, &self.copts, &self.opts, &times))
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Msg::Abort);
+        }
+    }
 }
 
 /// Checks a history file (EDN or the text format, detected as the CLI
@@ -1002,7 +1205,12 @@ pub fn check_file(path: &str, options: &str) -> Result<String, String> {
         ..LoadOptions::default()
     };
     let loaded = history::load(Path::new(path), lopts, None).map_err(|e| error_text(&e))?;
-    Ok(check_loaded(&loaded, &copts, &opts, t0.elapsed(), None))
+    Ok(check_loaded(
+        &loaded,
+        &copts,
+        &opts,
+        &[("decode-ns", t0.elapsed())],
+    ))
 }
 
 // ---------------------------------------------------------------------------
@@ -1140,6 +1348,97 @@ pub extern "system" fn Java_elle_1si_Native_checkEncoded<'caller>(
             let options = string(env, &options, "the options")?;
             let out = check_encoded(&values, &ops, &options).map_err(BridgeError::Input)?;
             Ok(JString::from_str(env, out)?)
+        })
+        .resolve::<ThrowWithMessage>()
+}
+
+/// The stream behind a handle from `streamOpen`.
+fn stream<'h>(handle: jlong) -> Result<&'h mut Stream, BridgeError> {
+    if handle == 0 {
+        return Err(BridgeError::Input(
+            "the native stream is closed (finished or abandoned)".into(),
+        ));
+    }
+    // SAFETY: a non-zero handle is a `Box<Stream>` from `streamOpen` that
+    // `streamFinish` or `streamAbort` has not taken back: elle_si.NativeStream
+    // hands it out once and zeroes it, under its lock, when it does.
+    Ok(unsafe { &mut *(handle as *mut Stream) })
+}
+
+/// Takes back the stream behind a handle.
+fn take_stream(handle: jlong) -> Result<Box<Stream>, BridgeError> {
+    let s: *mut Stream = stream(handle)?;
+    // SAFETY: as in `stream`; the caller forgets the handle.
+    Ok(unsafe { Box::from_raw(s) })
+}
+
+/// `static native long streamOpen(String options)`: starts a streamed
+/// check; the handle goes to `streamFeed`, then once to `streamFinish` or
+/// `streamAbort`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_elle_1si_Native_streamOpen<'caller>(
+    mut unowned_env: EnvUnowned<'caller>,
+    _class: JClass<'caller>,
+    options: JString<'caller>,
+) -> jlong {
+    unowned_env
+        .with_env(|env| -> Result<jlong, BridgeError> {
+            let options = string(env, &options, "the options")?;
+            let s = Stream::open(&options).map_err(BridgeError::Input)?;
+            Ok(Box::into_raw(Box::new(s)) as jlong)
+        })
+        .resolve::<ThrowWithMessage>()
+}
+
+/// `static native void streamFeed(long handle, byte[] values, int valuesLen, byte[] ops, int opsLen)`
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_elle_1si_Native_streamFeed<'caller>(
+    mut unowned_env: EnvUnowned<'caller>,
+    _class: JClass<'caller>,
+    handle: jlong,
+    values: JByteArray<'caller>,
+    values_len: jint,
+    ops: JByteArray<'caller>,
+    ops_len: jint,
+) {
+    unowned_env
+        .with_env(|env| -> Result<(), BridgeError> {
+            let s = stream(handle)?;
+            let values = byte_array(env, &values, values_len, "the value table")?;
+            let ops = byte_array(env, &ops, ops_len, "the encoded ops")?;
+            s.feed(values, ops);
+            Ok(())
+        })
+        .resolve::<ThrowWithMessage>()
+}
+
+/// `static native String streamFinish(long handle)`: the result map's EDN.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_elle_1si_Native_streamFinish<'caller>(
+    mut unowned_env: EnvUnowned<'caller>,
+    _class: JClass<'caller>,
+    handle: jlong,
+) -> JString<'caller> {
+    unowned_env
+        .with_env(|env| -> Result<JString<'caller>, BridgeError> {
+            let s = take_stream(handle)?;
+            let out = s.finish().map_err(BridgeError::Input)?;
+            Ok(JString::from_str(env, out)?)
+        })
+        .resolve::<ThrowWithMessage>()
+}
+
+/// `static native void streamAbort(long handle)`: abandons a stream.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_elle_1si_Native_streamAbort<'caller>(
+    mut unowned_env: EnvUnowned<'caller>,
+    _class: JClass<'caller>,
+    handle: jlong,
+) {
+    unowned_env
+        .with_env(|_env| -> Result<(), BridgeError> {
+            drop(take_stream(handle)?);
+            Ok(())
         })
         .resolve::<ThrowWithMessage>()
 }
@@ -1540,5 +1839,92 @@ mod tests {
         assert!(err.starts_with("unknown anomaly :G9"), "{err}");
         let err = copts("{:models []}").err().unwrap();
         assert!(err.starts_with("nothing to check"), "{err}");
+    }
+
+    /// A history in chunks as `elle_si.HistoryEncoder` flushes them: after
+    /// each record, the value-table entries and the ops written since the
+    /// last chunk.
+    type Chunks = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn chunked(build: impl Fn(&mut Enc, &mut dyn FnMut(&Enc))) -> (Enc, Chunks) {
+        let mut e = Enc::new();
+        let mut marks = vec![(0, 0)];
+        build(&mut e, &mut |e: &Enc| {
+            marks.push((e.values.len(), e.ops.len()))
+        });
+        marks.push((e.values.len(), e.ops.len()));
+        let chunks = marks
+            .windows(2)
+            .map(|w| {
+                (
+                    e.values[w[0].0..w[1].0].to_vec(),
+                    e.ops[w[0].1..w[1].1].to_vec(),
+                )
+            })
+            .collect();
+        (e, chunks)
+    }
+
+    fn a_history(e: &mut Enc, mark: &mut dyn FnMut(&Enc)) {
+        e.invoke_elided(0, 0);
+        mark(e);
+        e.op(OK, 0, Some(1), Some(&[(APPEND, 1, Arg2::One(1))]));
+        mark(e);
+        e.invoke_elided(1, 2);
+        mark(e);
+        e.op(OK, 1, Some(3), Some(&[(READ, 1, Arg2::List(vec![1, 2]))]));
+        mark(e);
+        e.invoke_elided(0, 4);
+        mark(e);
+        e.op(FAIL, 0, Some(5), Some(&[(APPEND, 1, Arg2::One(2))]));
+        mark(e);
+        e.invoke_elided(2, 6);
+        mark(e);
+        e.trailer(2, &[(READ, 1, Arg2::List(vec![1]))]);
+    }
+
+    const STRICT: &str = r#"{:models ["strict-serializable"]}"#;
+
+    #[test]
+    fn a_streamed_history_checks_as_a_whole_one() {
+        let (e, chunks) = chunked(a_history);
+        let whole = check_encoded(&e.values, &e.ops, STRICT).unwrap();
+        // The read of [1 2] saw an aborted append: not valid.
+        assert!(whole.contains(":valid? false"), "{whole}");
+        let mut s = Stream::open(STRICT).unwrap();
+        for (values, ops) in chunks.clone() {
+            s.feed(values, ops);
+        }
+        assert_eq!(s.finish().unwrap(), whole);
+        // One chunk, or none at all, is a stream too.
+        let mut s = Stream::open(STRICT).unwrap();
+        s.feed(e.values.clone(), e.ops.clone());
+        assert_eq!(s.finish().unwrap(), whole);
+        let err = Stream::open(STRICT).unwrap().finish().err().unwrap();
+        assert!(err.contains("does not start with ELSI"), "{err}");
+    }
+
+    #[test]
+    fn a_stream_reports_the_first_bad_chunk_and_can_be_abandoned() {
+        let (_, mut chunks) = chunked(a_history);
+        // An unknown record tag in the fourth record.
+        chunks[3].1[0] = 0x7f;
+        let mut s = Stream::open(STRICT).unwrap();
+        for (values, ops) in chunks.clone() {
+            s.feed(values, ops);
+        }
+        let err = s.finish().err().unwrap();
+        assert!(
+            err.contains("history[3]") && err.contains("unknown record tag 127"),
+            "{err}"
+        );
+        // Dropped half-way: the decoding thread stops, nothing hangs.
+        let mut s = Stream::open(STRICT).unwrap();
+        for (values, ops) in chunks.into_iter().take(2) {
+            s.feed(values, ops);
+        }
+        drop(s);
+        let err = Stream::open("{:models [\"no-such-model\"]}").err().unwrap();
+        assert!(err.contains("no-such-model"), "{err}");
     }
 }

@@ -67,6 +67,32 @@
       (is (= (verdict from-jvm)
              (verdict (la/check opts (remove #(= :nemesis (:process %)) ops))))))))
 
+;; Streamed checks send the encoding in 64 KB chunks: a history this size
+;; crosses in dozens of them, decoded while the rest is encoded.
+(deftest streamed-in-chunks-test
+  (let [path (str shared "/valid/list-append/fig10-sess20.edn")
+        ops  (read-history path)
+        opts {:consistency-models [:serializable]}
+        whole (edn/read-string {:default tagged-literal}
+                               (native/check-encoded (core/encode ops)
+                                                     (pr-str (core/native-options opts))))
+        streamed (la/check opts ops)]
+    (is (> (.opsLength (core/encode ops)) (* 5 64 1024)))
+    (is (= (verdict whole) (verdict streamed) (verdict (la/check-file opts path))))
+    (is (= (count (:G2-item (:anomalies whole))) (count (:G2-item (:anomalies streamed)))))
+    (testing "an op the encoder refuses after many chunks have gone"
+      (is (thrown-with-msg? IllegalArgumentException #"history\[4000\]: expected an op map"
+                            (la/check opts (conj ops [:ok])))))
+    (testing "an error the decoder finds in a late chunk"
+      (let [n   (count ops)
+            op  {:process 99, :f :txn, :value (:value (first (filter #(= :ok (:type %)) ops)))}]
+        (is (thrown-with-msg? IllegalArgumentException #"history\[4001\] \(:index 4001, :process 99\): value .* appended to key .* twice"
+                              (la/check {:consistency-models [:read-committed]}
+                                        (conj ops (assoc op :index n :type :invoke)
+                                              (assoc op :index (inc n) :type :ok)))))))
+    (testing "and checks go on"
+      (is (= (verdict streamed) (verdict (la/check opts ops)))))))
+
 (deftest malformed-history-test
   (testing "not an op"
     (is (thrown-with-msg? IllegalArgumentException #"history\[1\]: expected an op map .* found a vector \[:ok\]"
@@ -154,7 +180,8 @@
                     (history [(la-op "ax1") (la-op "rx1")]))
         t (:elle-si/timings r)]
     (is (every? #(nat-int? (get t %))
-                [:encode-ns :native-ns :read-ns :decode-ns :compile-ns :check-ns :render-ns]))
+                [:encode-ns :feed-ns :native-ns :wait-ns :finish-compile-ns :read-ns :decode-ns :compile-ns
+                 :check-ns :render-ns]))
     (is (= 2 (:txns t)))))
 
 (deftest rw-register-file-test

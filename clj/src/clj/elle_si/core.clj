@@ -24,9 +24,16 @@
 
     :timeout              Seconds, like the CLI's --timeout.
     :workload             :list-append or :rw-register (default: detected).
-    :timings?             Add :elle-si/timings to the result: encoding,
-                          decoding, compiling (check-file: none, it is in
-                          :decode-ns), checking, rendering and reading, in ns.
+    :timings?             Add :elle-si/timings to the result, in ns:
+                          encoding (with the handing over of its chunks,
+                          :feed-ns), the native call at the end
+                          (:native-ns), of which waiting for the decoding
+                          thread (:wait-ns, whose last step is compiling,
+                          :finish-compile-ns), checking and rendering; the
+                          decoding thread's own work (:decode-ns and
+                          :compile-ns, beside the encoding); and reading
+                          the result. check-file: decoding is reading the
+                          file and compiling it.
 
   Elle's other options (:plot-format, :plot-timeout, :max-plot-bytes,
   :additional-graphs, ...) are accepted and ignored."
@@ -34,12 +41,10 @@
             [clojure.java.io :as io]
             [clojure.pprint :refer [pprint]]
             [elle-si.native :as native])
-  (:import (elle_si HistoryEncoder)))
+  (:import (elle_si HistoryEncoder NativeStream)))
 
-(defn encode
-  "Encodes a history (any reducible collection of op maps, such as a Jepsen
-  IHistory) for the native checker."
-  ^HistoryEncoder [history]
+(defn- encode-into
+  ^HistoryEncoder [history ^HistoryEncoder enc]
   ;; Values go over as their printed EDN: it must be complete and plain.
   (binding [*print-length*         nil
             *print-level*          nil
@@ -47,11 +52,22 @@
             *print-dup*            false
             *print-readably*       true
             *print-namespace-maps* false]
-    (.finish
-     ^HistoryEncoder
-     (reduce (fn [^HistoryEncoder e op] (.add e op))
-             (HistoryEncoder. (if (counted? history) (int (min (count history) Integer/MAX_VALUE)) 0))
-             history))))
+    (.finish ^HistoryEncoder (reduce (fn [^HistoryEncoder e op] (.add e op)) enc history))))
+
+(def ^:private chunk-bytes
+  "How much of the encoding leaves at a time when streamed: small enough
+  that the native decoder finishes soon after the last op, large enough
+  that the calls across cost nothing."
+  (* 64 1024))
+
+(defn encode
+  "Encodes a history (any reducible collection of op maps, such as a Jepsen
+  IHistory) for the native checker: whole, or, with a sink (such as a
+  NativeStream), in chunks as it goes."
+  (^HistoryEncoder [history]
+   (encode-into history (HistoryEncoder. (if (counted? history) (int (min (count history) Integer/MAX_VALUE)) 0))))
+  (^HistoryEncoder [history sink]
+   (encode-into history (HistoryEncoder. ^elle_si.HistoryEncoder$Sink sink (int chunk-bytes)))))
 
 (defn- model-names
   [xs]
@@ -123,13 +139,12 @@
                   (println))))))))
 
 (defn- finish
-  [opts history result-text t-encode t-native]
+  [opts history result-text times]
   (let [t0     (System/nanoTime)
         result (read-result result-text history)
         t-read (- (System/nanoTime) t0)
         result (if (:timings? opts)
-                 (update result :elle-si/timings merge
-                         {:encode-ns t-encode, :native-ns t-native, :read-ns t-read})
+                 (update result :elle-si/timings merge times {:read-ns t-read})
                  result)]
     (when-let [d (:directory opts)]
       (write-files! d result))
@@ -142,13 +157,19 @@
   IllegalArgumentException for a malformed history or bad options."
   ([history] (check {} history))
   ([opts history]
+   ;; Streamed: the native side decodes each chunk while the next is
+   ;; encoded here, so the bridge costs little more than the encoding.
    (let [options (pr-str (native-options (assoc opts :op-refs true)))
-         t0      (System/nanoTime)
-         enc     (encode history)
-         t1      (System/nanoTime)
-         text    (native/check-encoded enc options)
-         t2      (System/nanoTime)]
-     (finish opts history text (- t1 t0) (- t2 t1)))))
+         stream  (native/open-stream options)]
+     (try
+       (let [t0   (System/nanoTime)
+             _    (encode history stream)
+             t1   (System/nanoTime)
+             text (.finish stream)
+             t2   (System/nanoTime)]
+         (finish opts history text {:encode-ns (- t1 t0), :feed-ns (.feedNanos stream)
+                                    :native-ns (- t2 t1)}))
+       (finally (.close stream))))))
 
 (defn check-file
   "Checks a history file (an archived history.edn, or the r(k,v,s,t) text
@@ -159,4 +180,4 @@
    (let [options (pr-str (native-options opts))
          t0      (System/nanoTime)
          text    (native/check-file (str path) options)]
-     (finish opts nil text 0 (- (System/nanoTime) t0)))))
+     (finish opts nil text {:encode-ns 0, :native-ns (- (System/nanoTime) t0)}))))

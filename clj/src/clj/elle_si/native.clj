@@ -6,7 +6,7 @@
   (target/release, then target/debug)."
   (:require [clojure.java.io :as io]
             [clojure.string :as str])
-  (:import (elle_si HistoryEncoder Native)
+  (:import (elle_si HistoryEncoder Native NativeStream)
            (java.io File)))
 
 (def build-command
@@ -115,6 +115,14 @@
   (ensure-loaded!)
   (Native/checkEncoded (.values enc) (.valuesLength enc)
                        (.ops enc) (.opsLength enc) options))
+
+(defn open-stream
+  "Starts a streamed check with options (an EDN string): a NativeStream to
+  give core/encode as its sink, then to .finish (and to .close in a
+  finally)."
+  ^NativeStream [^String options]
+  (ensure-loaded!)
+  (NativeStream. options))
 
 (defn check-file
   "Checks a history file; returns the result map's EDN text."

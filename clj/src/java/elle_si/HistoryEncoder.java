@@ -26,9 +26,19 @@ import clojure.lang.RT;
  * <p>Values are printed with {@code RT.printString}: callers bind
  * *print-length*, *print-level* and *print-namespace-maps* so that the text
  * is complete EDN. Not thread-safe: one encoder per history.
+ *
+ * <p>With a {@link Sink}, the encoding leaves in chunks as it grows (each
+ * chunk whole records, and the value-table entries they are the first to
+ * use), so that the native side decodes while this side still encodes; the
+ * buffers are then reused and stay small.
  */
 public final class HistoryEncoder {
     public static final int WIRE_VERSION = 2;
+
+    /** Where a streaming encoder sends its chunks; the arrays are reused after the call. */
+    public interface Sink {
+        void accept(byte[] values, int valuesLen, byte[] ops, int opsLen);
+    }
 
     private static final Keyword TYPE = Keyword.intern("type");
     private static final Keyword PROCESS = Keyword.intern("process");
@@ -68,6 +78,9 @@ public final class HistoryEncoder {
      */
     private Object[] pending = new Object[64];
     private HashMap<Long, Object> pendingFar;
+    private final Sink sink;
+    /** With a sink: the size of ops past which a chunk leaves. */
+    private final int chunkBytes;
 
     public HistoryEncoder() {
         this(0);
@@ -78,8 +91,18 @@ public final class HistoryEncoder {
      * so that the buffer is not grown and copied along the way.
      */
     public HistoryEncoder(int expectedOps) {
-        long guess = 5L + 32L * Math.max(0, expectedOps);
-        ops = new byte[(int) Math.min(Math.max(guess, 1 << 16), 1 << 30)];
+        this(null, 0, (int) Math.min(Math.max(5L + 32L * Math.max(0, expectedOps), 1 << 16), 1 << 30));
+    }
+
+    /** An encoder that sends a chunk to {@code sink} every {@code chunkBytes} or so of ops. */
+    public HistoryEncoder(Sink sink, int chunkBytes) {
+        this(sink, Math.max(chunkBytes, 64), Math.max(chunkBytes, 64) + (1 << 12));
+    }
+
+    private HistoryEncoder(Sink sink, int chunkBytes, int capacity) {
+        this.sink = sink;
+        this.chunkBytes = chunkBytes;
+        ops = new byte[capacity];
         ops[0] = 'E';
         ops[1] = 'L';
         ops[2] = 'S';
@@ -296,7 +319,15 @@ public final class HistoryEncoder {
         }
         java.util.Arrays.fill(pending, null);
         pendingFar = null;
+        if (sink != null) flush();
         return this;
+    }
+
+    /** Sends what was written since the last chunk. */
+    private void flush() {
+        sink.accept(values, valuesLen, ops, opsLen);
+        valuesLen = 0;
+        opsLen = 0;
     }
 
     private void trailer(long p, Object v) {
@@ -357,19 +388,21 @@ public final class HistoryEncoder {
             throw bad(null, null, "expected an op map {:type ..., :process ..., :value ...}, found "
                       + describe(op));
         }
-        return addFields(get(op, PROCESS, null), get(op, INDEX, null), get(op, TYPE, null),
-                         get(op, TIME, null), get(op, F, null), get(op, VALUE, ABSENT));
+        addFields(get(op, PROCESS, null), get(op, INDEX, null), get(op, TYPE, null),
+                  get(op, TIME, null), get(op, F, null), get(op, VALUE, ABSENT));
+        if (sink != null && opsLen >= chunkBytes) flush();
+        return this;
     }
 
-    private HistoryEncoder addFields(Object process, Object index, Object type, Object time0,
-                                     Object f, Object value) {
+    private void addFields(Object process, Object index, Object type, Object time0,
+                           Object f, Object value) {
         Long p = integer(process);
         if (p == null) {
             // Not a client op (the nemesis, or no :process): skipped, as
             // jepsen.history/client-ops does.
             opsByte(0x02);
             position++;
-            return this;
+            return;
         }
         Long ix = null;
         if (index != null) {
@@ -416,7 +449,6 @@ public final class HistoryEncoder {
         }
         ops[headAt] = (byte) (head | (state << 4));
         position++;
-        return this;
     }
 
     private static Object nth(List<?> l, int i) {

@@ -30,6 +30,24 @@ public final class Native {
     public static native String checkEncoded(byte[] values, int valuesLen, byte[] ops, int opsLen,
                                              String options);
 
+    /**
+     * Starts a streamed check (see {@link NativeStream}, which is how to
+     * use these four): a handle for {@link #streamFeed}, then for exactly
+     * one of {@link #streamFinish} and {@link #streamAbort}. Bad options
+     * throw IllegalArgumentException here.
+     */
+    public static native long streamOpen(String options);
+
+    /** Hands a chunk of a {@link HistoryEncoder} with a sink to the native decoder. */
+    public static native void streamFeed(long handle, byte[] values, int valuesLen, byte[] ops,
+                                         int opsLen);
+
+    /** Ends the history, checks it and returns the result map as EDN; frees the handle. */
+    public static native String streamFinish(long handle);
+
+    /** Abandons a streamed check; frees the handle. */
+    public static native void streamAbort(long handle);
+
     /** Checks a history file (Jepsen EDN, or the r(k,v,s,t) text format). */
     public static native String checkFile(String path, String options);
 
