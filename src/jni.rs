@@ -49,6 +49,13 @@
 //! the value of each invocation that never completed. An invocation that
 //! does carry its value is read as in version 1.
 //!
+//! A history may also arrive in chunks (`streamOpen`, `streamFeed`,
+//! `streamFinish`): the concatenation of the chunks' value bytes is the
+//! value table and of their op bytes the ops above, each chunk cut after a
+//! whole record and a whole value entry. A thread of ours decodes and
+//! compiles each chunk as it comes, so the JVM's encoding and our decoding
+//! overlap; it never touches the JVM.
+//!
 //! An op without `:index` gets its position in the history (counting every
 //! element), as `jepsen.history/history` numbers ops. Errors name the op by
 //! its position, `history[12]`, since there is no file line to point at.
