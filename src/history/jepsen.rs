@@ -15,7 +15,9 @@ use rustc_hash::FxHashMap;
 use crate::edn::Cursor;
 use crate::edn::parse::{atom_value, is_delim, is_ws, parse_i64};
 use crate::error::{Error, ParseError};
-use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
+use crate::history::build::{
+    Arg, BuildOptions, Builder, ListBase, ListHint, RawKind, RawMop, RawTxn, TxnMeta,
+};
 use crate::history::model::*;
 use crate::source::Source;
 
@@ -77,6 +79,21 @@ pub struct EdnReader<'a> {
     raw: RawTxn,
     line_at: (usize, u32),
     f_cache: Option<(&'a [u8], Val)>,
+    /// List reads of the op being read whose elements are read once the
+    /// whole op is (see [`Self::resolve_lists`]); off while an op is read
+    /// again without them.
+    deferred: Vec<Deferred>,
+    defer: bool,
+}
+
+/// A list read in Jepsen's spelling, its elements not yet read.
+struct Deferred {
+    /// Index in the RawTxn's micro-ops.
+    mop: u32,
+    key: Val,
+    /// The list's text, inside its brackets.
+    at: usize,
+    end: usize,
 }
 
 /// Reads a Jepsen EDN history.
@@ -94,6 +111,8 @@ pub fn read(
         raw: RawTxn::default(),
         line_at: (0, 1),
         f_cache: None,
+        deferred: Vec::new(),
+        defer: true,
     };
     r.run(progress).map_err(|e| Error::from(e.locate(source)))?;
     Ok(r.builder.finish())
@@ -212,7 +231,7 @@ impl<'a> EdnReader<'a> {
                     complete: pos,
                     f: op.f,
                 };
-                self.builder.push_txn(meta, &self.raw)?;
+                self.builder.push_txn_in(meta, &self.raw, self.src)?;
                 continue;
             }
             if typ == OpType::Invoke {
@@ -260,7 +279,7 @@ impl<'a> EdnReader<'a> {
                 complete: pos,
                 f: if op.f == Val::NIL { inv.f } else { op.f },
             };
-            self.builder.push_txn(meta, &self.raw)?;
+            self.builder.push_txn_in(meta, &self.raw, self.src)?;
         }
         // Invocations that never completed may or may not have happened.
         let mut dangling: Vec<(i64, Pending)> = pending.into_iter().collect();
@@ -274,7 +293,7 @@ impl<'a> EdnReader<'a> {
                 complete: inv.pos,
                 f: inv.f,
             };
-            self.builder.push_txn(meta, &self.raw)?;
+            self.builder.push_txn_in(meta, &self.raw, self.src)?;
             self.builder.stats().dangling_invokes += 1;
         }
         self.builder.stats().completions_only = paired.is_some_and(|p| !p.0);
@@ -561,6 +580,12 @@ impl<'a> EdnReader<'a> {
         } else {
             b')'
         };
+        let (mops, elems, hints) = (
+            self.raw.mops.len(),
+            self.raw.elems.len(),
+            self.raw.hints.len(),
+        );
+        self.deferred.clear();
         self.cur.pos += 1;
         loop {
             self.cur.skip_ws(2)?;
@@ -568,7 +593,19 @@ impl<'a> EdnReader<'a> {
             match self.cur.peek() {
                 Some(c) if c == close => {
                     self.cur.pos += 1;
-                    return Ok(());
+                    if self.deferred.is_empty() || self.resolve_lists() {
+                        return Ok(());
+                    }
+                    // A deferred list is not plain integers after all: read
+                    // the micro-ops again, each list as it comes.
+                    self.raw.mops.truncate(mops);
+                    self.raw.elems.truncate(elems);
+                    self.raw.hints.truncate(hints);
+                    self.cur.pos = open;
+                    self.defer = false;
+                    let r = self.micro_ops();
+                    self.defer = true;
+                    return r;
                 }
                 None => return Err(self.cur.unterminated(close, open)),
                 Some(b'[') if self.micro_op_fast() => {}
@@ -615,15 +652,33 @@ impl<'a> EdnReader<'a> {
         let at = at + 1;
         let (arg, end) = match src.get(at) {
             Some(b'n') if src[at..].starts_with(b"nil]") => (Arg::Nil, at + 4),
+            Some(b'[') if kind == RawKind::Read && self.defer => {
+                // Read once the whole op is, with the other lists: see
+                // `resolve_lists`.
+                let Some(end) = memchr::memchr(b']', &src[at..]).map(|e| at + e) else {
+                    return false;
+                };
+                if src.get(end + 1) != Some(&b']') {
+                    return false;
+                }
+                self.deferred.push(Deferred {
+                    mop: self.raw.mops.len() as u32,
+                    key,
+                    at: at + 1,
+                    end,
+                });
+                (Arg::List { start: 0, len: 0 }, end + 2)
+            }
             Some(b'[') if kind == RawKind::Read => {
                 let start = self.raw.elems.len();
-                let q = match int_list(src, at + 1, &mut self.raw.elems) {
-                    Some(q) => q - 1,
-                    None => int_run(src, at + 1, &mut self.raw.elems),
-                };
+                let (q, hint) = self.list_elems(key, at + 1);
                 if src.get(q..q + 2) != Some(b"]]") {
                     self.raw.elems.truncate(start);
                     return false;
+                }
+                if let Some(mut h) = hint {
+                    h.mop = self.raw.mops.len() as u32;
+                    self.raw.hints.push(h);
                 }
                 let arg = Arg::List {
                     start: start as u32,
@@ -644,6 +699,77 @@ impl<'a> EdnReader<'a> {
             offset: open,
         });
         true
+    }
+
+    /// Reads the elements of the op's deferred list reads. Their keys' data
+    /// are loaded all at once first (keys are scattered: the cache misses
+    /// of independent loads overlap, where list by list they would come one
+    /// after another). False when a list is not all integers (nothing is
+    /// then read: the caller reads the op's micro-ops again without
+    /// deferring).
+    fn resolve_lists(&mut self) -> bool {
+        let deferred = std::mem::take(&mut self.deferred);
+        self.builder
+            .prefetch_lists(deferred.iter().map(|d| (d.key, d.end - d.at)));
+        let mut ok = true;
+        for d in &deferred {
+            let start = self.raw.elems.len();
+            let (q, hint) = self.list_elems(d.key, d.at);
+            if q != d.end {
+                ok = false;
+                break;
+            }
+            if let Some(mut h) = hint {
+                h.mop = d.mop;
+                self.raw.hints.push(h);
+            }
+            self.raw.mops[d.mop as usize].arg = Arg::List {
+                start: start as u32,
+                len: (self.raw.elems.len() - start) as u32,
+            };
+        }
+        self.deferred = deferred;
+        self.deferred.clear();
+        ok
+    }
+
+    /// Reads the elements of a list of integers from `at` (just past its
+    /// `[`) into the buffer, as far as they go, and returns where they stop.
+    /// A list in Jepsen's spelling is first matched against the key's
+    /// version order ([`Builder::list_base`]): a prefix of it is not parsed
+    /// at all, an extension of it only past the known part; the hint says
+    /// so (and where the text is, for the builder to keep).
+    #[inline]
+    fn list_elems(&mut self, key: Val, at: usize) -> (usize, Option<ListHint>) {
+        let src = self.src;
+        let elems = &mut self.raw.elems;
+        let start = elems.len();
+        let Some(end) = src.get(at..).and_then(|r| memchr::memchr(b']', r)) else {
+            return (int_run(src, at, elems), None);
+        };
+        let end = at + end;
+        let text = &src[at..end];
+        let hint = |base, last| ListHint {
+            mop: 0,
+            base,
+            last,
+            text: (at, end),
+        };
+        match self.builder.list_base(key, text) {
+            ListBase::Prefix { base, last } => return (end, Some(hint(base, last))),
+            ListBase::Grow { base, skip } => {
+                if int_list_body(src, at + skip, end, elems).is_some() {
+                    return (end, Some(hint(base, Val::NIL)));
+                }
+                elems.truncate(start);
+            }
+            ListBase::Unknown => {}
+        }
+        if int_list_body(src, at, end, elems).is_some() {
+            return (end, Some(hint(0, Val::NIL)));
+        }
+        elems.truncate(start);
+        (int_run(src, at, elems), None)
     }
 
     fn micro_op(&mut self) -> Result<(), ParseError> {
@@ -821,7 +947,7 @@ fn int_run(src: &[u8], mut i: usize, out: &mut Vec<Val>) -> usize {
 /// which [`int_run`] and the generic path then read. The list is checked
 /// and its separators found 8 bytes at a time; each element is then read
 /// from one 8-byte load.
-#[inline]
+#[cfg(test)]
 fn int_list(src: &[u8], at: usize, out: &mut Vec<Val>) -> Option<usize> {
     let end = at + memchr::memchr(b']', src.get(at..)?)?;
     let base = out.len();
@@ -1043,6 +1169,8 @@ mod tests {
             raw: RawTxn::default(),
             line_at: (0, 1),
             f_cache: None,
+            deferred: Vec::new(),
+            defer: true,
         }
     }
 
