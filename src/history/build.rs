@@ -319,6 +319,19 @@ fn last_element(text: &[u8]) -> Option<Val> {
     Val::int(n)
 }
 
+/// Asks for the cache line at `p` (a hint: any address will do).
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints at the cache; it reads nothing and
+    // cannot fault, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Slice equality that compares in blocks rather than stopping at each
 /// element (the common case is equal lists).
 #[inline]
@@ -424,20 +437,59 @@ impl Builder {
         id
     }
 
-    /// Loads what [`Self::list_base`] will read for these (key, text
-    /// length) pairs, all at once.
+    /// The first of two steps that load what compiling `raw` will touch:
+    /// asks for its keys' entries in the per-key tables.
     #[inline]
-    pub fn prefetch_lists(&self, lists: impl Iterator<Item = (Val, usize)>) {
-        let mut touch = 0u8;
-        for (key, len) in lists {
-            if let Some(k) = self.key_index.get(key)
-                && let Some(t) = self.texts.get(k as usize)
-                && let Some(&c) = t.text.get(len.min(t.text.len()).saturating_sub(1))
-            {
-                touch ^= c;
+    pub fn prefetch_entries(&self, raw: &RawTxn) {
+        for m in &raw.mops {
+            let Some(k) = self.key_index.get(m.key) else {
+                continue;
+            };
+            let k = k as usize;
+            match m.kind {
+                RawKind::Read => {
+                    prefetch(self.texts.as_ptr().wrapping_add(k));
+                    prefetch(self.h.orders.as_ptr().wrapping_add(k));
+                }
+                _ => prefetch(self.write_index.dense.as_ptr().wrapping_add(k)),
             }
         }
-        std::hint::black_box(touch);
+    }
+
+    /// The second step (some time after the first): asks for what those
+    /// entries point to, the keys' version orders (their ends, where reads
+    /// add to them) and texts (as far as `lists`, (micro-op, text length)
+    /// pairs, will compare them), and the write index's entries.
+    #[inline]
+    pub fn prefetch_data(&self, raw: &RawTxn, lists: impl Iterator<Item = (usize, usize)>) {
+        for (i, len) in lists {
+            let Some(k) = raw.mops.get(i).and_then(|m| self.key_index.get(m.key)) else {
+                continue;
+            };
+            if let Some(t) = self.texts.get(k as usize) {
+                let n = len.min(t.text.len()).min(256);
+                for off in (0..n).step_by(64) {
+                    prefetch(t.text.as_ptr().wrapping_add(off));
+                }
+            }
+            if let Some(o) = self.h.orders.get(k as usize) {
+                prefetch(
+                    o.elems
+                        .as_ptr()
+                        .wrapping_add(o.elems.len().saturating_sub(1)),
+                );
+            }
+        }
+        for m in &raw.mops {
+            if m.kind != RawKind::Read
+                && let Arg::Val(v) = m.arg
+                && let Some(k) = self.key_index.get(m.key)
+                && let Some((ids, _)) = self.write_index.dense.get(k as usize)
+                && let Some(i) = v.as_int().and_then(|i| usize::try_from(i).ok())
+            {
+                prefetch(ids.as_ptr().wrapping_add(i.min(ids.len())));
+            }
+        }
     }
 
     /// Matches the text of a list read (between its brackets) of key `key`
