@@ -48,12 +48,47 @@ pub struct RawMop {
 pub struct RawTxn {
     pub mops: Vec<RawMop>,
     pub elems: Vec<Val>,
+    /// What a reader learnt of some list reads from their text (see
+    /// [`Builder::list_base`]), in micro-op order. Only
+    /// [`Builder::push_txn_in`] reads these; a read with none is whole in
+    /// `elems`.
+    pub hints: Vec<ListHint>,
+}
+
+/// A list read as a reader matched its text against its key's version
+/// order: the list is the first `base` elements of the key's version order
+/// (as it stood when the text was read), followed by the elements its
+/// [`Arg::List`] holds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ListHint {
+    /// The read's index in [`RawTxn::mops`].
+    pub mop: u32,
+    pub base: u32,
+    /// The list's last element, when `base > 0` and the arg holds none.
+    pub last: Val,
+    /// Byte range of the list's text (inside its brackets) in the source
+    /// given to [`Builder::push_txn_in`]: integers of 1 to 8 digits
+    /// separated by single spaces.
+    pub text: (usize, usize),
+}
+
+/// What [`Builder::list_base`] found.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ListBase {
+    /// Nothing known: read the whole list.
+    Unknown,
+    /// The list is the version order's first `base` elements.
+    Prefix { base: u32, last: Val },
+    /// The list is the version order's first `base` elements, then the
+    /// elements spelt from byte `skip` of the text on.
+    Grow { base: u32, skip: usize },
 }
 
 impl RawTxn {
     pub fn clear(&mut self) {
         self.mops.clear();
         self.elems.clear();
+        self.hints.clear();
     }
 
     pub fn list(&self, start: u32, len: u32) -> &[Val] {
@@ -89,7 +124,10 @@ struct KeyState {
 }
 
 enum Known {
+    /// The version order's first `base` elements, then raw
+    /// `elems[start..start + len]`, then `plus`.
     List {
+        base: u32,
         start: u32,
         len: u32,
         plus: Vec<Val>,
@@ -245,6 +283,55 @@ impl WriteIndex {
     }
 }
 
+/// A key's version order as a read spelt it: when `ok`, `text` reads as
+/// exactly the order's `count` elements (integers of up to 8 digits
+/// separated by single spaces). A later read whose text is a prefix of it
+/// needs no parsing and no comparison: it is a prefix of the order.
+#[derive(Default)]
+struct OrderText {
+    text: Vec<u8>,
+    count: u32,
+    ok: bool,
+}
+
+impl OrderText {
+    fn fresh() -> OrderText {
+        OrderText {
+            text: Vec::new(),
+            count: 0,
+            ok: true,
+        }
+    }
+}
+
+/// The value of a list text's last element (the text is canonical, see
+/// [`OrderText`]).
+fn last_element(text: &[u8]) -> Option<Val> {
+    let from = memchr::memrchr(b' ', text).map_or(0, |p| p + 1);
+    let digits = &text[from..];
+    if digits.is_empty() || digits.len() > 18 {
+        return None;
+    }
+    let mut n: i64 = 0;
+    for &d in digits {
+        n = n * 10 + i64::from(d.wrapping_sub(b'0'));
+    }
+    Val::int(n)
+}
+
+/// Asks for the cache line at `p` (a hint: any address will do).
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints at the cache; it reads nothing and
+    // cannot fault, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Slice equality that compares in blocks rather than stopping at each
 /// element (the common case is equal lists).
 #[inline]
@@ -287,6 +374,10 @@ pub struct Builder {
     txn_writes: Vec<(usize, KeyId, Val)>,
     /// The key of each micro-op of the transaction being compiled.
     txn_keys: Vec<KeyId>,
+    /// By key: its version order's text, for [`Self::list_base`].
+    texts: Vec<OrderText>,
+    /// A list read's full elements, when they are needed whole.
+    scratch: Vec<Val>,
 }
 
 impl Builder {
@@ -308,6 +399,8 @@ impl Builder {
             kstate: KeyStates::default(),
             txn_writes: Vec::new(),
             txn_keys: Vec::new(),
+            texts: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -340,7 +433,104 @@ impl Builder {
         self.h.orders.push(VersionOrder::default());
         self.key_index.insert(k, id);
         self.write_index.add_key();
+        self.texts.push(OrderText::fresh());
         id
+    }
+
+    /// The first of two steps that load what compiling `raw` will touch:
+    /// asks for its keys' entries in the per-key tables.
+    #[inline]
+    pub fn prefetch_entries(&self, raw: &RawTxn) {
+        for m in &raw.mops {
+            let Some(k) = self.key_index.get(m.key) else {
+                continue;
+            };
+            let k = k as usize;
+            match m.kind {
+                RawKind::Read => {
+                    prefetch(self.texts.as_ptr().wrapping_add(k));
+                    prefetch(self.h.orders.as_ptr().wrapping_add(k));
+                }
+                _ => prefetch(self.write_index.dense.as_ptr().wrapping_add(k)),
+            }
+        }
+    }
+
+    /// The second step (some time after the first): asks for what those
+    /// entries point to, the keys' version orders (their ends, where reads
+    /// add to them) and texts (as far as `lists`, (micro-op, text length)
+    /// pairs, will compare them), and the write index's entries.
+    #[inline]
+    pub fn prefetch_data(&self, raw: &RawTxn, lists: impl Iterator<Item = (usize, usize)>) {
+        for (i, len) in lists {
+            let Some(k) = raw.mops.get(i).and_then(|m| self.key_index.get(m.key)) else {
+                continue;
+            };
+            if let Some(t) = self.texts.get(k as usize) {
+                let n = len.min(t.text.len()).min(256);
+                for off in (0..n).step_by(64) {
+                    prefetch(t.text.as_ptr().wrapping_add(off));
+                }
+            }
+            if let Some(o) = self.h.orders.get(k as usize) {
+                prefetch(
+                    o.elems
+                        .as_ptr()
+                        .wrapping_add(o.elems.len().saturating_sub(1)),
+                );
+            }
+        }
+        for m in &raw.mops {
+            if m.kind != RawKind::Read
+                && let Arg::Val(v) = m.arg
+                && let Some(k) = self.key_index.get(m.key)
+                && let Some((ids, _)) = self.write_index.dense.get(k as usize)
+                && let Some(i) = v.as_int().and_then(|i| usize::try_from(i).ok())
+            {
+                prefetch(ids.as_ptr().wrapping_add(i.min(ids.len())));
+            }
+        }
+    }
+
+    /// Matches the text of a list read (between its brackets) of key `key`
+    /// against the text of the key's version order, as far as it is known:
+    /// a read that spells a prefix of the order needs no parsing, and one
+    /// that extends it needs only its new elements parsed. Exact for a
+    /// `text` of integers separated by single spaces; any other text, and
+    /// every text before the workload is known to be list-append, gives
+    /// [`ListBase::Unknown`].
+    #[inline]
+    pub fn list_base(&self, key: Val, text: &[u8]) -> ListBase {
+        if self.h.workload != Some(Workload::ListAppend) || text.is_empty() {
+            return ListBase::Unknown;
+        }
+        let Some(k) = self.key_index.get(key) else {
+            return ListBase::Unknown;
+        };
+        let Some(t) = self.texts.get(k as usize).filter(|t| t.ok) else {
+            return ListBase::Unknown;
+        };
+        let known = t.text.as_slice();
+        if text.len() <= known.len() {
+            if known.starts_with(text)
+                && known.get(text.len()).is_none_or(|&c| c == b' ')
+                && let Some(last) = last_element(text)
+            {
+                let base = 1 + memchr::memchr_iter(b' ', text).count() as u32;
+                return ListBase::Prefix { base, last };
+            }
+        } else if known.is_empty() {
+            return ListBase::Grow { base: 0, skip: 0 };
+        } else if text.len() > known.len() + 1
+            && text.starts_with(known)
+            && text[known.len()] == b' '
+        {
+            return ListBase::Grow {
+                base: t.count,
+                skip: known.len() + 1,
+            };
+        }
+        ListBase::Unknown
     }
 
     fn session(&mut self, process: i64) -> u32 {
@@ -393,6 +583,16 @@ impl Builder {
 
     /// Compiles one transaction.
     pub fn push_txn(&mut self, meta: TxnMeta, raw: &RawTxn) -> Result<TxnId, ParseError> {
+        self.push_txn_in(meta, raw, &[])
+    }
+
+    /// Compiles one transaction whose [`RawTxn::hints`] point into `src`.
+    pub fn push_txn_in(
+        &mut self,
+        meta: TxnMeta,
+        raw: &RawTxn,
+        src: &[u8],
+    ) -> Result<TxnId, ParseError> {
         let committed = meta.status == Status::Committed;
         for m in &raw.mops {
             match (m.kind, m.arg) {
@@ -421,24 +621,24 @@ impl Builder {
         self.h.sessions[session as usize].txns.push(tid);
         let start = self.h.mops.len() as MopId;
 
+        let mut keys = std::mem::take(&mut self.txn_keys);
+        keys.clear();
+        for m in &raw.mops {
+            keys.push(self.key(m.key));
+        }
         // Own writes, for future reads.
         self.txn_writes.clear();
         for (i, m) in raw.mops.iter().enumerate() {
             if m.kind != RawKind::Read
                 && let Arg::Val(v) = m.arg
             {
-                let k = self.key(m.key);
-                self.txn_writes.push((i, k, v));
+                self.txn_writes.push((i, keys[i], v));
             }
-        }
-        let mut keys = std::mem::take(&mut self.txn_keys);
-        keys.clear();
-        for m in &raw.mops {
-            keys.push(self.key(m.key));
         }
         self.warm(raw, &keys);
         let mut kstate = std::mem::take(&mut self.kstate);
         kstate.reset();
+        let mut hints = raw.hints.as_slice();
 
         for (i, m) in raw.mops.iter().enumerate() {
             let key = keys[i];
@@ -512,41 +712,73 @@ impl Builder {
                 }
                 RawKind::Read => {
                     let mut flags = if st.own.is_empty() { flag::EXTERNAL } else { 0 };
+                    while hints.first().is_some_and(|h| (h.mop as usize) < i) {
+                        hints = &hints[1..];
+                    }
+                    let hint = hints.first().filter(|h| h.mop as usize == i);
+                    let base = hint.map_or(0, |h| h.base);
+                    // The list is the version order's first `base`
+                    // elements, then `tail`.
+                    let tail: &[Val] = match m.arg {
+                        Arg::List { start, len } => raw.list(start, len),
+                        _ => &[],
+                    };
+                    let future_here = self.txn_writes.iter().any(|&(j, k, _)| j > i && k == key);
+                    let check_here = st.read_last || !st.own.is_empty();
+                    // The whole list, when anything needs it whole.
+                    let mut scratch = std::mem::take(&mut self.scratch);
+                    scratch.clear();
+                    let whole = base == 0 || (!future_here && !check_here && list_mode);
+                    if !whole {
+                        let order = &self.h.orders[key as usize].elems;
+                        scratch.extend_from_slice(&order[..(base as usize).min(order.len())]);
+                        scratch.extend_from_slice(tail);
+                    }
+                    let full: &[Val] = if base == 0 { tail } else { &scratch };
                     let (val, len) = match m.arg {
                         Arg::Nil => (Val::NIL, 0),
                         Arg::Val(v) => (v, 0),
-                        Arg::List { start, len } if list_mode => (
-                            raw.list(start, len).last().copied().unwrap_or(Val::NIL),
-                            len,
-                        ),
-                        Arg::List { start, len } => (self.list_value(raw, start, len), 0),
+                        Arg::List { .. } if list_mode => {
+                            let last = match tail.last() {
+                                Some(&v) => v,
+                                None if base > 0 => hint.map_or(Val::NIL, |h| h.last),
+                                None => Val::NIL,
+                            };
+                            (last, base + tail.len() as u32)
+                        }
+                        Arg::List { .. } => (self.intern_list(full), 0),
                     };
-                    let elems: &[Val] = match m.arg {
-                        Arg::List { start, len } if list_mode => raw.list(start, len),
-                        _ => &[],
-                    };
-                    // Internal consistency against what this transaction
-                    // already read and wrote.
-                    for (pattern, expected) in internal_check(st, raw, list_mode, val, elems) {
-                        self.anomalies.push(
-                            Anomaly::new("internal")
-                                .pattern(pattern)
-                                .txn(tid)
-                                .field("op", Datum::Txn(tid))
-                                .field("mop", Datum::Mop(id))
-                                .field("expected", expected),
-                        );
+                    if check_here {
+                        // Internal consistency against what this transaction
+                        // already read and wrote.
+                        let order = &self.h.orders[key as usize].elems;
+                        for (pattern, expected) in
+                            internal_check(st, raw, order, list_mode, val, full)
+                        {
+                            self.anomalies.push(
+                                Anomaly::new("internal")
+                                    .pattern(pattern)
+                                    .txn(tid)
+                                    .field("op", Datum::Txn(tid))
+                                    .field("mop", Datum::Mop(id))
+                                    .field("expected", expected),
+                            );
+                        }
                     }
                     // A read of a write this transaction makes later.
-                    let future = self.txn_writes.iter().find(|&&(j, k, w)| {
-                        j > i
-                            && k == key
-                            && if list_mode {
-                                elems.contains(&w)
-                            } else {
-                                w == val
-                            }
-                    });
+                    let future = if future_here {
+                        self.txn_writes.iter().find(|&&(j, k, w)| {
+                            j > i
+                                && k == key
+                                && if list_mode {
+                                    full.contains(&w)
+                                } else {
+                                    w == val
+                                }
+                        })
+                    } else {
+                        None
+                    };
                     if let Some(&(_, _, w)) = future {
                         flags &= !flag::EXTERNAL;
                         self.anomalies.push(
@@ -560,12 +792,14 @@ impl Builder {
                     }
                     st.known = Some(match m.arg {
                         Arg::List { start, len } if list_mode => Known::List {
+                            base,
                             start,
                             len,
                             plus: Vec::new(),
                         },
                         // nil: an empty list.
                         _ if list_mode => Known::List {
+                            base: 0,
                             start: 0,
                             len: 0,
                             plus: Vec::new(),
@@ -573,11 +807,32 @@ impl Builder {
                         _ => Known::Reg(val),
                     });
                     st.read_last = true;
-                    if list_mode && !self.extend_order(key, elems) {
-                        flags |= flag::IRREGULAR;
-                        self.h.irregular.insert(id, elems.to_vec());
-                        self.incompatible.entry(key).or_default().push(id);
+                    if list_mode {
+                        let agrees = if base > 0 && tail.is_empty() {
+                            // A known prefix: nothing to compare or add.
+                            Some(false)
+                        } else {
+                            self.extend_order(key, base, tail)
+                        };
+                        match agrees {
+                            Some(grew) => {
+                                let text = hint.and_then(|h| src.get(h.text.0..h.text.1));
+                                self.note_text(key, len, grew, text);
+                            }
+                            None => {
+                                flags |= flag::IRREGULAR;
+                                if base > 0 && whole {
+                                    let order = &self.h.orders[key as usize].elems;
+                                    scratch.extend_from_slice(&order[..base as usize]);
+                                    scratch.extend_from_slice(tail);
+                                }
+                                let full = if base == 0 { tail } else { &scratch };
+                                self.h.irregular.insert(id, full.to_vec());
+                                self.incompatible.entry(key).or_default().push(id);
+                            }
+                        }
                     }
+                    self.scratch = scratch;
                     self.h.mops.push(Mop {
                         val,
                         key,
@@ -619,11 +874,21 @@ impl Builder {
     #[inline]
     fn warm(&self, raw: &RawTxn, keys: &[KeyId]) {
         let mut touch = 0u64;
-        for (m, &k) in raw.mops.iter().zip(keys) {
+        let mut hints = raw.hints.as_slice();
+        for (i, (m, &k)) in raw.mops.iter().zip(keys).enumerate() {
             match (m.kind, m.arg) {
-                (RawKind::Read, Arg::List { .. }) => {
-                    if let Some(o) = self.h.orders.get(k as usize)
-                        && let Some(e) = o.elems.first()
+                (RawKind::Read, Arg::List { len, .. }) => {
+                    while hints.first().is_some_and(|h| (h.mop as usize) < i) {
+                        hints = &hints[1..];
+                    }
+                    let base = hints
+                        .first()
+                        .filter(|h| h.mop as usize == i)
+                        .map_or(0, |h| h.base as usize);
+                    // A read of a known prefix touches no order.
+                    if (base == 0 || len > 0)
+                        && let Some(o) = self.h.orders.get(k as usize)
+                        && let Some(e) = o.elems.get(base).or(o.elems.last())
                     {
                         touch ^= e.raw();
                     }
@@ -639,26 +904,57 @@ impl Builder {
 
     /// A list where a register value belongs: intern it whole.
     fn list_value(&mut self, raw: &RawTxn, start: u32, len: u32) -> Val {
-        let items = raw
-            .list(start, len)
-            .iter()
-            .map(|&v| self.h.values.get(v))
-            .collect();
+        self.intern_list(raw.list(start, len))
+    }
+
+    fn intern_list(&mut self, list: &[Val]) -> Val {
+        let items = list.iter().map(|&v| self.h.values.get(v)).collect();
         self.h.values.intern(crate::edn::Value::Vector(items))
     }
 
-    /// Grows the key's version order with a read that extends it; false
-    /// when the read disagrees with it.
-    fn extend_order(&mut self, key: KeyId, elems: &[Val]) -> bool {
+    /// Grows the key's version order with a read of its first `base`
+    /// elements followed by `tail` (the order only grows while reading, so
+    /// its first `base` elements are still those the read was matched
+    /// against). Some(whether the order grew), or None when the read
+    /// disagrees with it.
+    fn extend_order(&mut self, key: KeyId, base: u32, tail: &[Val]) -> Option<bool> {
         let order = &mut self.h.orders[key as usize].elems;
-        let n = order.len().min(elems.len());
-        if !same_vals(&order[..n], &elems[..n]) {
-            return false;
+        let base = base as usize;
+        if base > order.len() {
+            return None;
         }
-        if elems.len() > order.len() {
-            order.extend_from_slice(&elems[n..]);
+        let n = (order.len() - base).min(tail.len());
+        if !same_vals(&order[base..base + n], &tail[..n]) {
+            return None;
         }
-        true
+        if n < tail.len() {
+            order.extend_from_slice(&tail[n..]);
+            return Some(true);
+        }
+        Some(false)
+    }
+
+    /// Keeps the key's [`OrderText`] in step with its version order, after a
+    /// read of `len` elements spelt `text` (None: not in the spelling
+    /// [`Self::list_base`] matches) agreed with it.
+    fn note_text(&mut self, key: KeyId, len: u32, grew: bool, text: Option<&[u8]>) {
+        let t = &mut self.texts[key as usize];
+        if t.ok && !grew {
+            return;
+        }
+        let count = self.h.orders[key as usize].elems.len() as u32;
+        match text {
+            Some(text) if len == count => {
+                if !(t.ok && text.starts_with(&t.text)) {
+                    t.text.clear();
+                }
+                let have = t.text.len();
+                t.text.extend_from_slice(&text[have..]);
+                t.count = count;
+                t.ok = true;
+            }
+            _ => t.ok = false,
+        }
     }
 
     /// Resolves reads-from and version orders, and returns the history with
@@ -847,12 +1143,21 @@ fn duplicates_anomaly(mops: &[Mop], k: KeyId, order: &VersionOrder, dups: &[Val]
     a.field("duplicates", Datum::List(counts))
 }
 
+/// The list a [`Known::List`] stands for, without its own appends.
+fn known_list(order: &[Val], raw: &RawTxn, base: u32, start: u32, len: u32) -> Vec<Val> {
+    let mut v = order[..(base as usize).min(order.len())].to_vec();
+    v.extend_from_slice(raw.list(start, len));
+    v
+}
+
 /// Checks a read against the transaction's own earlier reads and writes of
-/// the key. Returns the C4 pattern and, where it can be said, what Elle
-/// would print as `:expected`.
+/// the key (`order` is the key's version order so far). Returns the C4
+/// pattern and, where it can be said, what Elle would print as
+/// `:expected`.
 fn internal_check(
     st: &KeyState,
     raw: &RawTxn,
+    order: &[Val],
     list_mode: bool,
     val: Val,
     elems: &[Val],
@@ -862,11 +1167,13 @@ fn internal_check(
     if st.read_last {
         let differs = match &st.known {
             Some(Known::Reg(prev)) => !list_mode && *prev != val,
-            Some(Known::List { start, len, .. }) => list_mode && raw.list(*start, *len) != elems,
+            Some(Known::List {
+                base, start, len, ..
+            }) => list_mode && known_list(order, raw, *base, *start, *len) != elems,
             None => false,
         };
         if differs {
-            out.push(("NonRepeatableRead", expected(st, raw, list_mode)));
+            out.push(("NonRepeatableRead", expected(st, raw, order, list_mode)));
         }
     }
     let Some(last) = st.own.last().copied() else {
@@ -884,7 +1191,7 @@ fn internal_check(
         } else {
             "NotMyOwnWrite"
         };
-        out.push((pattern, expected(st, raw, list_mode)));
+        out.push((pattern, expected(st, raw, order, list_mode)));
         return out;
     }
     if !list_mode || !out.is_empty() {
@@ -892,23 +1199,28 @@ fn internal_check(
     }
     // A list must also keep what was read before, and all own appends.
     let (ok, pattern) = match &st.known {
-        Some(Known::List { start, len, plus }) => {
-            let base = raw.list(*start, *len);
-            let ok = elems.len() == base.len() + plus.len()
-                && elems[..base.len()] == *base
-                && elems[base.len()..] == plus[..];
+        Some(Known::List {
+            base,
+            start,
+            len,
+            plus,
+        }) => {
+            let before = known_list(order, raw, *base, *start, *len);
+            let ok = elems.len() == before.len() + plus.len()
+                && elems[..before.len()] == *before
+                && elems[before.len()..] == plus[..];
             (ok, "NonRepeatableRead")
         }
         _ => (elems.ends_with(&st.own), "NotMyOwnWrite"),
     };
     if !ok {
-        out.push((pattern, expected(st, raw, list_mode)));
+        out.push((pattern, expected(st, raw, order, list_mode)));
     }
     out
 }
 
 /// What the transaction's own history predicts a read returns.
-fn expected(st: &KeyState, raw: &RawTxn, list_mode: bool) -> Datum {
+fn expected(st: &KeyState, raw: &RawTxn, order: &[Val], list_mode: bool) -> Datum {
     if !list_mode {
         return match st.own.last() {
             Some(v) => Datum::Val(*v),
@@ -919,8 +1231,13 @@ fn expected(st: &KeyState, raw: &RawTxn, list_mode: bool) -> Datum {
         };
     }
     match &st.known {
-        Some(Known::List { start, len, plus }) => {
-            let mut v = raw.list(*start, *len).to_vec();
+        Some(Known::List {
+            base,
+            start,
+            len,
+            plus,
+        }) => {
+            let mut v = known_list(order, raw, *base, *start, *len);
             v.extend_from_slice(plus);
             Datum::Vals(v)
         }
