@@ -180,7 +180,7 @@ impl DepClock {
     /// reached from one of those.
     fn split<'s>(
         &self,
-        ws: &[(TxnId, MopId)],
+        ws: &[(TxnId, Val)],
         s: &'s mut SplitScratch,
         concurrent: &mut Vec<(usize, usize)>,
     ) -> &'s [(usize, usize)] {
@@ -215,7 +215,7 @@ impl DepClock {
 
     /// Writers by session, each run of `s.idx` one session's in session
     /// order, sessions ascending.
-    fn by_session(&self, ws: &[(TxnId, MopId)], s: &mut SplitScratch) {
+    fn by_session(&self, ws: &[(TxnId, Val)], s: &mut SplitScratch) {
         s.idx.clear();
         s.idx.extend(0..ws.len());
         let key = |i: usize| {
@@ -234,7 +234,7 @@ impl DepClock {
     }
 
     /// No other writer among `cands` reaches `j`.
-    fn is_minimal(&self, ws: &[(TxnId, MopId)], cands: &[usize], j: usize) -> bool {
+    fn is_minimal(&self, ws: &[(TxnId, Val)], cands: &[usize], j: usize) -> bool {
         cands
             .iter()
             .all(|&k| k == j || !self.reaches(ws[k].0, ws[j].0))
@@ -242,7 +242,7 @@ impl DepClock {
 
     /// The first writers (into `out`): minimal among all (each session's
     /// first, less those another session's first reaches).
-    fn firsts(&self, ws: &[(TxnId, MopId)], s: &mut SplitScratch, out: &mut Vec<(TxnId, MopId)>) {
+    fn firsts(&self, ws: &[(TxnId, Val)], s: &mut SplitScratch, out: &mut Vec<(TxnId, Val)>) {
         self.by_session(ws, s);
         s.cands.clear();
         s.cands.extend(s.runs.iter().map(|&(lo, _)| s.idx[lo]));
@@ -315,10 +315,16 @@ struct ByKey<T> {
     at: Vec<u32>,
 }
 
-impl<T: Copy + Default> ByKey<T> {
+impl<T: Copy> ByKey<T> {
     /// Groups `(key, item)` pairs by key (a counting sort, so items of a
     /// key keep their order).
     fn new(pairs: &[(KeyId, T)]) -> ByKey<T> {
+        let Some(&(_, blank)) = pairs.first() else {
+            return ByKey {
+                items: Vec::new(),
+                at: Vec::new(),
+            };
+        };
         let keys = pairs.iter().map(|p| p.0 as usize + 1).max().unwrap_or(0);
         let mut at = vec![0u32; keys + 1];
         for &(k, _) in pairs {
@@ -328,7 +334,7 @@ impl<T: Copy + Default> ByKey<T> {
             at[i + 1] += at[i];
         }
         let mut fill = at.clone();
-        let mut items = vec![T::default(); pairs.len()];
+        let mut items = vec![blank; pairs.len()];
         for &(k, it) in pairs {
             items[fill[k as usize] as usize] = it;
             fill[k as usize] += 1;
@@ -350,8 +356,8 @@ impl<T: Copy + Default> ByKey<T> {
 
 /// The final write of each transaction to each key (its installed
 /// version), by key, in transaction order.
-fn final_writes(h: &History, inc: &[bool]) -> ByKey<(TxnId, MopId)> {
-    let mut pairs: Vec<(KeyId, (TxnId, MopId))> = Vec::new();
+fn final_writes(h: &History, inc: &[bool]) -> ByKey<(TxnId, Val)> {
+    let mut pairs: Vec<(KeyId, (TxnId, Val))> = Vec::new();
     for (t, txn) in h.txns.iter().enumerate() {
         if !inc[t] {
             continue;
@@ -359,7 +365,7 @@ fn final_writes(h: &History, inc: &[bool]) -> ByKey<(TxnId, MopId)> {
         for i in txn.mops() {
             let m = &h.mops[i];
             if m.is_write() && m.has(flag::FINAL) {
-                pairs.push((m.key, (t as TxnId, i as MopId)));
+                pairs.push((m.key, (t as TxnId, m.val)));
             }
         }
     }
@@ -373,7 +379,7 @@ type AmbReader = (TxnId, MopId, Sel);
 /// Readers of each writer's version of each key, flat: each reader once
 /// (with its first read), ascending.
 struct ReadersOf {
-    list: Vec<(TxnId, MopId)>,
+    list: Vec<(TxnId, Val)>,
     /// Per key (see [`ByKey`]): its writers that were read, ascending, and
     /// where their readers lie in `list`.
     groups: ByKey<(TxnId, u32, u32)>,
@@ -381,17 +387,17 @@ struct ReadersOf {
 
 impl ReadersOf {
     /// From `(key, writer, reader, read)` items.
-    fn new(mut items: Vec<(KeyId, TxnId, TxnId, MopId)>) -> ReadersOf {
+    fn new(mut items: Vec<(KeyId, TxnId, TxnId, MopId, Val)>) -> ReadersOf {
         items.sort_unstable();
         items.dedup_by_key(|i| (i.0, i.1, i.2));
         let mut list = Vec::with_capacity(items.len());
         let mut groups: Vec<(KeyId, (TxnId, u32, u32))> = Vec::new();
-        for &(k, w, r, m) in &items {
+        for &(k, w, r, _, v) in &items {
             match groups.last_mut() {
                 Some((gk, (gw, _, end))) if *gk == k && *gw == w => *end += 1,
                 _ => groups.push((k, (w, list.len() as u32, list.len() as u32 + 1))),
             }
-            list.push((r, m));
+            list.push((r, v));
         }
         ReadersOf {
             list,
@@ -399,7 +405,7 @@ impl ReadersOf {
         }
     }
 
-    fn get(&self, x: KeyId, w: TxnId) -> &[(TxnId, MopId)] {
+    fn get(&self, x: KeyId, w: TxnId) -> &[(TxnId, Val)] {
         let gs = self.groups.get(x);
         match gs.binary_search_by_key(&w, |g| g.0) {
             Ok(i) => &self.list[gs[i].1 as usize..gs[i].2 as usize],
@@ -419,9 +425,9 @@ struct Readers {
     selectors: Sel,
 }
 
-fn readers(h: &History, inc: &[bool], txn_of: &[TxnId]) -> Readers {
-    let mut of: Vec<(KeyId, TxnId, TxnId, MopId)> = Vec::new();
-    let mut initial: Vec<(KeyId, TxnId, TxnId, MopId)> = Vec::new();
+fn readers(h: &History, inc: &[bool], tv: &[(TxnId, Val)]) -> Readers {
+    let mut of: Vec<(KeyId, TxnId, TxnId, MopId, Val)> = Vec::new();
+    let mut initial: Vec<(KeyId, TxnId, TxnId, MopId, Val)> = Vec::new();
     let mut amb: FxHashMap<(KeyId, TxnId), Vec<AmbReader>> = FxHashMap::default();
     let mut choices = Vec::new();
     let mut selectors: Sel = 0;
@@ -446,7 +452,7 @@ fn readers(h: &History, inc: &[bool], txn_of: &[TxnId]) -> Readers {
                 ws.dedup();
                 match ws.len() {
                     0 => {}
-                    1 => of.push((m.key, ws[0], t, i as MopId)),
+                    1 => of.push((m.key, ws[0], t, i as MopId, m.val)),
                     k => {
                         let first = selectors;
                         selectors += k as Sel;
@@ -468,15 +474,15 @@ fn readers(h: &History, inc: &[bool], txn_of: &[TxnId]) -> Readers {
                 continue;
             }
             if m.from == from::INITIAL {
-                initial.push((m.key, 0, t, i as MopId));
+                initial.push((m.key, 0, t, i as MopId, m.val));
             } else if let Some(w) = m.observed()
-                && let src = txn_of[w as usize]
+                && let src = tv[w as usize].0
                 && src != t
                 && h.txns[src as usize].status != Status::Aborted
                 && inc[src as usize]
             {
                 // The transaction it observed (as `external_source` finds it).
-                of.push((m.key, src, t, i as MopId));
+                of.push((m.key, src, t, i as MopId, m.val));
             }
         }
     }
@@ -497,15 +503,13 @@ fn readers(h: &History, inc: &[bool], txn_of: &[TxnId]) -> Readers {
 fn order_edges(
     edges: &mut Vec<Edge>,
     out: &mut Vec<EdgeId>,
-    vals: &[Val],
     x: KeyId,
-    readers: &[(TxnId, MopId)],
-    (from, mf): (TxnId, MopId),
-    (to, mt): (TxnId, MopId),
+    readers: &[(TxnId, Val)],
+    (from, vf): (TxnId, Val),
+    (to, vb): (TxnId, Val),
     ww: bool,
 ) -> usize {
     let before = out.len();
-    let vb = vals[mt as usize];
     let mut add = |e: Edge| {
         out.push(edges.len() as EdgeId);
         edges.push(e);
@@ -516,18 +520,18 @@ fn order_edges(
             b: to,
             kind: EdgeKind::Ww,
             key: x,
-            va: vals[mf as usize],
+            va: vf,
             vb,
         });
     }
-    for &(r, rm) in readers {
+    for &(r, va) in readers {
         if r != to {
             add(Edge {
                 a: r,
                 b: to,
                 kind: EdgeKind::Rw,
                 key: x,
-                va: vals[rm as usize],
+                va,
                 vb,
             });
         }
@@ -541,12 +545,12 @@ fn order_edges(
 fn amb_edges(
     edges: &mut Vec<Edge>,
     out: &mut Vec<(Sel, EdgeId)>,
-    vals: &[Val],
+    tv: &[(TxnId, Val)],
     x: KeyId,
     readers: &[AmbReader],
-    to: (TxnId, MopId),
+    to: (TxnId, Val),
 ) -> usize {
-    let (to, mt) = to;
+    let (to, vt) = to;
     let before = out.len();
     for &(r, rm, s) in readers {
         if r != to {
@@ -556,8 +560,8 @@ fn amb_edges(
                 b: to,
                 kind: EdgeKind::Rw,
                 key: x,
-                va: vals[rm as usize],
-                vb: vals[mt as usize],
+                va: tv[rm as usize].1,
+                vb: vt,
             });
         }
     }
@@ -568,8 +572,7 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
     let inc = included(h);
     // Each micro-op's value and transaction, compact: the lookups below
     // jump around the micro-ops, and these fit in cache far better.
-    let vals: &[Val] = &h.mops.iter().map(|m| m.val).collect::<Vec<Val>>();
-    let txn_of: Vec<TxnId> = h.mops.iter().map(|m| m.txn).collect();
+    let tv: &[(TxnId, Val)] = &h.mops.iter().map(|m| (m.txn, m.val)).collect::<Vec<_>>();
     let mut g = Polygraph {
         edges: Vec::new(),
         known: Vec::new(),
@@ -608,7 +611,7 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
             g.known.push(e);
         }
     }
-    let rd = readers(h, &inc, &txn_of);
+    let rd = readers(h, &inc, tv);
     // Write-read, by writer, then key, then reader.
     {
         let n = h.txns.len();
@@ -620,18 +623,18 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         for i in 0..n {
             at[i + 1] += at[i];
         }
-        let mut slots = vec![(0 as KeyId, 0 as TxnId, 0 as MopId); at[n] as usize];
+        let mut slots = vec![(0 as KeyId, 0 as TxnId, Val::NIL); at[n] as usize];
         for x in 0..gs.keys() {
             for &(w, lo, hi) in gs.get(x as KeyId) {
-                for &(r, m) in &rd.of.list[lo as usize..hi as usize] {
-                    slots[at[w as usize] as usize] = (x as KeyId, r, m);
+                for &(r, v) in &rd.of.list[lo as usize..hi as usize] {
+                    slots[at[w as usize] as usize] = (x as KeyId, r, v);
                     at[w as usize] += 1;
                 }
             }
         }
         // `at[w]` is now where w's slots end.
         let mut w = 0usize;
-        for (i, &(key, r, m)) in slots.iter().enumerate() {
+        for (i, &(key, r, va)) in slots.iter().enumerate() {
             while at[w] as usize <= i {
                 w += 1;
             }
@@ -640,7 +643,7 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
                 b: r,
                 kind: EdgeKind::Wr,
                 key,
-                va: vals[m as usize],
+                va,
                 vb: Val::NIL,
             });
             g.known.push(e);
@@ -676,13 +679,12 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
     // Per unordered pair of writers: index of its constraint.
     let mut pairs: FxHashMap<(TxnId, TxnId), usize> = FxHashMap::default();
     let no_amb: Vec<AmbReader> = Vec::new();
-    let val_of = |m: MopId| vals[m as usize];
     // Buffers reused across keys; `in_order[t] == x + 1` marks a writer
     // of key x whose version the reads place.
-    let mut order: Vec<(TxnId, MopId)> = Vec::new();
-    let mut unordered: Vec<(TxnId, MopId)> = Vec::new();
+    let mut order: Vec<(TxnId, Val)> = Vec::new();
+    let mut unordered: Vec<(TxnId, Val)> = Vec::new();
     let mut in_order = vec![0u32; h.txns.len()];
-    let mut firsts: Vec<(TxnId, MopId)> = Vec::new();
+    let mut firsts: Vec<(TxnId, Val)> = Vec::new();
     let mut scratch = SplitScratch::default();
     let mut pairs_here: Vec<(usize, usize)> = Vec::new();
     let list_append = h.workload == Some(Workload::ListAppend);
@@ -698,18 +700,20 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         order.clear();
         if list_append && let Some(o) = h.orders.get(x as usize) {
             for &w in &o.writes {
-                if w == from::THIN_AIR || !inc[txn_of[w as usize] as usize] {
+                let Some(&(t, v)) = tv.get(w as usize) else {
+                    continue;
+                };
+                if !inc[t as usize] {
                     continue;
                 }
-                let t = txn_of[w as usize];
                 // A transaction's appends are one version step: keep its last.
                 if let Some(last) = order.last_mut()
                     && last.0 == t
                 {
-                    last.1 = w;
+                    last.1 = v;
                     continue;
                 }
-                order.push((t, w));
+                order.push((t, v));
             }
         }
         for &(t, _) in &order {
@@ -726,18 +730,9 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         for pair in order.windows(2) {
             let ((a, ma), (b, mb)) = (pair[0], pair[1]);
             let rs = readers_of(a);
-            order_edges(
-                &mut g.edges,
-                &mut g.known,
-                vals,
-                x,
-                rs,
-                (a, ma),
-                (b, mb),
-                true,
-            );
+            order_edges(&mut g.edges, &mut g.known, x, rs, (a, ma), (b, mb), true);
             let amb = amb_of(a);
-            amb_edges(&mut g.edges, &mut g.cond_known, vals, x, amb, (b, mb));
+            amb_edges(&mut g.edges, &mut g.cond_known, tv, x, amb, (b, mb));
         }
         // Readers of the initial state precede the first known version, or
         // every writer when none is known.
@@ -747,16 +742,16 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
             (None, Some(dc)) => dc.firsts(&unordered, &mut scratch, &mut firsts),
             (None, None) => firsts.extend_from_slice(&unordered),
         }
-        for &(r, rm) in initial {
-            for &(b, mb) in &firsts {
+        for &(r, va) in initial {
+            for &(b, vb) in &firsts {
                 if r != b {
                     let e = g.add(Edge {
                         a: r,
                         b,
                         kind: EdgeKind::Rw,
                         key: x,
-                        va: vals[rm as usize],
-                        vb: val_of(mb),
+                        va,
+                        vb,
                     });
                     g.known.push(e);
                 }
@@ -767,17 +762,8 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
             let rs = readers_of(last);
             let amb = amb_of(last);
             for &(b, mb) in &unordered {
-                order_edges(
-                    &mut g.edges,
-                    &mut g.known,
-                    vals,
-                    x,
-                    rs,
-                    (last, lm),
-                    (b, mb),
-                    true,
-                );
-                amb_edges(&mut g.edges, &mut g.cond_known, vals, x, amb, (b, mb));
+                order_edges(&mut g.edges, &mut g.known, x, rs, (last, lm), (b, mb), true);
+                amb_edges(&mut g.edges, &mut g.cond_known, tv, x, amb, (b, mb));
             }
         }
         if unordered.len() < 2 {
@@ -800,9 +786,9 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
                 for &(i, j) in next {
                     let (a, b) = (unordered[i], unordered[j]);
                     let rs = readers_of(a.0);
-                    order_edges(&mut g.edges, &mut g.known, vals, x, rs, a, b, false);
+                    order_edges(&mut g.edges, &mut g.known, x, rs, a, b, false);
                     let amb = amb_of(a.0);
-                    amb_edges(&mut g.edges, &mut g.cond_known, vals, x, amb, b);
+                    amb_edges(&mut g.edges, &mut g.cond_known, tv, x, amb, b);
                 }
             }
             _ => {
@@ -837,7 +823,6 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
                 order_edges(
                     &mut g.edges,
                     &mut g.known,
-                    vals,
                     x,
                     rs,
                     (from, mf),
@@ -845,7 +830,7 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
                     true,
                 );
                 let amb = amb_of(from);
-                amb_edges(&mut g.edges, &mut g.cond_known, vals, x, amb, (to, mt));
+                amb_edges(&mut g.edges, &mut g.cond_known, tv, x, amb, (to, mt));
                 continue;
             }
             let idx = *pairs.entry((a, c)).or_insert_with(|| {
@@ -862,25 +847,15 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
             added += order_edges(
                 edges,
                 &mut con.either,
-                vals,
                 x,
                 readers_of(a),
                 (a, ma),
                 (c, mc),
                 true,
             );
-            added += order_edges(
-                edges,
-                &mut con.or,
-                vals,
-                x,
-                readers_of(c),
-                (c, mc),
-                (a, ma),
-                true,
-            );
-            added += amb_edges(edges, &mut con.either_if, vals, x, amb_of(a), (c, mc));
-            added += amb_edges(edges, &mut con.or_if, vals, x, amb_of(c), (a, ma));
+            added += order_edges(edges, &mut con.or, x, readers_of(c), (c, mc), (a, ma), true);
+            added += amb_edges(edges, &mut con.either_if, tv, x, amb_of(a), (c, mc));
+            added += amb_edges(edges, &mut con.or_if, tv, x, amb_of(c), (a, ma));
             g.unknown_edges += added;
         }
     }
