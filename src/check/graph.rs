@@ -52,6 +52,11 @@ impl Digraph {
         self.targets.len()
     }
 
+    /// The rows: node `a`'s targets are `targets[offsets[a]..offsets[a + 1]]`.
+    pub fn csr(&self) -> (&[u32], &[u32]) {
+        (&self.offsets, &self.targets)
+    }
+
     #[inline]
     pub fn out(&self, a: u32) -> &[u32] {
         let a = a as usize;

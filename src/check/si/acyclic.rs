@@ -11,6 +11,8 @@
 use batsat::theory::Theory;
 use batsat::{Lit, TheoryArg};
 
+use crate::check::graph::Digraph;
+
 /// Marks an edge that no literal switches (always present).
 pub const KNOWN: u32 = u32::MAX;
 
@@ -18,6 +20,12 @@ pub const KNOWN: u32 = u32::MAX;
 pub struct Order {
     ord: Vec<u32>,
     at: Vec<u32>,
+    /// Edges fixed at the start (reason [`KNOWN`], never removed), in
+    /// compressed sparse rows: `fixed_out[fixed_out_at[u]..fixed_out_at[u + 1]]`.
+    fixed_out_at: Vec<u32>,
+    fixed_out: Vec<u32>,
+    fixed_in_at: Vec<u32>,
+    fixed_in: Vec<u32>,
     out: Vec<Vec<(u32, u32)>>,
     inn: Vec<Vec<(u32, u32)>>,
     mark: Vec<u32>,
@@ -40,6 +48,10 @@ impl Order {
         Order {
             ord,
             at,
+            fixed_out_at: vec![0; n + 1],
+            fixed_out: Vec::new(),
+            fixed_in_at: vec![0; n + 1],
+            fixed_in: Vec::new(),
             out: vec![Vec::new(); n],
             inn: vec![Vec::new(); n],
             mark: vec![0; n],
@@ -49,6 +61,80 @@ impl Order {
             fwd: Vec::new(),
             bwd: Vec::new(),
         }
+    }
+
+    /// A graph on `n` nodes holding `edges` for good, ordered by `topo`
+    /// (every node once); None when the edges close a cycle. The edges
+    /// `topo` already orders are laid out at once, without a search.
+    pub fn seeded(n: usize, topo: &[u32], edges: &[(u32, u32)]) -> Option<Order> {
+        let mut o = Order::new(n, topo);
+        let mut back = Vec::new();
+        let mut out_at = vec![0u32; n + 1];
+        let mut in_at = vec![0u32; n + 1];
+        for &(u, v) in edges {
+            if o.ord[u as usize] < o.ord[v as usize] {
+                out_at[u as usize + 1] += 1;
+                in_at[v as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            out_at[i + 1] += out_at[i];
+            in_at[i + 1] += in_at[i];
+        }
+        let mut out = vec![0u32; out_at[n] as usize];
+        let mut inn = vec![0u32; in_at[n] as usize];
+        let (mut fo, mut fi) = (out_at.clone(), in_at.clone());
+        for &(u, v) in edges {
+            if o.ord[u as usize] < o.ord[v as usize] {
+                out[fo[u as usize] as usize] = v;
+                fo[u as usize] += 1;
+                inn[fi[v as usize] as usize] = u;
+                fi[v as usize] += 1;
+            } else {
+                back.push((u, v));
+            }
+        }
+        o.fixed_out_at = out_at;
+        o.fixed_out = out;
+        o.fixed_in_at = in_at;
+        o.fixed_in = inn;
+        for (u, v) in back {
+            o.add(u, v, KNOWN).ok()?;
+        }
+        Some(o)
+    }
+
+    /// A graph on `n = g.len()` nodes holding `g`'s edges for good,
+    /// ordered by `topo`, a topological order of `g` (every node once).
+    pub fn from_graph(g: &Digraph, topo: &[u32]) -> Order {
+        let n = g.len();
+        let mut o = Order::new(n, topo);
+        let (out_at, out) = g.csr();
+        let mut in_at = vec![0u32; n + 1];
+        for &v in out {
+            in_at[v as usize + 1] += 1;
+        }
+        for i in 0..n {
+            in_at[i + 1] += in_at[i];
+        }
+        let mut fill = in_at.clone();
+        let mut inn = vec![0u32; out.len()];
+        for u in 0..n as u32 {
+            for &v in g.out(u) {
+                inn[fill[v as usize] as usize] = u;
+                fill[v as usize] += 1;
+            }
+        }
+        o.fixed_out_at = out_at.to_vec();
+        o.fixed_out = out.to_vec();
+        o.fixed_in_at = in_at;
+        o.fixed_in = inn;
+        o
+    }
+
+    /// Position of each node in the current order.
+    pub fn ranks(&self) -> &[u32] {
+        &self.ord
     }
 
     fn bump(&mut self) -> u32 {
@@ -76,8 +162,13 @@ impl Order {
             self.mark[v as usize] = e;
             while let Some(x) = self.stack.pop() {
                 self.fwd.push(x);
-                for i in 0..self.out[x as usize].len() {
-                    let (y, r) = self.out[x as usize][i];
+                let (lo, hi) = (
+                    self.fixed_out_at[x as usize] as usize,
+                    self.fixed_out_at[x as usize + 1] as usize,
+                );
+                let fixed = (lo..hi).map(|i| (self.fixed_out[i], KNOWN));
+                let k = self.out[x as usize].len();
+                for (y, r) in fixed.chain((0..k).map(|i| self.out[x as usize][i])) {
                     if y == u {
                         // Cycle: v ->* x -> u -> v.
                         let mut reasons = vec![r];
@@ -105,8 +196,13 @@ impl Order {
             self.mark[u as usize] = e2;
             while let Some(x) = self.stack.pop() {
                 self.bwd.push(x);
-                for i in 0..self.inn[x as usize].len() {
-                    let (y, _) = self.inn[x as usize][i];
+                let (lo, hi) = (
+                    self.fixed_in_at[x as usize] as usize,
+                    self.fixed_in_at[x as usize + 1] as usize,
+                );
+                let k = self.inn[x as usize].len();
+                let fixed = (lo..hi).map(|i| self.fixed_in[i]);
+                for y in fixed.chain((0..k).map(|i| self.inn[x as usize][i].0)) {
                     if self.mark[y as usize] != e2 && self.ord[y as usize] > lb {
                         self.mark[y as usize] = e2;
                         self.stack.push(y);

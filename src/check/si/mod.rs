@@ -154,14 +154,24 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
     let mut phase: FxHashMap<usize, bool> = FxHashMap::default();
     let mut conflicts = 0;
     let result = loop {
-        let (result, c) = solve(invoke.as_deref(), &g, &g2, &open, &phase, deadline, false);
+        // Nothing to choose: the known graph (acyclic, as pruning found)
+        // is the solution.
+        let (result, c) = if open.is_empty() && g.choices.is_empty() {
+            let model = Model {
+                either: Vec::new(),
+                sel: Vec::new(),
+            };
+            (Solved::Sat(model), 0)
+        } else {
+            solve(invoke.as_deref(), &g, &g2, &open, &phase, deadline, false)
+        };
         conflicts += c;
         let Solved::Sat(model) = &result else {
             break result;
         };
         // Order the pairs left out along the solution; those that close
         // a cycle either way go to the solver.
-        let failed = orient_lazy(&g, &g2, model, &lazy);
+        let failed = orient_lazy(&g, &g2, model, &lazy, pruned.graph.as_ref());
         if failed.is_empty() {
             break result;
         }
@@ -215,39 +225,37 @@ fn split_lazy(g: &Polygraph, open: &[usize]) -> (Vec<usize>, Vec<usize>) {
 /// Adds the model's graph to an order and then each lazy constraint's
 /// side that closes no cycle (the one its writers' places suggest first);
 /// returns the constraints neither side of which fits.
-fn orient_lazy(g: &Polygraph, g2: &G2, model: &Model, lazy: &[usize]) -> Vec<usize> {
-    let mut es: Vec<EdgeId> = g.known.clone();
+fn orient_lazy(
+    g: &Polygraph,
+    g2: &G2,
+    model: &Model,
+    lazy: &[usize],
+    known_graph: Option<&(Digraph, Vec<u32>)>,
+) -> Vec<usize> {
     let sel_true = |s: Sel| model.sel[s as usize];
-    es.extend(
-        g.cond_known
-            .iter()
-            .filter(|&&(s, _)| sel_true(s))
-            .map(|&(_, e)| e),
-    );
-    for &(c, either) in &model.either {
-        let con = &g.constraints[c];
-        let (side, side_if) = if either {
-            (&con.either, &con.either_if)
-        } else {
-            (&con.or, &con.or_if)
-        };
-        es.extend_from_slice(side);
-        es.extend(
-            side_if
-                .iter()
-                .filter(|&&(s, _)| sel_true(s))
-                .map(|&(_, e)| e),
-        );
-    }
-    let mut edges = Vec::new();
-    for &e in &es {
-        g2.map(g, e, &mut edges);
-    }
-    let dg = Digraph::from_edges(g2.nodes, &edges);
-    // Cannot fail (the solver's theory keeps the graph acyclic).
-    let Some((rank, mut order)) = prune::topo_order(&dg, &vec![true; g2.nodes])
-        .and_then(|topo| seeded_order(g2.nodes, &topo, &edges))
-    else {
+    // The model adds nothing to the known edges: start from pruning's
+    // graph of them and its order (completed with the nodes that take no
+    // part, which have no edges).
+    let plain = model.either.is_empty() && !g.cond_known.iter().any(|&(s, _)| sel_true(s));
+    let seeded = match known_graph {
+        Some((dg, topo)) if plain && dg.len() == g2.nodes => {
+            let mut topo = topo.clone();
+            if topo.len() < g2.nodes {
+                let mut placed = vec![false; g2.nodes];
+                for &v in &topo {
+                    placed[v as usize] = true;
+                }
+                topo.extend((0..g2.nodes as u32).filter(|&v| !placed[v as usize]));
+            }
+            let mut rank = vec![0u32; g2.nodes];
+            for (i, &v) in topo.iter().enumerate() {
+                rank[v as usize] = i as u32;
+            }
+            Some((rank, Order::from_graph(dg, &topo)))
+        }
+        _ => model_order(g, g2, model),
+    };
+    let Some((rank, mut order)) = seeded else {
         return lazy.to_vec();
     };
     let mut failed = Vec::new();
@@ -283,6 +291,43 @@ fn orient_lazy(g: &Polygraph, g2: &G2, model: &Model, lazy: &[usize]) -> Vec<usi
     failed
 }
 
+/// The model's graph (known edges, those of true selectors and of the
+/// chosen sides) in an incremental order, and each node's place in a
+/// topological order of it; None when it has a cycle.
+fn model_order(g: &Polygraph, g2: &G2, model: &Model) -> Option<(Vec<u32>, Order)> {
+    let mut es: Vec<EdgeId> = g.known.clone();
+    let sel_true = |s: Sel| model.sel[s as usize];
+    es.extend(
+        g.cond_known
+            .iter()
+            .filter(|&&(s, _)| sel_true(s))
+            .map(|&(_, e)| e),
+    );
+    for &(c, either) in &model.either {
+        let con = &g.constraints[c];
+        let (side, side_if) = if either {
+            (&con.either, &con.either_if)
+        } else {
+            (&con.or, &con.or_if)
+        };
+        es.extend_from_slice(side);
+        es.extend(
+            side_if
+                .iter()
+                .filter(|&&(s, _)| sel_true(s))
+                .map(|&(_, e)| e),
+        );
+    }
+    let mut edges = Vec::new();
+    for &e in &es {
+        g2.map(g, e, &mut edges);
+    }
+    let dg = Digraph::from_edges(g2.nodes, &edges);
+    // Cannot fail (the solver's theory keeps the graph acyclic).
+    prune::topo_order(&dg, &vec![true; g2.nodes])
+        .and_then(|topo| seeded_order(g2.nodes, &topo, &edges))
+}
+
 /// Each node's place in `topo`, and an incremental order starting from it
 /// that holds `edges`; None when the edges close a cycle.
 fn seeded_order(nodes: usize, topo: &[u32], edges: &[(u32, u32)]) -> Option<(Vec<u32>, Order)> {
@@ -290,10 +335,7 @@ fn seeded_order(nodes: usize, topo: &[u32], edges: &[(u32, u32)]) -> Option<(Vec
     for (i, &v) in topo.iter().enumerate() {
         rank[v as usize] = i as u32;
     }
-    let mut order = Order::new(nodes, topo);
-    for &(u, v) in edges {
-        order.add(u, v, KNOWN).ok()?;
-    }
+    let order = Order::seeded(nodes, topo, edges)?;
     Some((rank, order))
 }
 

@@ -22,7 +22,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::check::clocks::Vectors;
-use crate::check::deps::{external_source, included, realtime_edges, so_edges};
+use crate::check::deps::{included, realtime_edges, so_edges};
 use crate::check::graph::Digraph;
 use crate::check::si::prune::topo_order;
 use crate::history::model::*;
@@ -173,25 +173,29 @@ impl DepClock {
         a == b || self.v.get(b, self.sess[a as usize]) >= self.pos[a as usize]
     }
 
-    /// Splits the pairs of writers into the concurrent ones and, for each
-    /// writer, the writers a dependency path orders right after it: the
-    /// minimal ones among those it reaches (`(i, j)`, `i` first). Every
-    /// other writer it reaches is reached from one of those.
-    #[allow(clippy::type_complexity)]
-    fn split(&self, ws: &[(TxnId, MopId)]) -> (Vec<(usize, usize)>, Vec<(usize, usize)>) {
-        let by_sess = self.by_session(ws);
-        let mut next = Vec::new();
-        let mut concurrent = Vec::new();
-        let mut cands: Vec<usize> = Vec::new();
+    /// Splits the pairs of writers into the concurrent ones (into
+    /// `concurrent`) and, for each writer, the writers a dependency path
+    /// orders right after it (returned): the minimal ones among those it
+    /// reaches (`(i, j)`, `i` first). Every other writer it reaches is
+    /// reached from one of those.
+    fn split<'s>(
+        &self,
+        ws: &[(TxnId, Val)],
+        s: &'s mut SplitScratch,
+        concurrent: &mut Vec<(usize, usize)>,
+    ) -> &'s [(usize, usize)] {
+        self.by_session(ws, s);
+        s.next.clear();
         for (i, &(a, _)) in ws.iter().enumerate() {
-            cands.clear();
-            for list in &by_sess {
+            s.cands.clear();
+            for &(lo, hi) in &s.runs {
+                let list = &s.idx[lo..hi];
                 // Writers before `a` (reaching it) form a prefix, writers
                 // after it a suffix; between them, the concurrent ones.
                 let after = list.partition_point(|&j| !self.reaches(a, ws[j].0) || ws[j].0 == a);
                 let before = list.partition_point(|&j| self.reaches(ws[j].0, a) && ws[j].0 != a);
                 if let Some(&j) = list.get(after) {
-                    cands.push(j);
+                    s.cands.push(j);
                 }
                 for &j in &list[before.min(after)..after] {
                     let c = ws[j].0;
@@ -200,52 +204,63 @@ impl DepClock {
                     }
                 }
             }
-            for j in self.minimal(ws, &cands) {
-                next.push((i, j));
+            for &j in &s.cands {
+                if self.is_minimal(ws, &s.cands, j) {
+                    s.next.push((i, j));
+                }
             }
         }
-        (next, concurrent)
+        &s.next
     }
 
-    /// Writers by session, each list in session order.
-    fn by_session(&self, ws: &[(TxnId, MopId)]) -> Vec<Vec<usize>> {
-        let mut by_sess: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
-        for (i, &(t, _)) in ws.iter().enumerate() {
-            by_sess.entry(self.sess[t as usize]).or_default().push(i);
+    /// Writers by session, each run of `s.idx` one session's in session
+    /// order, sessions ascending.
+    fn by_session(&self, ws: &[(TxnId, Val)], s: &mut SplitScratch) {
+        s.idx.clear();
+        s.idx.extend(0..ws.len());
+        let key = |i: usize| {
+            let t = ws[i].0 as usize;
+            (self.sess[t], self.pos[t])
+        };
+        s.idx.sort_unstable_by_key(|&i| key(i));
+        s.runs.clear();
+        let mut lo = 0;
+        for k in 1..=s.idx.len() {
+            if k == s.idx.len() || key(s.idx[k]).0 != key(s.idx[lo]).0 {
+                s.runs.push((lo, k));
+                lo = k;
+            }
         }
-        let mut lists: Vec<Vec<usize>> = by_sess.into_values().collect();
-        for list in &mut lists {
-            list.sort_by_key(|&i| self.pos[ws[i].0 as usize]);
-        }
-        lists
     }
 
-    /// The writers among `cands` that no other of them reaches.
-    fn minimal(&self, ws: &[(TxnId, MopId)], cands: &[usize]) -> Vec<usize> {
+    /// No other writer among `cands` reaches `j`.
+    fn is_minimal(&self, ws: &[(TxnId, Val)], cands: &[usize], j: usize) -> bool {
         cands
             .iter()
-            .copied()
-            .filter(|&j| {
-                cands
-                    .iter()
-                    .all(|&k| k == j || !self.reaches(ws[k].0, ws[j].0))
-            })
-            .collect()
+            .all(|&k| k == j || !self.reaches(ws[k].0, ws[j].0))
     }
 
-    /// The first writers: minimal among all (each session's first, less
-    /// those another session's first reaches).
-    fn firsts(&self, ws: &[(TxnId, MopId)]) -> Vec<(TxnId, MopId)> {
-        let heads: Vec<usize> = self
-            .by_session(ws)
-            .iter()
-            .filter_map(|l| l.first().copied())
-            .collect();
-        self.minimal(ws, &heads)
-            .into_iter()
-            .map(|j| ws[j])
-            .collect()
+    /// The first writers (into `out`): minimal among all (each session's
+    /// first, less those another session's first reaches).
+    fn firsts(&self, ws: &[(TxnId, Val)], s: &mut SplitScratch, out: &mut Vec<(TxnId, Val)>) {
+        self.by_session(ws, s);
+        s.cands.clear();
+        s.cands.extend(s.runs.iter().map(|&(lo, _)| s.idx[lo]));
+        for &j in &s.cands {
+            if self.is_minimal(ws, &s.cands, j) {
+                out.push(ws[j]);
+            }
+        }
     }
+}
+
+/// Buffers for [`DepClock::split`], reused across keys.
+#[derive(Default)]
+struct SplitScratch {
+    idx: Vec<usize>,
+    runs: Vec<(usize, usize)>,
+    cands: Vec<usize>,
+    next: Vec<(usize, usize)>,
 }
 
 impl Variant {
@@ -294,9 +309,55 @@ impl Polygraph {
     }
 }
 
-/// The final write of each transaction to each key: its installed version.
-fn final_writes(h: &History, inc: &[bool]) -> FxHashMap<KeyId, Vec<(TxnId, MopId)>> {
-    let mut by_key: FxHashMap<KeyId, Vec<(TxnId, MopId)>> = FxHashMap::default();
+/// Items grouped by key, flat: key `x`'s are `items[at[x]..at[x + 1]]`.
+struct ByKey<T> {
+    items: Vec<T>,
+    at: Vec<u32>,
+}
+
+impl<T: Copy> ByKey<T> {
+    /// Groups `(key, item)` pairs by key (a counting sort, so items of a
+    /// key keep their order).
+    fn new(pairs: &[(KeyId, T)]) -> ByKey<T> {
+        let Some(&(_, blank)) = pairs.first() else {
+            return ByKey {
+                items: Vec::new(),
+                at: Vec::new(),
+            };
+        };
+        let keys = pairs.iter().map(|p| p.0 as usize + 1).max().unwrap_or(0);
+        let mut at = vec![0u32; keys + 1];
+        for &(k, _) in pairs {
+            at[k as usize + 1] += 1;
+        }
+        for i in 0..keys {
+            at[i + 1] += at[i];
+        }
+        let mut fill = at.clone();
+        let mut items = vec![blank; pairs.len()];
+        for &(k, it) in pairs {
+            items[fill[k as usize] as usize] = it;
+            fill[k as usize] += 1;
+        }
+        ByKey { items, at }
+    }
+
+    fn get(&self, x: KeyId) -> &[T] {
+        match (self.at.get(x as usize), self.at.get(x as usize + 1)) {
+            (Some(&lo), Some(&hi)) => &self.items[lo as usize..hi as usize],
+            _ => &[],
+        }
+    }
+
+    fn keys(&self) -> usize {
+        self.at.len().saturating_sub(1)
+    }
+}
+
+/// The final write of each transaction to each key (its installed
+/// version), by key, in transaction order.
+fn final_writes(h: &History, inc: &[bool]) -> ByKey<(TxnId, Val)> {
+    let mut pairs: Vec<(KeyId, (TxnId, Val))> = Vec::new();
     for (t, txn) in h.txns.iter().enumerate() {
         if !inc[t] {
             continue;
@@ -304,38 +365,73 @@ fn final_writes(h: &History, inc: &[bool]) -> FxHashMap<KeyId, Vec<(TxnId, MopId
         for i in txn.mops() {
             let m = &h.mops[i];
             if m.is_write() && m.has(flag::FINAL) {
-                by_key
-                    .entry(m.key)
-                    .or_default()
-                    .push((t as TxnId, i as MopId));
+                pairs.push((m.key, (t as TxnId, m.val)));
             }
         }
     }
-    by_key
+    ByKey::new(&pairs)
 }
 
 /// An ambiguous reader of a write: reader, its read, and the selector
 /// under which it observed that write.
 type AmbReader = (TxnId, MopId, Sel);
 
+/// Readers of each writer's version of each key, flat: each reader once
+/// (with its first read), ascending.
+struct ReadersOf {
+    list: Vec<(TxnId, Val)>,
+    /// Per key (see [`ByKey`]): its writers that were read, ascending, and
+    /// where their readers lie in `list`.
+    groups: ByKey<(TxnId, u32, u32)>,
+}
+
+impl ReadersOf {
+    /// From `(key, writer, reader, read)` items.
+    fn new(mut items: Vec<(KeyId, TxnId, TxnId, MopId, Val)>) -> ReadersOf {
+        items.sort_unstable();
+        items.dedup_by_key(|i| (i.0, i.1, i.2));
+        let mut list = Vec::with_capacity(items.len());
+        let mut groups: Vec<(KeyId, (TxnId, u32, u32))> = Vec::new();
+        for &(k, w, r, _, v) in &items {
+            match groups.last_mut() {
+                Some((gk, (gw, _, end))) if *gk == k && *gw == w => *end += 1,
+                _ => groups.push((k, (w, list.len() as u32, list.len() as u32 + 1))),
+            }
+            list.push((r, v));
+        }
+        ReadersOf {
+            list,
+            groups: ByKey::new(&groups),
+        }
+    }
+
+    fn get(&self, x: KeyId, w: TxnId) -> &[(TxnId, Val)] {
+        let gs = self.groups.get(x);
+        match gs.binary_search_by_key(&w, |g| g.0) {
+            Ok(i) => &self.list[gs[i].1 as usize..gs[i].2 as usize],
+            Err(_) => &[],
+        }
+    }
+}
+
 /// External readers of each write (by the writer's version), and of the
 /// initial state, per key; and the reads with several candidate writers.
 struct Readers {
-    of: FxHashMap<(KeyId, TxnId), Vec<(TxnId, MopId)>>,
-    initial: FxHashMap<KeyId, Vec<(TxnId, MopId)>>,
+    of: ReadersOf,
+    /// Readers of the initial state (writer 0 stands for it).
+    initial: ReadersOf,
     amb: FxHashMap<(KeyId, TxnId), Vec<AmbReader>>,
     choices: Vec<Choice>,
     selectors: Sel,
 }
 
-fn readers(h: &History, inc: &[bool]) -> Readers {
-    let mut r = Readers {
-        of: FxHashMap::default(),
-        initial: FxHashMap::default(),
-        amb: FxHashMap::default(),
-        choices: Vec::new(),
-        selectors: 0,
-    };
+fn readers(h: &History, inc: &[bool], tv: &[(TxnId, Val)]) -> Readers {
+    let mut of: Vec<(KeyId, TxnId, TxnId, MopId, Val)> = Vec::new();
+    let mut initial: Vec<(KeyId, TxnId, TxnId, MopId, Val)> = Vec::new();
+    let mut amb: FxHashMap<(KeyId, TxnId), Vec<AmbReader>> = FxHashMap::default();
+    let mut choices = Vec::new();
+    let mut selectors: Sel = 0;
+    let any_candidates = !h.candidates.is_empty();
     for (t, txn) in h.txns.iter().enumerate() {
         if !inc[t] || txn.status != Status::Committed {
             continue;
@@ -346,7 +442,7 @@ fn readers(h: &History, inc: &[bool]) -> Readers {
             if !m.is_read() || !m.has(flag::EXTERNAL) {
                 continue;
             }
-            if let Some(cands) = h.candidates.get(&(i as MopId)) {
+            if any_candidates && let Some(cands) = h.candidates.get(&(i as MopId)) {
                 let mut ws: Vec<TxnId> = cands
                     .iter()
                     .map(|&w| h.txn_of(w))
@@ -356,22 +452,18 @@ fn readers(h: &History, inc: &[bool]) -> Readers {
                 ws.dedup();
                 match ws.len() {
                     0 => {}
-                    1 => {
-                        r.of.entry((m.key, ws[0]))
-                            .or_default()
-                            .push((t, i as MopId))
-                    }
+                    1 => of.push((m.key, ws[0], t, i as MopId, m.val)),
                     k => {
-                        let first = r.selectors;
-                        r.selectors += k as Sel;
+                        let first = selectors;
+                        selectors += k as Sel;
                         for (j, &w) in ws.iter().enumerate() {
-                            r.amb.entry((m.key, w)).or_default().push((
+                            amb.entry((m.key, w)).or_default().push((
                                 t,
                                 i as MopId,
                                 first + j as Sel,
                             ));
                         }
-                        r.choices.push(Choice {
+                        choices.push(Choice {
                             reader: t,
                             mop: i as MopId,
                             writers: ws,
@@ -382,89 +474,105 @@ fn readers(h: &History, inc: &[bool]) -> Readers {
                 continue;
             }
             if m.from == from::INITIAL {
-                r.initial.entry(m.key).or_default().push((t, i as MopId));
-            } else if let Some(src) = external_source(h, m, t)
+                initial.push((m.key, 0, t, i as MopId, m.val));
+            } else if let Some(w) = m.observed()
+                && let src = tv[w as usize].0
+                && src != t
+                && h.txns[src as usize].status != Status::Aborted
                 && inc[src as usize]
             {
-                r.of.entry((m.key, src)).or_default().push((t, i as MopId));
+                // The transaction it observed (as `external_source` finds it).
+                of.push((m.key, src, t, i as MopId, m.val));
             }
         }
     }
-    for v in r.of.values_mut().chain(r.initial.values_mut()) {
-        v.sort_unstable();
-        v.dedup_by_key(|x| x.0);
+    Readers {
+        of: ReadersOf::new(of),
+        initial: ReadersOf::new(initial),
+        amb,
+        choices,
+        selectors,
     }
-    r
 }
 
 /// The edges one version order of key `x` implies: `from`'s write before
 /// `to`'s (a ww edge, left out with `ww` false where a dependency path
-/// already orders them) and each reader of `from` anti-depending on `to`.
+/// already orders them) and each reader of `from` anti-depending on `to`;
+/// their ids go to `out`.
+#[allow(clippy::too_many_arguments)]
 fn order_edges(
-    g: &mut Polygraph,
-    h: &History,
+    edges: &mut Vec<Edge>,
+    out: &mut Vec<EdgeId>,
     x: KeyId,
-    readers: &[(TxnId, MopId)],
-    (from, mf): (TxnId, MopId),
-    (to, mt): (TxnId, MopId),
+    readers: &[(TxnId, Val)],
+    (from, vf): (TxnId, Val),
+    (to, vb): (TxnId, Val),
     ww: bool,
-) -> Vec<EdgeId> {
-    let val_of = |m: MopId| h.mops[m as usize].val;
-    let mut out = Vec::with_capacity(readers.len() + 1);
+) -> usize {
+    let before = out.len();
+    let mut add = |e: Edge| {
+        out.push(edges.len() as EdgeId);
+        edges.push(e);
+    };
     if ww {
-        out.push(g.add(Edge {
+        add(Edge {
             a: from,
             b: to,
             kind: EdgeKind::Ww,
             key: x,
-            va: val_of(mf),
-            vb: val_of(mt),
-        }));
+            va: vf,
+            vb,
+        });
     }
-    for &(r, rm) in readers {
+    for &(r, va) in readers {
         if r != to {
-            out.push(g.add(Edge {
+            add(Edge {
                 a: r,
                 b: to,
                 kind: EdgeKind::Rw,
                 key: x,
-                va: val_of(rm),
-                vb: val_of(mt),
-            }));
+                va,
+                vb,
+            });
         }
     }
-    out
+    out.len() - before
 }
 
 /// The anti-dependencies of ambiguous readers of `from`'s write on `to`,
-/// each under its selector, for a version order `from` before `to`.
+/// each under its selector, for a version order `from` before `to`; they
+/// go to `out`.
 fn amb_edges(
-    g: &mut Polygraph,
-    h: &History,
+    edges: &mut Vec<Edge>,
+    out: &mut Vec<(Sel, EdgeId)>,
+    tv: &[(TxnId, Val)],
     x: KeyId,
     readers: &[AmbReader],
-    to: (TxnId, MopId),
-) -> Vec<(Sel, EdgeId)> {
-    let (to, mt) = to;
-    let mut out = Vec::with_capacity(readers.len());
+    to: (TxnId, Val),
+) -> usize {
+    let (to, vt) = to;
+    let before = out.len();
     for &(r, rm, s) in readers {
         if r != to {
-            let e = g.add(Edge {
+            out.push((s, edges.len() as EdgeId));
+            edges.push(Edge {
                 a: r,
                 b: to,
                 kind: EdgeKind::Rw,
                 key: x,
-                va: h.mops[rm as usize].val,
-                vb: h.mops[mt as usize].val,
+                va: tv[rm as usize].1,
+                vb: vt,
             });
-            out.push((s, e));
         }
     }
-    out
+    out.len() - before
 }
 
 pub fn build(h: &History, variant: Variant) -> Polygraph {
     let inc = included(h);
+    // Each micro-op's value and transaction, compact: the lookups below
+    // jump around the micro-ops, and these fit in cache far better.
+    let tv: &[(TxnId, Val)] = &h.mops.iter().map(|m| (m.txn, m.val)).collect::<Vec<_>>();
     let mut g = Polygraph {
         edges: Vec::new(),
         known: Vec::new(),
@@ -478,6 +586,11 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         selectors: 0,
         cond_known: Vec::new(),
     };
+    // Room for about an edge per micro-op (a read's write-read and
+    // anti-dependency, a write's version step): growing by doubling would
+    // copy them several times.
+    g.edges.reserve(h.mops.len() + h.txns.len());
+    g.known.reserve(h.mops.len() + h.txns.len());
     let plain = |a, b, kind| Edge {
         a,
         b,
@@ -498,19 +611,39 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
             g.known.push(e);
         }
     }
-    let rd = readers(h, &inc);
-    // Write-read.
-    type ReadersOf = ((KeyId, TxnId), Vec<(TxnId, MopId)>);
-    let mut wr: Vec<ReadersOf> = rd.of.iter().map(|(k, v)| (*k, v.clone())).collect();
-    wr.sort_unstable_by_key(|(k, _)| (k.1, k.0));
-    for ((key, w), rs) in &wr {
-        for &(r, m) in rs {
+    let rd = readers(h, &inc, tv);
+    // Write-read, by writer, then key, then reader.
+    {
+        let n = h.txns.len();
+        let mut at = vec![0u32; n + 1];
+        let gs = &rd.of.groups;
+        for &(w, lo, hi) in &gs.items {
+            at[w as usize + 1] += hi - lo;
+        }
+        for i in 0..n {
+            at[i + 1] += at[i];
+        }
+        let mut slots = vec![(0 as KeyId, 0 as TxnId, Val::NIL); at[n] as usize];
+        for x in 0..gs.keys() {
+            for &(w, lo, hi) in gs.get(x as KeyId) {
+                for &(r, v) in &rd.of.list[lo as usize..hi as usize] {
+                    slots[at[w as usize] as usize] = (x as KeyId, r, v);
+                    at[w as usize] += 1;
+                }
+            }
+        }
+        // `at[w]` is now where w's slots end.
+        let mut w = 0usize;
+        for (i, &(key, r, va)) in slots.iter().enumerate() {
+            while at[w] as usize <= i {
+                w += 1;
+            }
             let e = g.add(Edge {
-                a: *w,
+                a: w as TxnId,
                 b: r,
                 kind: EdgeKind::Wr,
-                key: *key,
-                va: h.mops[m as usize].val,
+                key,
+                va,
                 vb: Val::NIL,
             });
             g.known.push(e);
@@ -543,72 +676,82 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         None
     };
     let writes = final_writes(h, &inc);
-    let mut keys: Vec<KeyId> = writes.keys().copied().collect();
-    keys.sort_unstable();
     // Per unordered pair of writers: index of its constraint.
     let mut pairs: FxHashMap<(TxnId, TxnId), usize> = FxHashMap::default();
-    let empty: Vec<(TxnId, MopId)> = Vec::new();
     let no_amb: Vec<AmbReader> = Vec::new();
-    let val_of = |m: MopId| h.mops[m as usize].val;
-    for x in keys {
-        let ws = &writes[&x];
-        let readers_of = |t: TxnId| rd.of.get(&(x, t)).unwrap_or(&empty);
+    // Buffers reused across keys; `in_order[t] == x + 1` marks a writer
+    // of key x whose version the reads place.
+    let mut order: Vec<(TxnId, Val)> = Vec::new();
+    let mut unordered: Vec<(TxnId, Val)> = Vec::new();
+    let mut in_order = vec![0u32; h.txns.len()];
+    let mut firsts: Vec<(TxnId, Val)> = Vec::new();
+    let mut scratch = SplitScratch::default();
+    let mut pairs_here: Vec<(usize, usize)> = Vec::new();
+    let list_append = h.workload == Some(Workload::ListAppend);
+    for x in 0..writes.keys() as KeyId {
+        let ws = writes.get(x);
+        if ws.is_empty() {
+            continue;
+        }
+        let readers_of = |t: TxnId| rd.of.get(x, t);
         let amb_of = |t: TxnId| rd.amb.get(&(x, t)).unwrap_or(&no_amb);
-        let initial = rd.initial.get(&x).unwrap_or(&empty);
+        let initial = rd.initial.get(x, 0);
         // Known order: list-append version orders.
-        let order: Vec<(TxnId, MopId)> = match h.orders.get(x as usize) {
-            Some(o) if h.workload == Some(Workload::ListAppend) => {
-                let mut seq: Vec<(TxnId, MopId)> = Vec::new();
-                for &w in &o.writes {
-                    if w == from::THIN_AIR || !inc[h.txn_of(w) as usize] {
-                        continue;
-                    }
-                    let t = h.txn_of(w);
-                    // A transaction's appends are one version step: keep its last.
-                    if let Some(last) = seq.last_mut()
-                        && last.0 == t
-                    {
-                        last.1 = w;
-                        continue;
-                    }
-                    seq.push((t, w));
+        order.clear();
+        if list_append && let Some(o) = h.orders.get(x as usize) {
+            for &w in &o.writes {
+                let Some(&(t, v)) = tv.get(w as usize) else {
+                    continue;
+                };
+                if !inc[t as usize] {
+                    continue;
                 }
-                seq
+                // A transaction's appends are one version step: keep its last.
+                if let Some(last) = order.last_mut()
+                    && last.0 == t
+                {
+                    last.1 = v;
+                    continue;
+                }
+                order.push((t, v));
             }
-            _ => Vec::new(),
-        };
-        let in_order: rustc_hash::FxHashSet<TxnId> = order.iter().map(|p| p.0).collect();
-        let unordered: Vec<(TxnId, MopId)> = ws
-            .iter()
-            .copied()
-            .filter(|(t, _)| !in_order.contains(t))
-            .collect();
+        }
+        for &(t, _) in &order {
+            in_order[t as usize] = x + 1;
+        }
+        unordered.clear();
+        unordered.extend(
+            ws.iter()
+                .copied()
+                .filter(|(t, _)| in_order[*t as usize] != x + 1),
+        );
         // Observed order: ww between consecutive versions; rw from the
         // readers of each version to the next one's writer.
         for pair in order.windows(2) {
             let ((a, ma), (b, mb)) = (pair[0], pair[1]);
-            let es = order_edges(&mut g, h, x, readers_of(a), (a, ma), (b, mb), true);
-            g.known.extend(es);
-            let es = amb_edges(&mut g, h, x, amb_of(a), (b, mb));
-            g.cond_known.extend(es);
+            let rs = readers_of(a);
+            order_edges(&mut g.edges, &mut g.known, x, rs, (a, ma), (b, mb), true);
+            let amb = amb_of(a);
+            amb_edges(&mut g.edges, &mut g.cond_known, tv, x, amb, (b, mb));
         }
         // Readers of the initial state precede the first known version, or
         // every writer when none is known.
-        let firsts: Vec<(TxnId, MopId)> = match (order.first(), &dep) {
-            (Some(&f), _) => vec![f],
-            (None, Some(dc)) => dc.firsts(&unordered),
-            (None, None) => unordered.clone(),
-        };
-        for &(r, rm) in initial {
-            for &(b, mb) in &firsts {
+        firsts.clear();
+        match (order.first(), &dep) {
+            (Some(&f), _) => firsts.push(f),
+            (None, Some(dc)) => dc.firsts(&unordered, &mut scratch, &mut firsts),
+            (None, None) => firsts.extend_from_slice(&unordered),
+        }
+        for &(r, va) in initial {
+            for &(b, vb) in &firsts {
                 if r != b {
                     let e = g.add(Edge {
                         a: r,
                         b,
                         kind: EdgeKind::Rw,
                         key: x,
-                        va: h.mops[rm as usize].val,
-                        vb: val_of(mb),
+                        va,
+                        vb,
                     });
                     g.known.push(e);
                 }
@@ -616,19 +759,23 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         }
         if let Some(&(last, lm)) = order.last() {
             // Writes nobody read come after every observed one.
+            let rs = readers_of(last);
+            let amb = amb_of(last);
             for &(b, mb) in &unordered {
-                let es = order_edges(&mut g, h, x, readers_of(last), (last, lm), (b, mb), true);
-                g.known.extend(es);
-                let es = amb_edges(&mut g, h, x, amb_of(last), (b, mb));
-                g.cond_known.extend(es);
+                order_edges(&mut g.edges, &mut g.known, x, rs, (last, lm), (b, mb), true);
+                amb_edges(&mut g.edges, &mut g.cond_known, tv, x, amb, (b, mb));
             }
+        }
+        if unordered.len() < 2 {
+            continue;
         }
         // Unknown order among the rest: a constraint per pair, except
         // where a dependency path already orders the pair.
-        let pairs_here: Vec<(usize, usize)> = match &dep {
+        pairs_here.clear();
+        match &dep {
             Some(dc) => {
-                let (next, concurrent) = dc.split(&unordered);
-                g.all_pairs += concurrent.len();
+                let next = dc.split(&unordered, &mut scratch, &mut pairs_here);
+                g.all_pairs += pairs_here.len();
                 if g.all_pairs > MAX_PAIRS {
                     g.too_big = true;
                     return g;
@@ -636,14 +783,13 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
                 // A dependency path already orders these writers, and so
                 // every commit order: no ww edge is needed, only the
                 // readers' anti-dependencies on the writers right after.
-                for (i, j) in next {
+                for &(i, j) in next {
                     let (a, b) = (unordered[i], unordered[j]);
-                    let es = order_edges(&mut g, h, x, readers_of(a.0), a, b, false);
-                    g.known.extend(es);
-                    let es = amb_edges(&mut g, h, x, amb_of(a.0), b);
-                    g.cond_known.extend(es);
+                    let rs = readers_of(a.0);
+                    order_edges(&mut g.edges, &mut g.known, x, rs, a, b, false);
+                    let amb = amb_of(a.0);
+                    amb_edges(&mut g.edges, &mut g.cond_known, tv, x, amb, b);
                 }
-                concurrent
             }
             _ => {
                 let n = unordered.len();
@@ -652,56 +798,65 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
                     g.too_big = true;
                     return g;
                 }
-                (0..n)
-                    .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
-                    .collect()
+                pairs_here.extend((0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))));
             }
-        };
-        for (i, j) in pairs_here {
-            {
-                let (mut a, mut ma) = unordered[i];
-                let (mut c, mut mc) = unordered[j];
-                if a > c {
-                    std::mem::swap(&mut a, &mut c);
-                    std::mem::swap(&mut ma, &mut mc);
-                }
-                // A writer that read the other's version of the key
-                // installs its own after it, whatever the level: that order
-                // is known, not a choice.
-                let c_read_a = readers_of(a).iter().any(|&(r, _)| r == c);
-                let a_read_c = readers_of(c).iter().any(|&(r, _)| r == a);
-                if c_read_a != a_read_c {
-                    let (from, mf, to, mt) = if c_read_a {
-                        (a, ma, c, mc)
-                    } else {
-                        (c, mc, a, ma)
-                    };
-                    let es =
-                        order_edges(&mut g, h, x, readers_of(from), (from, mf), (to, mt), true);
-                    g.known.extend(es);
-                    let es = amb_edges(&mut g, h, x, amb_of(from), (to, mt));
-                    g.cond_known.extend(es);
-                    continue;
-                }
-                let idx = *pairs.entry((a, c)).or_insert_with(|| {
-                    g.constraints.push(Constraint {
-                        a,
-                        c,
-                        ..Constraint::default()
-                    });
-                    g.constraints.len() - 1
+        }
+        for &(i, j) in &pairs_here {
+            let (mut a, mut ma) = unordered[i];
+            let (mut c, mut mc) = unordered[j];
+            if a > c {
+                std::mem::swap(&mut a, &mut c);
+                std::mem::swap(&mut ma, &mut mc);
+            }
+            // A writer that read the other's version of the key
+            // installs its own after it, whatever the level: that order
+            // is known, not a choice.
+            let c_read_a = readers_of(a).iter().any(|&(r, _)| r == c);
+            let a_read_c = readers_of(c).iter().any(|&(r, _)| r == a);
+            if c_read_a != a_read_c {
+                let (from, mf, to, mt) = if c_read_a {
+                    (a, ma, c, mc)
+                } else {
+                    (c, mc, a, ma)
+                };
+                let rs = readers_of(from);
+                order_edges(
+                    &mut g.edges,
+                    &mut g.known,
+                    x,
+                    rs,
+                    (from, mf),
+                    (to, mt),
+                    true,
+                );
+                let amb = amb_of(from);
+                amb_edges(&mut g.edges, &mut g.cond_known, tv, x, amb, (to, mt));
+                continue;
+            }
+            let idx = *pairs.entry((a, c)).or_insert_with(|| {
+                g.constraints.push(Constraint {
+                    a,
+                    c,
+                    ..Constraint::default()
                 });
-                let either = order_edges(&mut g, h, x, readers_of(a), (a, ma), (c, mc), true);
-                let or = order_edges(&mut g, h, x, readers_of(c), (c, mc), (a, ma), true);
-                let either_if = amb_edges(&mut g, h, x, amb_of(a), (c, mc));
-                let or_if = amb_edges(&mut g, h, x, amb_of(c), (a, ma));
-                g.unknown_edges += either.len() + or.len() + either_if.len() + or_if.len();
-                let con = &mut g.constraints[idx];
-                con.either.extend(either);
-                con.or.extend(or);
-                con.either_if.extend(either_if);
-                con.or_if.extend(or_if);
-            }
+                g.constraints.len() - 1
+            });
+            let con = &mut g.constraints[idx];
+            let edges = &mut g.edges;
+            let mut added = 0;
+            added += order_edges(
+                edges,
+                &mut con.either,
+                x,
+                readers_of(a),
+                (a, ma),
+                (c, mc),
+                true,
+            );
+            added += order_edges(edges, &mut con.or, x, readers_of(c), (c, mc), (a, ma), true);
+            added += amb_edges(edges, &mut con.either_if, tv, x, amb_of(a), (c, mc));
+            added += amb_edges(edges, &mut con.or_if, tv, x, amb_of(c), (a, ma));
+            g.unknown_edges += added;
         }
     }
     g

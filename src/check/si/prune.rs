@@ -37,10 +37,27 @@ pub struct Known {
 
 impl Known {
     pub fn new(g: &Polygraph, n: usize) -> Known {
+        // Each list sized once: growing 3n lists push by push costs more
+        // than counting first.
+        let (mut dep_out, mut rw_in, mut rw_out) = (vec![0u32; n], vec![0u32; n], vec![0u32; n]);
+        for &e in &g.known {
+            let e = g.edges[e as usize];
+            if e.kind.is_dep() {
+                dep_out[e.a as usize] += 1;
+            } else {
+                rw_in[e.b as usize] += 1;
+                rw_out[e.a as usize] += 1;
+            }
+        }
+        let lists = |c: Vec<u32>| -> Vec<Vec<u32>> {
+            c.into_iter()
+                .map(|k| Vec::with_capacity(k as usize))
+                .collect()
+        };
         let mut k = Known {
-            dep_out: vec![Vec::new(); n],
-            rw_in: vec![Vec::new(); n],
-            rw_out: vec![Vec::new(); n],
+            dep_out: lists(dep_out),
+            rw_in: lists(rw_in),
+            rw_out: lists(rw_out),
         };
         for &e in &g.known {
             k.add(g, e);
@@ -245,8 +262,8 @@ impl Folded {
         for a in 0..n {
             let row = &mut rw_in_reach[a * width..(a + 1) * width];
             for &x in &k.rw_in[a] {
-                for (s, slot) in row.iter_mut().enumerate() {
-                    *slot = (*slot).max(v.get(2 * x, s as u32));
+                for (slot, &y) in row.iter_mut().zip(v.row(2 * x)) {
+                    *slot = (*slot).max(y);
                 }
             }
         }
@@ -335,6 +352,10 @@ pub struct Pruned {
     /// The known graph itself has a cycle.
     pub known_cycle: bool,
     pub rounds: usize,
+    /// With session order: G2 of the known edges (in their order) and a
+    /// topological order of its nodes that take part, when pruning ended
+    /// with both at hand.
+    pub graph: Option<(Digraph, Vec<u32>)>,
 }
 
 /// Prunes to a fixpoint, moving forced sides into `g.known`.
@@ -352,32 +373,41 @@ pub fn prune(
     let g2_mask: Vec<bool> = (0..variant.g2_nodes(n))
         .map(|v| g.included[if variant.serializable { v } else { v / 2 }])
         .collect();
-    let done = |open, contradictions, known_cycle, rounds| Pruned {
+    let done = |open, contradictions, known_cycle, rounds, graph| Pruned {
         open,
         contradictions,
         known_cycle,
         rounds,
+        graph,
     };
+    // G2 edges of `g.known[..mapped]`, kept across rounds.
+    let mut edges: Vec<(u32, u32)> = Vec::new();
+    let mut mapped = 0;
+    let mut graph = None;
     loop {
         rounds += 1;
         let o = if variant.session {
             // Session chains make vector clocks exact: work on G2 itself.
-            let mut edges = Vec::with_capacity(g.known.len() * 2);
-            for &e in &g.known {
+            edges.reserve((g.known.len() - mapped) * 2);
+            for &e in &g.known[mapped..] {
                 variant.g2_edges(&g.edges[e as usize], &mut edges);
             }
+            mapped = g.known.len();
             let g2 = Digraph::from_edges(variant.g2_nodes(n), &edges);
             let Some(topo) = topo_order(&g2, &g2_mask) else {
-                return done(open, Vec::new(), true, rounds);
+                return done(open, Vec::new(), true, rounds, None);
             };
             if open.is_empty() {
+                graph = Some((g2, topo));
                 break;
             }
-            session_oracle(h, &g2, &topo, variant)
+            let o = session_oracle(h, &g2, &topo, variant);
+            graph = Some((g2, topo));
+            o
         } else {
             let hg = known.h_graph(variant.serializable);
             let Some(topo) = topo_order(&hg, &g.included) else {
-                return done(open, Vec::new(), true, rounds);
+                return done(open, Vec::new(), true, rounds, None);
             };
             if open.is_empty() {
                 break;
@@ -422,13 +452,15 @@ pub fn prune(
         }
         open = still;
         if !contradictions.is_empty() {
-            return done(open, contradictions, false, rounds);
+            return done(open, contradictions, false, rounds, None);
         }
         if !changed {
             break;
         }
+        // The known edges grew: the next round builds G2 anew.
+        graph = None;
     }
-    done(open, Vec::new(), false, rounds)
+    done(open, Vec::new(), false, rounds, graph)
 }
 
 /// A topological order that, among nodes free to go next, takes the one
