@@ -515,23 +515,8 @@ fn derive_search(
             all_from.sort_unstable();
             all_from.dedup();
         }
-        for i in txn.mops() {
-            let m = &h.mops[i];
-            if !m.is_read() || !m.has(flag::EXTERNAL) {
-                continue;
-            }
-            let t1 = match m.from {
-                from::INITIAL => INIT,
-                w if w < from::THIN_AIR => {
-                    let t1 = h.txn_of(w);
-                    if t1 == t3 || !ctx.included[t1 as usize] {
-                        continue;
-                    }
-                    t1
-                }
-                _ => continue,
-            };
-            let x = m.key;
+        for (i, t1) in external_reads(ctx, t3) {
+            let x = h.mops[i as usize].key;
             cands.clear();
             match level {
                 Level::ReadCommitted => {
@@ -590,19 +575,10 @@ fn derive_search(
                 // (Without clocks the question costs a search; an edge kept
                 // needlessly changes nothing.)
                 let redundant = t1 != INIT && ctx.has_clocks() && ctx.co(t2, t1);
-                emit(
-                    Triangle {
-                        t1,
-                        t2,
-                        read: i as MopId,
-                    },
-                    redundant,
-                );
+                emit(Triangle { t1, t2, read: i }, redundant);
             }
-            if let Some(t) = external_source(h, m, t3)
-                && !seen.contains(&t)
-            {
-                seen.push(t);
+            if t1 != INIT && !seen.contains(&t1) {
+                seen.push(t1);
             }
         }
     }

@@ -2,6 +2,29 @@
 //! need: strongly connected components and shortest paths, all iterative
 //! (session chains of 100k nodes overflow recursive walks).
 
+/// Groups `(bucket, item)` pairs by bucket, a counting sort that keeps
+/// each bucket's items in order: bucket `b`'s are
+/// `items[offsets[b]..offsets[b + 1]]`. Buckets are below `n`.
+pub fn group<T: Copy>(n: usize, pairs: &[(u32, T)]) -> (Vec<u32>, Vec<T>) {
+    let mut offsets = vec![0u32; n + 1];
+    let Some(&(_, blank)) = pairs.first() else {
+        return (offsets, Vec::new());
+    };
+    for &(b, _) in pairs {
+        offsets[b as usize + 1] += 1;
+    }
+    for i in 0..n {
+        offsets[i + 1] += offsets[i];
+    }
+    let mut fill = offsets.clone();
+    let mut items = vec![blank; pairs.len()];
+    for &(b, it) in pairs {
+        items[fill[b as usize] as usize] = it;
+        fill[b as usize] += 1;
+    }
+    (offsets, items)
+}
+
 /// A directed graph in compressed sparse row form.
 #[derive(Clone, Debug, Default)]
 pub struct Digraph {
@@ -12,19 +35,7 @@ pub struct Digraph {
 impl Digraph {
     /// Builds a graph on `n` nodes from its edges (duplicates allowed).
     pub fn from_edges(n: usize, edges: &[(u32, u32)]) -> Digraph {
-        let mut offsets = vec![0u32; n + 1];
-        for &(a, _) in edges {
-            offsets[a as usize + 1] += 1;
-        }
-        for i in 0..n {
-            offsets[i + 1] += offsets[i];
-        }
-        let mut fill = offsets.clone();
-        let mut targets = vec![0u32; edges.len()];
-        for &(a, b) in edges {
-            targets[fill[a as usize] as usize] = b;
-            fill[a as usize] += 1;
-        }
+        let (offsets, targets) = group(n, edges);
         Digraph { offsets, targets }
     }
 

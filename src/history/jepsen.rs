@@ -115,24 +115,28 @@ pub fn read(
     opts: BuildOptions,
     progress: Option<Progress<'_>>,
 ) -> Result<(History, Vec<crate::anomaly::Anomaly>), Error> {
-    let mut r = EdnReader {
-        source,
-        released: 0,
-        src: source.bytes(),
-        cur: Cursor::new(source.bytes()),
-        builder: Builder::new(source.name(), opts),
-        raw: RawTxn::default(),
-        line_at: (0, 1),
-        f_cache: None,
-        deferred: Vec::new(),
-        queue: VecDeque::new(),
-        spare: Vec::new(),
-    };
+    let mut r = EdnReader::new(source, Builder::new(source.name(), opts));
     r.run(progress).map_err(|e| Error::from(e.locate(source)))?;
     Ok(r.builder.finish())
 }
 
 impl<'a> EdnReader<'a> {
+    fn new(source: &'a Source, builder: Builder) -> EdnReader<'a> {
+        EdnReader {
+            source,
+            released: 0,
+            src: source.bytes(),
+            cur: Cursor::new(source.bytes()),
+            builder,
+            raw: RawTxn::default(),
+            line_at: (0, 1),
+            f_cache: None,
+            deferred: Vec::new(),
+            queue: VecDeque::new(),
+            spare: Vec::new(),
+        }
+    }
+
     fn line_of(&mut self, offset: usize) -> u32 {
         let (at, line) = self.line_at;
         let line = if offset >= at {
@@ -1239,19 +1243,7 @@ mod tests {
     }
 
     fn reader(source: &Source) -> EdnReader<'_> {
-        EdnReader {
-            source,
-            released: 0,
-            src: source.bytes(),
-            cur: Cursor::new(source.bytes()),
-            builder: Builder::new("t", BuildOptions::default()),
-            raw: RawTxn::default(),
-            line_at: (0, 1),
-            f_cache: None,
-            deferred: Vec::new(),
-            queue: VecDeque::new(),
-            spare: Vec::new(),
-        }
+        EdnReader::new(source, Builder::new("t", BuildOptions::default()))
     }
 
     proptest! {

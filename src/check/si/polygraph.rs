@@ -319,26 +319,8 @@ impl<T: Copy> ByKey<T> {
     /// Groups `(key, item)` pairs by key (a counting sort, so items of a
     /// key keep their order).
     fn new(pairs: &[(KeyId, T)]) -> ByKey<T> {
-        let Some(&(_, blank)) = pairs.first() else {
-            return ByKey {
-                items: Vec::new(),
-                at: Vec::new(),
-            };
-        };
         let keys = pairs.iter().map(|p| p.0 as usize + 1).max().unwrap_or(0);
-        let mut at = vec![0u32; keys + 1];
-        for &(k, _) in pairs {
-            at[k as usize + 1] += 1;
-        }
-        for i in 0..keys {
-            at[i + 1] += at[i];
-        }
-        let mut fill = at.clone();
-        let mut items = vec![blank; pairs.len()];
-        for &(k, it) in pairs {
-            items[fill[k as usize] as usize] = it;
-            fill[k as usize] += 1;
-        }
+        let (at, items) = crate::check::graph::group(keys, pairs);
         ByKey { items, at }
     }
 
