@@ -136,24 +136,43 @@ enum Known {
 }
 
 /// Per-transaction key states, kept between transactions so that their
-/// buffers are reused rather than allocated for every transaction.
+/// buffers are reused rather than allocated for every transaction. A key's
+/// state is found through a table indexed by key id, its entries stamped
+/// with the transaction they belong to (so nothing needs clearing between
+/// transactions, and no hashing per micro-op).
 #[derive(Default)]
 struct KeyStates {
-    slot: FxHashMap<KeyId, u32>,
+    /// By key id: (stamp, index in `pool`); current when the stamp is.
+    slot: Vec<(u32, u32)>,
+    stamp: u32,
     pool: Vec<KeyState>,
     used: usize,
 }
 
 impl KeyStates {
-    fn reset(&mut self) {
-        self.slot.clear();
+    /// Starts a transaction over keys `0..keys`.
+    fn reset(&mut self, keys: usize) {
+        if self.slot.len() < keys {
+            self.slot.resize(keys, (0, 0));
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            // Wrapped: no entry may look current.
+            self.slot.fill((0, 0));
+            self.stamp = 1;
+        }
         self.used = 0;
     }
 
     #[inline]
     fn get(&mut self, key: KeyId) -> &mut KeyState {
-        let i = *self.slot.entry(key).or_insert_with(|| {
+        let stamp = self.stamp;
+        let e = &mut self.slot[key as usize];
+        let i = if e.0 == stamp {
+            e.1 as usize
+        } else {
             let i = self.used;
+            *e = (stamp, i as u32);
             self.used += 1;
             if i == self.pool.len() {
                 self.pool.push(KeyState::default());
@@ -164,15 +183,21 @@ impl KeyStates {
                 st.known = None;
                 st.read_last = false;
             }
-            i as u32
-        });
-        &mut self.pool[i as usize]
+            i
+        };
+        &mut self.pool[i]
     }
 
     fn used(&self) -> &[KeyState] {
         &self.pool[..self.used]
     }
 }
+
+/// The capacity a key's growing tables (version order, write index, order
+/// text: in elements, or 4 bytes an element) start with when first used,
+/// rather than growing through 4, 8 and 16: each step is a reallocation
+/// and a copy, for every key.
+const FIRST_CAPACITY: usize = 16;
 
 /// No entry, in the dense tables below.
 const NONE: u32 = u32::MAX;
@@ -273,6 +298,9 @@ impl WriteIndex {
             && i < 2 * *n as usize + 16
         {
             if i >= ids.len() {
+                if ids.capacity() == 0 {
+                    ids.reserve_exact(FIRST_CAPACITY.max(i + 1));
+                }
                 ids.resize(i + 1, NONE);
             }
             ids[i] = id;
@@ -466,13 +494,17 @@ impl Builder {
             let Some(k) = raw.mops.get(i).and_then(|m| self.key_index.get(m.key)) else {
                 continue;
             };
+            // A read no longer than the known text is (most likely) a
+            // prefix of the order, and compiles without touching it.
+            let mut grows = true;
             if let Some(t) = self.texts.get(k as usize) {
                 let n = len.min(t.text.len()).min(256);
                 for off in (0..n).step_by(64) {
                     prefetch(t.text.as_ptr().wrapping_add(off));
                 }
+                grows = !t.ok || len > t.text.len();
             }
-            if let Some(o) = self.h.orders.get(k as usize) {
+            if grows && let Some(o) = self.h.orders.get(k as usize) {
                 prefetch(
                     o.elems
                         .as_ptr()
@@ -498,9 +530,10 @@ impl Builder {
     /// that extends it needs only its new elements parsed. Exact for a
     /// `text` of integers separated by single spaces; any other text, and
     /// every text before the workload is known to be list-append, gives
-    /// [`ListBase::Unknown`].
+    /// [`ListBase::Unknown`]. `spaces` is the number of spaces in `text`
+    /// (the reader counted them while checking it).
     #[inline]
-    pub fn list_base(&self, key: Val, text: &[u8]) -> ListBase {
+    pub fn list_base(&self, key: Val, text: &[u8], spaces: u32) -> ListBase {
         if self.h.workload != Some(Workload::ListAppend) || text.is_empty() {
             return ListBase::Unknown;
         }
@@ -516,8 +549,10 @@ impl Builder {
                 && known.get(text.len()).is_none_or(|&c| c == b' ')
                 && let Some(last) = last_element(text)
             {
-                let base = 1 + memchr::memchr_iter(b' ', text).count() as u32;
-                return ListBase::Prefix { base, last };
+                return ListBase::Prefix {
+                    base: 1 + spaces,
+                    last,
+                };
             }
         } else if known.is_empty() {
             return ListBase::Grow { base: 0, skip: 0 };
@@ -637,7 +672,7 @@ impl Builder {
         }
         self.warm(raw, &keys);
         let mut kstate = std::mem::take(&mut self.kstate);
-        kstate.reset();
+        kstate.reset(self.h.keys.len());
         let mut hints = raw.hints.as_slice();
 
         for (i, m) in raw.mops.iter().enumerate() {
@@ -928,6 +963,9 @@ impl Builder {
             return None;
         }
         if n < tail.len() {
+            if order.capacity() == 0 {
+                order.reserve_exact(FIRST_CAPACITY.max(tail.len()));
+            }
             order.extend_from_slice(&tail[n..]);
             return Some(true);
         }
@@ -949,6 +987,9 @@ impl Builder {
                     t.text.clear();
                 }
                 let have = t.text.len();
+                if t.text.capacity() == 0 {
+                    t.text.reserve_exact((4 * FIRST_CAPACITY).max(text.len()));
+                }
                 t.text.extend_from_slice(&text[have..]);
                 t.count = count;
                 t.ok = true;
@@ -1055,7 +1096,8 @@ impl Builder {
     fn finish_orders(&mut self) {
         self.rebase_orders();
         let h = &mut self.h;
-        let mut in_order = vec![false; h.mops.len()];
+        // A bit per micro-op (a byte each would not stay in cache).
+        let mut in_order = vec![0u64; h.mops.len().div_ceil(64)];
         for (k, order) in h.orders.iter_mut().enumerate() {
             let k = k as KeyId;
             let mut seen_thin: FxHashSet<Val> = FxHashSet::default();
@@ -1064,7 +1106,12 @@ impl Builder {
             for &e in &order.elems {
                 let w = self.write_index.get(k, e);
                 let dup = match w {
-                    Some(w) => std::mem::replace(&mut in_order[w as usize], true),
+                    Some(w) => {
+                        let (word, bit) = (w as usize / 64, 1u64 << (w % 64));
+                        let seen = in_order[word] & bit != 0;
+                        in_order[word] |= bit;
+                        seen
+                    }
                     None => !seen_thin.insert(e),
                 };
                 if dup && !dups.contains(&e) {
@@ -1078,7 +1125,10 @@ impl Builder {
             }
         }
         for (id, m) in h.mops.iter().enumerate() {
-            if m.is_write() && !in_order[id] && h.txns[m.txn as usize].status != Status::Aborted {
+            if m.is_write()
+                && in_order[id / 64] & (1u64 << (id % 64)) == 0
+                && h.txns[m.txn as usize].status != Status::Aborted
+            {
                 h.orders[m.key as usize].unobserved.push(id as MopId);
             }
         }

@@ -107,6 +107,8 @@ struct Deferred {
     /// The list's text, inside its brackets.
     at: usize,
     end: usize,
+    /// The spaces in the text.
+    spaces: u32,
 }
 
 /// Reads a Jepsen EDN history.
@@ -723,12 +725,13 @@ impl<'a> EdnReader<'a> {
             Some(b'[') if kind == RawKind::Read => match plain_list(src, at + 1) {
                 // Read when the transaction is compiled: see
                 // `resolve_lists`.
-                Some(end) => {
+                Some((end, spaces)) => {
                     self.deferred.push(Deferred {
                         mop: self.raw.mops.len() as u32,
                         key,
                         at: at + 1,
                         end,
+                        spaces,
                     });
                     (Arg::List { start: 0, len: 0 }, end + 2)
                 }
@@ -781,7 +784,7 @@ impl<'a> EdnReader<'a> {
                 last,
                 text: (d.at, d.end),
             };
-            let hint = match self.builder.list_base(d.key, text) {
+            let hint = match self.builder.list_base(d.key, text, d.spaces) {
                 ListBase::Prefix { base, last } => Some(hint(base, last)),
                 ListBase::Grow { base, skip }
                     if int_list_body(src, d.at + skip, d.end, elems).is_some() =>
@@ -992,35 +995,53 @@ fn int_run(src: &[u8], mut i: usize, out: &mut Vec<Val>) -> usize {
     }
 }
 
-/// Where the list from `at` (just past its `[`) ends, when it holds only
-/// digits and spaces, no number of more than 8 digits, and is followed by
-/// `]]` (the end of the micro-op): such a list reads as integers whatever
-/// its spacing. Checked 8 bytes at a time; None for anything else, and
-/// within 8 bytes of the end of the input.
+/// Where the list from `at` (just past its `[`) ends, and how many spaces
+/// it holds, when it holds only digits and spaces and is followed by `]]`
+/// (the end of the micro-op): such a list reads as integers whatever its
+/// spacing and lengths (see [`EdnReader::resolve_lists`]). The end is
+/// found by `memchr`, the bytes before it checked 32 at a time; None for
+/// anything else.
 #[inline]
-fn plain_list(src: &[u8], at: usize) -> Option<usize> {
-    let mut i = at;
-    // Digits at the end of the last word.
-    let mut run = 0usize;
-    loop {
-        let w = word_at(src, i)?;
-        let nondigit = nondigit_bytes(w);
-        let other = nondigit & !zero_bytes(w ^ (0x20 * LANES));
-        let lead = (nondigit.trailing_zeros() / 8) as usize;
-        if run + lead > 8 {
+fn plain_list(src: &[u8], at: usize) -> Option<(usize, u32)> {
+    let end = at + memchr::memchr(b']', src.get(at..)?)?;
+    if src.get(end + 1) != Some(&b']') {
+        return None;
+    }
+    Some((end, digits_or_spaces(&src[at..end])?))
+}
+
+/// The number of spaces in `s` if every byte of it is an ASCII digit or a
+/// space. Blocks of 32 bytes are folded without an exit per byte (so they
+/// vectorise), the rest checked 8 bytes at a time.
+#[inline]
+fn digits_or_spaces(s: &[u8]) -> Option<u32> {
+    let mut spaces = 0u32;
+    let mut blocks = s.chunks_exact(32);
+    for b in &mut blocks {
+        let (bad, n) = b.iter().fold((0u8, 0u8), |(bad, n), &c| {
+            let space = c == b' ';
+            (
+                bad | u8::from(c.wrapping_sub(b'0') > 9 && !space),
+                n + u8::from(space),
+            )
+        });
+        if bad != 0 {
             return None;
         }
-        if other != 0 {
-            let end = i + (other.trailing_zeros() / 8) as usize;
-            return (src.get(end..end + 2) == Some(b"]]")).then_some(end);
-        }
-        run = if nondigit == 0 {
-            run + 8
-        } else {
-            (nondigit.leading_zeros() / 8) as usize
-        };
-        i += 8;
+        spaces += u32::from(n);
     }
+    for w in blocks.remainder().chunks(8) {
+        // Padded with digits, which pass and are not spaces.
+        let mut b = [b'0'; 8];
+        b[..w.len()].copy_from_slice(w);
+        let w = u64::from_le_bytes(b);
+        let sp = zero_bytes(w ^ (0x20 * LANES));
+        if nondigit_bytes(w) != sp {
+            return None;
+        }
+        spaces += sp.count_ones();
+    }
+    Some(spaces)
 }
 
 /// A list of integers as Jepsen prints them, `1 2 3]` (from just past the
