@@ -136,24 +136,43 @@ enum Known {
 }
 
 /// Per-transaction key states, kept between transactions so that their
-/// buffers are reused rather than allocated for every transaction. A key's
-/// state is found through a table indexed by key id, its entries stamped
-/// with the transaction they belong to (so nothing needs clearing between
-/// transactions, and no hashing per micro-op).
+/// buffers are reused rather than allocated for every transaction. Each
+/// micro-op's state is settled before the transaction is compiled
+/// ([`Self::assign`]): in a small transaction by looking for its key among
+/// the micro-ops before it (all in cache), in a large one through a table
+/// indexed by key id, its entries stamped with the transaction they belong
+/// to (so nothing needs clearing between transactions).
 #[derive(Default)]
 struct KeyStates {
     /// By key id: (stamp, index in `pool`); current when the stamp is.
     slot: Vec<(u32, u32)>,
     stamp: u32,
+    /// The state (index in `pool`) of each micro-op of the transaction.
+    of: Vec<u32>,
     pool: Vec<KeyState>,
     used: usize,
 }
 
+/// Up to this many micro-ops, a transaction's keys are matched by a scan.
+const SCAN_KEYS: usize = 64;
+
 impl KeyStates {
-    /// Starts a transaction over keys `0..keys`.
-    fn reset(&mut self, keys: usize) {
-        if self.slot.len() < keys {
-            self.slot.resize(keys, (0, 0));
+    /// Starts a transaction whose micro-ops are on `keys`, among `0..nkeys`.
+    fn assign(&mut self, keys: &[KeyId], nkeys: usize) {
+        self.used = 0;
+        self.of.clear();
+        if keys.len() <= SCAN_KEYS {
+            for (i, &k) in keys.iter().enumerate() {
+                let s = match keys[..i].iter().position(|&x| x == k) {
+                    Some(j) => self.of[j],
+                    None => self.fresh(),
+                };
+                self.of.push(s);
+            }
+            return;
+        }
+        if self.slot.len() < nkeys {
+            self.slot.resize(nkeys, (0, 0));
         }
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
@@ -161,31 +180,39 @@ impl KeyStates {
             self.slot.fill((0, 0));
             self.stamp = 1;
         }
-        self.used = 0;
+        for &k in keys {
+            let e = self.slot[k as usize];
+            let s = if e.0 == self.stamp {
+                e.1
+            } else {
+                let s = self.fresh();
+                self.slot[k as usize] = (self.stamp, s);
+                s
+            };
+            self.of.push(s);
+        }
     }
 
-    #[inline]
-    fn get(&mut self, key: KeyId) -> &mut KeyState {
-        let stamp = self.stamp;
-        let e = &mut self.slot[key as usize];
-        let i = if e.0 == stamp {
-            e.1 as usize
+    /// A cleared state for the next key of the transaction.
+    fn fresh(&mut self) -> u32 {
+        let i = self.used;
+        self.used += 1;
+        if i == self.pool.len() {
+            self.pool.push(KeyState::default());
         } else {
-            let i = self.used;
-            *e = (stamp, i as u32);
-            self.used += 1;
-            if i == self.pool.len() {
-                self.pool.push(KeyState::default());
-            } else {
-                let st = &mut self.pool[i];
-                st.own.clear();
-                st.last_write = None;
-                st.known = None;
-                st.read_last = false;
-            }
-            i
-        };
-        &mut self.pool[i]
+            let st = &mut self.pool[i];
+            st.own.clear();
+            st.last_write = None;
+            st.known = None;
+            st.read_last = false;
+        }
+        i as u32
+    }
+
+    /// The state of the transaction's micro-op `i`.
+    #[inline]
+    fn get(&mut self, i: usize) -> &mut KeyState {
+        &mut self.pool[self.of[i] as usize]
     }
 
     fn used(&self) -> &[KeyState] {
@@ -229,18 +256,34 @@ impl KeyIndex {
 
     /// Adds a key that `get` did not find.
     fn insert(&mut self, k: Val, id: KeyId) {
-        if let Some(i) = k.as_int()
-            && let Ok(i) = usize::try_from(i)
-            // The table stays within a few times the number of keys.
-            && i < 2 * id as usize + 1024
-        {
-            if i >= self.dense.len() {
-                self.dense.resize(i + 1, NONE);
-            }
-            self.dense[i] = id;
-            return;
+        // The table stays within a few times the number of keys.
+        let limit = 2 * id as usize + 1024;
+        if !Self::put_dense(&mut self.dense, k, id, limit) {
+            self.sparse.insert(k, id);
         }
-        self.sparse.insert(k, id);
+        // Keys met early, while the table was small, move to it as it may
+        // grow (or they would be hashed for every micro-op on them): each
+        // time the number of keys doubles.
+        if id.wrapping_add(1).is_power_of_two() && !self.sparse.is_empty() {
+            let dense = &mut self.dense;
+            self.sparse
+                .retain(|&k, &mut id| !Self::put_dense(dense, k, id, limit));
+        }
+    }
+
+    /// Puts (k, id) in the dense table if k is an integer below `limit`.
+    fn put_dense(dense: &mut Vec<KeyId>, k: Val, id: KeyId, limit: usize) -> bool {
+        let Some(i) = k.as_int().and_then(|i| usize::try_from(i).ok()) else {
+            return false;
+        };
+        if i >= limit {
+            return false;
+        }
+        if i >= dense.len() {
+            dense.resize(i + 1, NONE);
+        }
+        dense[i] = id;
+        true
     }
 }
 
@@ -672,13 +715,13 @@ impl Builder {
         }
         self.warm(raw, &keys);
         let mut kstate = std::mem::take(&mut self.kstate);
-        kstate.reset(self.h.keys.len());
+        kstate.assign(&keys, self.h.keys.len());
         let mut hints = raw.hints.as_slice();
 
         for (i, m) in raw.mops.iter().enumerate() {
             let key = keys[i];
             let id = self.h.mops.len() as MopId;
-            let st = kstate.get(key);
+            let st = kstate.get(i);
             match m.kind {
                 RawKind::Append | RawKind::Write => {
                     let v = match m.arg {
