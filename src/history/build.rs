@@ -194,6 +194,7 @@ impl KeyStates {
     }
 
     /// A cleared state for the next key of the transaction.
+    #[inline]
     fn fresh(&mut self) -> u32 {
         let i = self.used;
         self.used += 1;
@@ -625,7 +626,18 @@ impl Builder {
     }
 
     /// Notes what workload a micro-op implies; refuses a mix.
+    #[inline]
     fn evidence(&mut self, w: Workload, offset: usize, what: &str) -> Result<(), ParseError> {
+        // The common case: the workload detected, and this micro-op agrees.
+        if self.opts.workload.is_none() && self.evidence.is_some_and(|(seen, _)| seen == w) {
+            return Ok(());
+        }
+        self.evidence_slow(w, offset, what)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn evidence_slow(&mut self, w: Workload, offset: usize, what: &str) -> Result<(), ParseError> {
         if let Some(forced) = self.opts.workload {
             if forced != w {
                 return Err(ParseError::new(
