@@ -221,10 +221,10 @@ impl KeyStates {
     }
 }
 
-/// The capacity a key's growing tables (version order, write index, order
-/// text: in elements, or 4 bytes an element) start with when first used,
-/// rather than growing through 4, 8 and 16: each step is a reallocation
-/// and a copy, for every key.
+/// The capacity a list-append key's growing tables (version order, write
+/// index, order text: in elements, or 4 bytes an element) start with when
+/// first used, rather than growing through 4, 8 and 16: each step is a
+/// reallocation and a copy, for every key.
 const FIRST_CAPACITY: usize = 16;
 
 /// No entry, in the dense tables below.
@@ -333,8 +333,9 @@ impl WriteIndex {
         }
     }
 
-    /// Adds a write that `get` did not find.
-    fn insert(&mut self, k: KeyId, v: Val, id: MopId) {
+    /// Adds a write that `get` did not find; `first` is the capacity a
+    /// key's table starts with (0: as a vector does).
+    fn insert(&mut self, k: KeyId, v: Val, id: MopId, first: usize) {
         if let Some(i) = v.as_int()
             && let Ok(i) = usize::try_from(i)
             && let Some((ids, n)) = self.dense.get_mut(k as usize)
@@ -342,8 +343,8 @@ impl WriteIndex {
             && i < 2 * *n as usize + 16
         {
             if i >= ids.len() {
-                if ids.capacity() == 0 {
-                    ids.reserve_exact(FIRST_CAPACITY.max(i + 1));
+                if ids.capacity() == 0 && first > 0 {
+                    ids.reserve_exact(first.max(i + 1));
                 }
                 ids.resize(i + 1, NONE);
             }
@@ -772,7 +773,10 @@ impl Builder {
                             "written before here",
                         ));
                     }
-                    self.write_index.insert(key, v, id);
+                    // Registers may be many, each written a few times:
+                    // their tables grow from small.
+                    let first = if list_mode { FIRST_CAPACITY } else { 0 };
+                    self.write_index.insert(key, v, id, first);
                     st.own.push(v);
                     st.last_write = Some(id);
                     st.read_last = false;
