@@ -340,7 +340,6 @@ fn fired_faults_are_named_where_they_alone_break_a_graph_level() {
 /// the store's own allowed anomalies (write skew, lost updates) are
 /// rejected too.
 #[test]
-#[ignore = "bug: where the store's own write skews or lost updates share a component with the fault, si/ may explain it by them (G2-item) and the fault's G-nonadjacent-item goes unnamed"]
 fn fired_faults_are_named_wherever_rejected() {
     run_faults("fault-name", 300, SMALL, |f, _| {
         matches!(f, Finding::Unnamed { .. })
