@@ -20,5 +20,6 @@
   :test-selectors {:default (complement :pending)
                    :pending :pending}
   :profiles {:bench {:source-paths ["bench"]
+                     :java-source-paths ["bench/java"]
                      :jvm-opts ^:replace ["-Xmx4g" "-XX:+UseParallelGC"]}}
   :aliases {"bench" ["with-profile" "+bench" "run" "-m" "elle-si.bench"]})

@@ -508,6 +508,18 @@ pub fn anomalies_implying(anomalies: &[String]) -> BTreeSet<String> {
     )
 }
 
+/// The given anomalies and every anomaly they imply (a G-single-item is
+/// also a G-single-item-process): what Elle's search skips in a component
+/// once it has found them.
+pub fn implied_anomalies(anomalies: &[String]) -> BTreeSet<String> {
+    bfs(
+        anomalies
+            .iter()
+            .map(|a| a.trim_start_matches(':').to_string()),
+        implied_out,
+    )
+}
+
 /// Canonical models that the given anomalies rule out.
 pub fn impossible_models(anomalies: &BTreeSet<String>) -> BTreeSet<String> {
     if anomalies.is_empty() {

@@ -10,7 +10,8 @@
             [clojure.string :as str]
             [elle-si.core :as core]
             [elle-si.list-append :as la])
-  (:import (java.util Random)))
+  (:import (elle_si.bench Walk)
+           (java.util Random)))
 
 (defn generate
   "A strict-serializable list-append history of n transactions by 10
@@ -112,8 +113,11 @@
     (println (format "history: %d ops, %d transactions, %.1f MB as EDN; model %s"
                      (count h) n (/ (.length file) 1e6) (name model)))
     (dotimes [_ 3] (la/check opts h))            ; warm the JIT
+    (dotimes [_ 20] (Walk/walk h))
     (let [encode-cpu (vec (for [_ (range 9)]
                             (let [c0 (cpu-ns)] (core/encode h) (- (cpu-ns) c0))))
+          walk-cpu   (vec (for [_ (range 9)]
+                            (let [c0 (cpu-ns)] (Walk/walk h) (- (cpu-ns) c0))))
           runs (vec (for [_ (range 9)]
                       (let [c0 (cpu-ns)
                             t0 (System/nanoTime)
@@ -162,6 +166,11 @@
                          ["  whole la/check, CPU (both threads)" :cpu-ns]]]
         (println label (summary (col k))))
       (println "  encode alone, CPU        " (summary encode-cpu))
+      ;; What any encoder must do at least: read the ops' fields and
+      ;; elements off the JVM's objects.
+      (println (format "  walk alone, CPU           %s = %.0f%% of check time (reading what the encoder reads, writing nothing: the floor under any encoding)"
+                       (summary walk-cpu)
+                       (* 100 (/ (double (median walk-cpu)) (max 1 (median (col :check-ns)))))))
       ;; Compiling the ops into the history model is not the bridge's cost:
       ;; the CLI compiles the same transactions after parsing its file.
       (println (format "bridge overhead on the wall clock (encode + handing over + decoder tail + result transfer; compiling is the checker's, as in the CLI): %s ms = %.0f%% of check time (median of per-run ratios; min %.0f%%)"

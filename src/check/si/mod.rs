@@ -61,6 +61,13 @@ pub struct Outcome {
 /// Most cycles reported per strongly connected component.
 const MAX_CYCLES_PER_SCC: usize = 20;
 
+/// Searches for a G-nonadjacent-item cycle that may find none in a
+/// component before its pass gives up there. Each search walks the whole
+/// component (four states per transaction), and in a large component most
+/// rw edges lie on no such cycle: without a bound, a strict-serializable
+/// check of Elle's huge-scc history took four times as long.
+const MAX_NONADJACENT_MISSES_PER_SCC: usize = 64;
+
 /// Checks one variant.
 pub fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
     // A history that passes with session order as a dependency passes
@@ -652,6 +659,70 @@ fn cycle_through(
     None
 }
 
+/// A shortest cycle through the rw edge `(u -> v)` labelled `e` with at
+/// least one more rw step and no two rw steps adjacent (cyclically): a
+/// G-nonadjacent-item cycle, as transaction-level edges starting with `e`.
+/// The search runs over (transaction, whether the last step was rw,
+/// whether another rw step was taken), so a shorter cycle of another shape
+/// through the same edge does not hide it.
+fn nonadjacent_cycle_through(
+    adj: &[Vec<(u32, EdgeId)>],
+    u: u32,
+    v: u32,
+    e: EdgeId,
+    allowed: impl Fn(u32) -> bool,
+    edge_ok: impl Fn(EdgeId) -> bool,
+    is_rw: impl Fn(EdgeId) -> bool,
+) -> Option<Vec<EdgeId>> {
+    use std::collections::VecDeque;
+    // State bits: 1 = the last step was rw, 2 = another rw step was taken.
+    type State = (u32, u8);
+    let start: State = (v, 1);
+    let mut parent: rustc_hash::FxHashMap<State, (State, EdgeId)> = Default::default();
+    let mut q = VecDeque::new();
+    parent.insert(start, (start, e));
+    q.push_back(start);
+    while let Some((x, bits)) = q.pop_front() {
+        for &(y, le) in &adj[x as usize] {
+            if !allowed(y) || !edge_ok(le) {
+                continue;
+            }
+            let rw = is_rw(le);
+            if rw && bits & 1 != 0 {
+                continue;
+            }
+            let next: State = (y, u8::from(rw) | (bits & 2) | if rw { 2 } else { 0 });
+            if parent.contains_key(&next) {
+                continue;
+            }
+            parent.insert(next, ((x, bits), le));
+            // Closing with `e` (rw): the step into u must not be rw.
+            if y == u && next.1 == 2 {
+                let mut path = vec![e];
+                let mut back = Vec::new();
+                // The transactions passed, v first: a walk through the
+                // states may pass one twice, and that is two cycles, not
+                // one to tell.
+                let mut txns = vec![v];
+                let mut cur = next;
+                while cur != start {
+                    let (p, pe) = parent[&cur];
+                    back.push(pe);
+                    txns.push(cur.0);
+                    cur = p;
+                }
+                back.reverse();
+                path.extend(back);
+                txns.sort_unstable();
+                txns.dedup();
+                return (txns.len() == path.len()).then_some(path);
+            }
+            q.push_back(next);
+        }
+    }
+    None
+}
+
 /// A shortest cycle through an edge, preferring one made of data
 /// dependencies alone (as Elle names a cycle by the first type it finds,
 /// and session or real-time steps rarely explain anything).
@@ -763,37 +834,136 @@ fn cycle_anomaly(h: &History, g: &Polygraph, edges: &[EdgeId]) -> Anomaly {
     a
 }
 
+fn ww_only(k: EdgeKind) -> bool {
+    k == EdgeKind::Ww
+}
+
+fn ww_wr(k: EdgeKind) -> bool {
+    matches!(k, EdgeKind::Ww | EdgeKind::Wr)
+}
+
+fn data_dep(k: EdgeKind) -> bool {
+    matches!(k, EdgeKind::Ww | EdgeKind::Wr | EdgeKind::Rw)
+}
+
+fn data_or_session(k: EdgeKind) -> bool {
+    data_dep(k) || k == EdgeKind::Process
+}
+
+fn any_kind(_: EdgeKind) -> bool {
+    true
+}
+
+/// The cycle searches, in the order Elle's searches go and from the cycle
+/// that proves most to the one that proves least: write cycles (G0), write
+/// and read cycles (G1c), then cycles with a single anti-dependency
+/// (G-single-item: through an rw edge, back by other steps), with several
+/// none adjacent (G-nonadjacent-item: a long fork), then any; each in the
+/// graph of its kinds, first of data dependencies alone, then with session
+/// order, then with real time.
+const PASSES: [Pass; 11] = [
+    (ww_only, Shape::Any),
+    (ww_wr, Shape::Any),
+    (data_dep, Shape::SingleRw),
+    (data_dep, Shape::NonadjacentRw),
+    (data_dep, Shape::Any),
+    (data_or_session, Shape::SingleRw),
+    (data_or_session, Shape::NonadjacentRw),
+    (data_or_session, Shape::Any),
+    (any_kind, Shape::SingleRw),
+    (any_kind, Shape::NonadjacentRw),
+    (any_kind, Shape::Any),
+];
+
+/// The cycle through `(u -> v)` labelled `e` that the first of [`PASSES`]
+/// finds, with that pass's position: the cycle that proves most (a G1c
+/// where there is one, rather than a shorter G2-item beside it).
+fn strongest_cycle(
+    g: &Polygraph,
+    adj: &[Vec<(u32, EdgeId)>],
+    u: u32,
+    v: u32,
+    e: EdgeId,
+) -> Option<(usize, Vec<EdgeId>)> {
+    let kind = |x: EdgeId| g.edges[x as usize].kind;
+    let e_rw = kind(e) == EdgeKind::Rw;
+    PASSES.iter().enumerate().find_map(|(i, &(keep, shape))| {
+        if !keep(kind(e)) {
+            return None;
+        }
+        let c = match shape {
+            Shape::Any => cycle_through(adj, u, v, e, |_| true, |x| keep(kind(x))),
+            Shape::SingleRw if e_rw => cycle_through(
+                adj,
+                u,
+                v,
+                e,
+                |_| true,
+                |x| keep(kind(x)) && kind(x) != EdgeKind::Rw,
+            ),
+            Shape::NonadjacentRw if e_rw => nonadjacent_cycle_through(
+                adj,
+                u,
+                v,
+                e,
+                |_| true,
+                |x| keep(kind(x)),
+                |x| kind(x) == EdgeKind::Rw,
+            ),
+            _ => None,
+        };
+        c.map(|c| (i, c))
+    })
+}
+
+/// A pass: the edge kinds its graph keeps, and the cycles it looks for.
+type Pass = (fn(EdgeKind) -> bool, Shape);
+
+/// Which cycles a pass of [`known_cycles`] looks for.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Shape {
+    Any,
+    /// Through an rw edge, back by other kinds: G-single-item.
+    SingleRw,
+    /// Through an rw edge, with more rw edges, none adjacent:
+    /// G-nonadjacent-item.
+    NonadjacentRw,
+}
+
 /// Cycles among known edges: each cyclic component of G2 yields cycles
-/// through its edges until every edge is covered (up to a bound).
+/// through its edges until every edge is covered by a cycle of each shape
+/// (up to a bound).
 fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId>) -> Vec<Anomaly> {
     let full = g2.adjacency(g, &[]);
-    let mut covered: FxHashSet<EdgeId> = FxHashSet::default();
-    let mut seen_cycles: FxHashSet<Vec<TxnId>> = FxHashSet::default();
+    // Covered edges, per shape: a cycle of any shape through an edge does
+    // not tell a single-rw or nonadjacent cycle through it (a write skew
+    // between two transactions of one session would hide the
+    // G-single-item-process through the same rw edge, which Elle names).
+    let mut covered: [FxHashSet<EdgeId>; 3] = Default::default();
+    // Cycles told, by their transactions and name: one over the same
+    // transactions by other steps is told again only if it has another
+    // name (a write skew and a stale read in one session, say).
+    let mut seen_cycles: FxHashSet<(Vec<TxnId>, String)> = FxHashSet::default();
     let mut out = Vec::new();
-    // As Elle searches: write cycles first (G0), then write and read
-    // cycles (G1c), then cycles with a single anti-dependency
-    // (G-single-item: the cycle through an rw edge back by other steps),
-    // then any; each pass in the graph of its kinds, first of data
-    // dependencies alone, then with session order, then with real time.
+    // As Elle does, a component's cycle of a type that one already told
+    // implies (a G-single-item-process beside a G-single-item) is not told:
+    // it says nothing more. Components of the whole graph, names told in
+    // each.
+    let whole = {
+        let mut edges = Vec::new();
+        for (u, outs) in full.iter().enumerate() {
+            edges.extend(outs.iter().map(|&(v, _)| (u as u32, v)));
+        }
+        sccs(&Digraph::from_edges(g2.nodes, &edges))
+    };
+    let mut told: rustc_hash::FxHashMap<u32, Vec<String>> = Default::default();
     // Without the single-rw passes a component with both shapes would be
     // explained by whichever cycle is shortest, and the G-single-item an SI
     // store's fault makes would go unnamed behind a G-nonadjacent or G2
-    // one; without the data-only passes, a long fork would be told through
-    // real-time steps it does not need.
-    type Pass<'a> = (&'a dyn Fn(EdgeKind) -> bool, bool);
-    let data = |k: EdgeKind| matches!(k, EdgeKind::Ww | EdgeKind::Wr | EdgeKind::Rw);
-    let session = |k: EdgeKind| data(k) || k == EdgeKind::Process;
-    let passes: [Pass; 8] = [
-        (&|k| k == EdgeKind::Ww, false),
-        (&|k| matches!(k, EdgeKind::Ww | EdgeKind::Wr), false),
-        (&data, true),
-        (&data, false),
-        (&session, true),
-        (&session, false),
-        (&|_| true, true),
-        (&|_| true, false),
-    ];
-    for (keep, single_rw) in passes {
+    // one; likewise a long fork behind the write skews of a store that
+    // allows them; without the data-only passes, a long fork would be told
+    // through real-time steps it does not need.
+    for (keep, shape) in PASSES {
         let adj: Vec<Vec<(u32, EdgeId)>> = full
             .iter()
             .map(|outs| {
@@ -816,6 +986,7 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId
             continue;
         }
         let mut per_comp: rustc_hash::FxHashMap<u32, usize> = rustc_hash::FxHashMap::default();
+        let mut failed: rustc_hash::FxHashMap<u32, usize> = rustc_hash::FxHashMap::default();
         // Data edges first: session and real-time edges close cycles but
         // are rarely what a cycle is about.
         let mut candidates: Vec<(u32, u32, EdgeId)> = Vec::new();
@@ -824,7 +995,7 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId
                 let c = comps.comp[u];
                 if comps.comp[v as usize] == c
                     && cyclic.contains(&c)
-                    && (!single_rw || g.edges[e as usize].kind == EdgeKind::Rw)
+                    && (shape == Shape::Any || g.edges[e as usize].kind == EdgeKind::Rw)
                 {
                     candidates.push((u as u32, v, e));
                 }
@@ -835,24 +1006,60 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId
         });
         for (u, v, e) in candidates {
             let c = comps.comp[u as usize];
-            if covered.contains(&e) || per_comp.get(&c).copied().unwrap_or(0) >= MAX_CYCLES_PER_SCC
+            // An edge on a cycle of the same shape is told; one on any
+            // cycle is told for the passes that take any.
+            let told_here = if shape == Shape::Any {
+                covered.iter().any(|cs| cs.contains(&e))
+            } else {
+                covered[shape as usize].contains(&e)
+            };
+            if told_here
+                || per_comp.get(&c).copied().unwrap_or(0) >= MAX_CYCLES_PER_SCC
+                || (shape == Shape::NonadjacentRw
+                    && failed.get(&c).copied().unwrap_or(0) >= MAX_NONADJACENT_MISSES_PER_SCC)
             {
                 continue;
             }
             let in_comp = |x: u32| comps.comp[x as usize] == c;
-            let cyc = if single_rw {
-                best_cycle_of(g, &adj, u, v, e, in_comp, |k| k != EdgeKind::Rw)
-            } else {
-                best_cycle(g, &adj, u, v, e, in_comp)
+            let cyc = match shape {
+                Shape::SingleRw => best_cycle_of(g, &adj, u, v, e, in_comp, |k| k != EdgeKind::Rw),
+                Shape::NonadjacentRw => {
+                    let kind = |x: EdgeId| g.edges[x as usize].kind;
+                    nonadjacent_cycle_through(
+                        &adj,
+                        u,
+                        v,
+                        e,
+                        in_comp,
+                        |_| true,
+                        |x| kind(x) == EdgeKind::Rw,
+                    )
+                }
+                Shape::Any => best_cycle(g, &adj, u, v, e, in_comp),
             };
             let Some(cyc) = cyc else {
+                *failed.entry(c).or_default() += 1;
                 continue;
             };
-            covered.extend(cyc.iter().copied());
-            let mut key: Vec<TxnId> = cyc.iter().map(|&x| g.edges[x as usize].a).collect();
-            key.sort_unstable();
-            if !seen_cycles.insert(key) {
+            covered[shape as usize].extend(cyc.iter().copied());
+            let mut txns: Vec<TxnId> = cyc.iter().map(|&x| g.edges[x as usize].a).collect();
+            txns.sort_unstable();
+            let rels: Vec<Rel> = cyc.iter().map(|&x| rel(g.edges[x as usize].kind)).collect();
+            let name = cycle::name(&rels);
+            let names = told.entry(whole.comp[u as usize]).or_default();
+            if !names.contains(&name)
+                && crate::report::lattice::implied_anomalies(names).contains(&name)
+            {
+                // Counted, so a large component's pass ends as it would
+                // have had it told them.
+                *per_comp.entry(c).or_default() += 1;
                 continue;
+            }
+            if !seen_cycles.insert((txns, name.clone())) {
+                continue;
+            }
+            if !names.contains(&name) {
+                names.push(name);
             }
             *per_comp.entry(c).or_default() += 1;
             out.push(claiming(cycle_anomaly(h, g, &cyc), g, &cyc, inferred));
@@ -894,14 +1101,31 @@ fn contradiction(
     e2: EdgeId,
 ) -> Option<Anomaly> {
     let adj = g2.adjacency(g, &[]);
-    let cyc = |e: EdgeId| -> Option<Vec<EdgeId>> {
+    // Per order, the cycle that proves most: the anomaly claims what the
+    // weaker of the two proves, and a short cycle that proves little (a
+    // G2-item beside a long fork) would give away what both orders prove.
+    // Each edge of a side that closes a cycle is a way to tell that side;
+    // the one that proves most is told (pruning stopped at the first).
+    let cyc = |side: &[EdgeId], first: EdgeId| -> Option<Vec<EdgeId>> {
         let mut buf = Vec::new();
-        g2.map(g, e, &mut buf);
-        buf.iter()
-            .filter_map(|&(u, v)| best_cycle(g, &adj, u, v, e, |_| true))
-            .min_by_key(Vec::len)
+        let mut best: Option<(usize, Vec<EdgeId>)> = None;
+        for &e in std::iter::once(&first).chain(side) {
+            buf.clear();
+            g2.map(g, e, &mut buf);
+            for &(u, v) in &buf {
+                if let Some((pass, c)) = strongest_cycle(g, &adj, u, v, e)
+                    && best
+                        .as_ref()
+                        .is_none_or(|(p, b)| (pass, c.len()) < (*p, b.len()))
+                {
+                    best = Some((pass, c));
+                }
+            }
+        }
+        best.map(|(_, c)| c)
     };
-    let (c1, c2) = (cyc(e1)?, cyc(e2)?);
+    let con = &g.constraints[c];
+    let (c1, c2) = (cyc(&con.either, e1)?, cyc(&con.or, e2)?);
     // Each cycle rests on one order of the pair, so the history has one or
     // the other: the anomaly must claim no more than the weaker of the two
     // proves. Name it after the cycle that rules out fewer models (the
@@ -924,7 +1148,6 @@ fn contradiction(
         k1.len() <= k2.len()
     };
     let (mut a, alt_anomaly) = if first { (a1, a2) } else { (a2, a1) };
-    let con = &g.constraints[c];
     a = a.field(
         "otherwise",
         Datum::Map(vec![
@@ -990,19 +1213,24 @@ fn unsat_witness(
         }
     }
     let adj = g2.adjacency(g, &extra);
-    let mut best: Option<Vec<EdgeId>> = None;
+    // The cycle named is the one that names most (G1c before G2-item), the
+    // shortest of those.
+    let mut best: Option<(usize, Vec<EdgeId>)> = None;
     let mut buf = Vec::new();
     for &e in &extra {
         buf.clear();
         g2.map(g, e, &mut buf);
         for &(u, v) in &buf {
-            if let Some(cyc) = best_cycle(g, &adj, u, v, e, |_| true)
-                && best.as_ref().is_none_or(|b| cyc.len() < b.len())
+            if let Some((pass, cyc)) = strongest_cycle(g, &adj, u, v, e)
+                && best
+                    .as_ref()
+                    .is_none_or(|(p, b)| (pass, cyc.len()) < (*p, b.len()))
             {
-                best = Some(cyc);
+                best = Some((pass, cyc));
             }
         }
     }
+    let best = best.map(|(_, c)| c);
     let pairs = Datum::List(
         core.iter()
             .map(|&c| {

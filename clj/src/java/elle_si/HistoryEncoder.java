@@ -8,6 +8,9 @@ import java.util.Map;
 import clojure.lang.BigInt;
 import clojure.lang.ILookup;
 import clojure.lang.Keyword;
+import clojure.lang.PersistentArrayMap;
+import clojure.lang.PersistentHashMap;
+import clojure.lang.PersistentVector;
 import clojure.lang.RT;
 
 /**
@@ -238,7 +241,7 @@ public final class HistoryEncoder {
     }
 
     /** Writes a list of values, n:uv ref*n. */
-    private void refs(clojure.lang.Indexed elems, int len) {
+    private void refs(PersistentVector elems, int len) {
         // Every reference takes at most 10 bytes: room for all at once, and
         // the loop writes the common one, a small integer, without calls.
         ensure(10L + 10L * len);
@@ -341,6 +344,7 @@ public final class HistoryEncoder {
     // -- ops
 
     private static Object get(Object op, Keyword k, Object notFound) {
+        if (op.getClass() == PersistentArrayMap.class) return ((PersistentArrayMap) op).valAt(k, notFound);
         if (op instanceof ILookup) return ((ILookup) op).valAt(k, notFound);
         Map<?, ?> m = (Map<?, ?>) op;
         return m.containsKey(k) ? m.get(k) : notFound;
@@ -379,6 +383,10 @@ public final class HistoryEncoder {
     }
 
     private static boolean isOp(Object op) {
+        // Exact classes first: on a class with many interfaces, a failed
+        // interface test scans them all, on every op.
+        Class<?> c = op == null ? null : op.getClass();
+        if (c == PersistentArrayMap.class || c == PersistentHashMap.class) return true;
         return (op instanceof ILookup || op instanceof Map) && !(op instanceof clojure.lang.IPersistentVector);
     }
 
@@ -451,26 +459,42 @@ public final class HistoryEncoder {
         position++;
     }
 
-    private static Object nth(List<?> l, int i) {
-        return i < l.size() ? l.get(i) : null;
+    /** A list that can hold micro-ops or elements (a set is a List in Clojure, but unordered). */
+    private static boolean isList(Object x) {
+        if (x == null) return false;
+        if (x.getClass() == PersistentVector.class) return true;
+        return x instanceof List && !(x instanceof clojure.lang.IPersistentSet);
+    }
+
+    /** The size of a list isList accepts; casts to the exact class skip interface checks. */
+    private static int size(Object l) {
+        if (l.getClass() == PersistentVector.class) return ((PersistentVector) l).count();
+        return ((List<?>) l).size();
+    }
+
+    /** Element i of a list isList accepts, or null past its end. */
+    private static Object nth(Object l, int i) {
+        if (l.getClass() == PersistentVector.class) {
+            PersistentVector v = (PersistentVector) l;
+            return i < v.count() ? v.nth(i) : null;
+        }
+        List<?> x = (List<?>) l;
+        return i < x.size() ? x.get(i) : null;
     }
 
     /** Writes the micro-ops, or returns what was found instead. */
     private String microOps(Object value) {
-        if (!(value instanceof List) || value instanceof clojure.lang.IPersistentSet) {
-            return describe(value);
-        }
-        List<?> mops = (List<?>) value;
-        int n = mops.size();
+        if (!isList(value)) return describe(value);
+        int n = size(value);
         uv(n);
         for (int i = 0; i < n; i++) {
-            Object m = mops.get(i);
-            if (!(m instanceof List)) {
+            Object m = nth(value, i);
+            if (!isList(m)) {
                 return describe(value) + ", whose element " + i
                        + " is not a micro-op like [:append k v] or [:r k v] but " + describe(m);
             }
-            List<?> mop = (List<?>) m;
-            int size = mop.size();
+            Object mop = m;
+            int size = size(mop);
             Object f = nth(mop, 0);
             int fn;
             if (f == APPEND || "append".equals(f)) fn = 0;
@@ -488,16 +512,16 @@ public final class HistoryEncoder {
             Object v = nth(mop, 2);
             int arg;
             if (v == null) arg = 0;
-            else if (fn == 1 && v instanceof List && !(v instanceof clojure.lang.IPersistentSet)) arg = 2;
+            else if (fn == 1 && isList(v)) arg = 2;
             else arg = 1;
             opsByte(fn | (arg << 2));
             ref(nth(mop, 1));
             if (arg == 1) {
                 ref(v);
             } else if (arg == 2) {
-                if (v instanceof clojure.lang.IPersistentVector) {
+                if (v.getClass() == PersistentVector.class) {
                     // The common case, without the List interface's detour.
-                    clojure.lang.IPersistentVector elems = (clojure.lang.IPersistentVector) v;
+                    PersistentVector elems = (PersistentVector) v;
                     refs(elems, elems.count());
                 } else {
                     List<?> elems = (List<?>) v;
