@@ -916,6 +916,32 @@ fn strongest_cycle(
     })
 }
 
+/// Of the cycles through any of `edges` (polygraph edges, each mapped into
+/// G2), the one that proves most, the shortest of those.
+fn strongest_cycle_over(
+    g: &Polygraph,
+    g2: &G2,
+    adj: &[Vec<(u32, EdgeId)>],
+    edges: impl IntoIterator<Item = EdgeId>,
+) -> Option<Vec<EdgeId>> {
+    let mut best: Option<(usize, Vec<EdgeId>)> = None;
+    let mut buf = Vec::new();
+    for e in edges {
+        buf.clear();
+        g2.map(g, e, &mut buf);
+        for &(u, v) in &buf {
+            if let Some((pass, c)) = strongest_cycle(g, adj, u, v, e)
+                && best
+                    .as_ref()
+                    .is_none_or(|(p, b)| (pass, c.len()) < (*p, b.len()))
+            {
+                best = Some((pass, c));
+            }
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
 /// A pass: the edge kinds its graph keeps, and the cycles it looks for.
 type Pass = (fn(EdgeKind) -> bool, Shape);
 
@@ -1106,23 +1132,13 @@ fn contradiction(
     // G2-item beside a long fork) would give away what both orders prove.
     // Each edge of a side that closes a cycle is a way to tell that side;
     // the one that proves most is told (pruning stopped at the first).
-    let cyc = |side: &[EdgeId], first: EdgeId| -> Option<Vec<EdgeId>> {
-        let mut buf = Vec::new();
-        let mut best: Option<(usize, Vec<EdgeId>)> = None;
-        for &e in std::iter::once(&first).chain(side) {
-            buf.clear();
-            g2.map(g, e, &mut buf);
-            for &(u, v) in &buf {
-                if let Some((pass, c)) = strongest_cycle(g, &adj, u, v, e)
-                    && best
-                        .as_ref()
-                        .is_none_or(|(p, b)| (pass, c.len()) < (*p, b.len()))
-                {
-                    best = Some((pass, c));
-                }
-            }
-        }
-        best.map(|(_, c)| c)
+    let cyc = |side: &[EdgeId], first: EdgeId| {
+        strongest_cycle_over(
+            g,
+            g2,
+            &adj,
+            std::iter::once(first).chain(side.iter().copied()),
+        )
     };
     let con = &g.constraints[c];
     let (c1, c2) = (cyc(&con.either, e1)?, cyc(&con.or, e2)?);
@@ -1215,22 +1231,7 @@ fn unsat_witness(
     let adj = g2.adjacency(g, &extra);
     // The cycle named is the one that names most (G1c before G2-item), the
     // shortest of those.
-    let mut best: Option<(usize, Vec<EdgeId>)> = None;
-    let mut buf = Vec::new();
-    for &e in &extra {
-        buf.clear();
-        g2.map(g, e, &mut buf);
-        for &(u, v) in &buf {
-            if let Some((pass, cyc)) = strongest_cycle(g, &adj, u, v, e)
-                && best
-                    .as_ref()
-                    .is_none_or(|(p, b)| (pass, cyc.len()) < (*p, b.len()))
-            {
-                best = Some((pass, cyc));
-            }
-        }
-    }
-    let best = best.map(|(_, c)| c);
+    let best = strongest_cycle_over(g, g2, &adj, extra.iter().copied());
     let pairs = Datum::List(
         core.iter()
             .map(|&c| {
