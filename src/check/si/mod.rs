@@ -961,15 +961,12 @@ enum Shape {
 /// (up to a bound).
 fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId>) -> Vec<Anomaly> {
     let full = g2.adjacency(g, &[]);
-    // Covered edges, per shape: a cycle of any shape through an edge does
-    // not tell a single-rw or nonadjacent cycle through it (a write skew
-    // between two transactions of one session would hide the
-    // G-single-item-process through the same rw edge, which Elle names).
+    // Edges on a cycle told, by the shape of the search that told it.
     let mut covered: [FxHashSet<EdgeId>; 3] = Default::default();
-    // Cycles told, by their transactions and name: one over the same
-    // transactions by other steps is told again only if it has another
-    // name (a write skew and a stale read in one session, say).
-    let mut seen_cycles: FxHashSet<(Vec<TxnId>, String)> = FxHashSet::default();
+    // Cycles told, by their transactions: as Elle's lost-update test
+    // expects, a G-single-item-process over the two transactions of a
+    // write skew is not told beside it.
+    let mut seen_cycles: FxHashSet<Vec<TxnId>> = FxHashSet::default();
     let mut out = Vec::new();
     // As Elle does, a component's cycle of a type that one already told
     // implies (a G-single-item-process beside a G-single-item) is not told:
@@ -1032,13 +1029,11 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId
         });
         for (u, v, e) in candidates {
             let c = comps.comp[u as usize];
-            // An edge on a cycle of the same shape is told; one on any
-            // cycle is told for the passes that take any.
-            let told_here = if shape == Shape::Any {
-                covered.iter().any(|cs| cs.contains(&e))
-            } else {
-                covered[shape as usize].contains(&e)
-            };
+            // An edge on a cycle already told is not searched again, as the
+            // lost-update and G-nonadjacent tests of Elle expect: a stale
+            // read's G-single-item-process through the rw edge of a write
+            // skew is not told beside it.
+            let told_here = covered.iter().any(|cs| cs.contains(&e));
             if told_here
                 || per_comp.get(&c).copied().unwrap_or(0) >= MAX_CYCLES_PER_SCC
                 || (shape == Shape::NonadjacentRw
@@ -1081,7 +1076,7 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId
                 *per_comp.entry(c).or_default() += 1;
                 continue;
             }
-            if !seen_cycles.insert((txns, name.clone())) {
+            if !seen_cycles.insert(txns) {
                 continue;
             }
             if !names.contains(&name) {
