@@ -957,12 +957,10 @@ enum Shape {
 }
 
 /// Cycles among known edges: each cyclic component of G2 yields cycles
-/// through its edges until every edge is covered by a cycle of each shape
-/// (up to a bound).
+/// through its edges until every edge is covered (up to a bound).
 fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId>) -> Vec<Anomaly> {
     let full = g2.adjacency(g, &[]);
-    // Edges on a cycle told, by the shape of the search that told it.
-    let mut covered: [FxHashSet<EdgeId>; 3] = Default::default();
+    let mut covered: FxHashSet<EdgeId> = FxHashSet::default();
     // Cycles told, by their transactions: as Elle's lost-update test
     // expects, a G-single-item-process over the two transactions of a
     // write skew is not told beside it.
@@ -1033,8 +1031,7 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId
             // lost-update and G-nonadjacent tests of Elle expect: a stale
             // read's G-single-item-process through the rw edge of a write
             // skew is not told beside it.
-            let told_here = covered.iter().any(|cs| cs.contains(&e));
-            if told_here
+            if covered.contains(&e)
                 || per_comp.get(&c).copied().unwrap_or(0) >= MAX_CYCLES_PER_SCC
                 || (shape == Shape::NonadjacentRw
                     && failed.get(&c).copied().unwrap_or(0) >= MAX_NONADJACENT_MISSES_PER_SCC)
@@ -1062,7 +1059,7 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId
                 *failed.entry(c).or_default() += 1;
                 continue;
             };
-            covered[shape as usize].extend(cyc.iter().copied());
+            covered.extend(cyc.iter().copied());
             let mut txns: Vec<TxnId> = cyc.iter().map(|&x| g.edges[x as usize].a).collect();
             txns.sort_unstable();
             let rels: Vec<Rel> = cyc.iter().map(|&x| rel(g.edges[x as usize].kind)).collect();
