@@ -227,6 +227,24 @@ impl KeyStates {
 /// reallocation and a copy, for every key.
 const FIRST_CAPACITY: usize = 16;
 
+/// Makes room for `extra` more elements in a per-key table, growing small
+/// tables fourfold rather than twofold: ten thousand keys of about a
+/// hundred elements each otherwise make some 70k reallocations, most of the
+/// allocator's time in a read. Tables past a few thousand bytes grow as
+/// vectors do, so a long table wastes no more than a vector would.
+#[inline]
+fn grow<T>(v: &mut Vec<T>, extra: usize) {
+    let need = v.len() + extra;
+    if need > v.capacity() {
+        let target = if v.capacity() < 1024 {
+            4 * v.capacity()
+        } else {
+            2 * v.capacity()
+        };
+        v.reserve_exact(target.max(need) - v.len());
+    }
+}
+
 /// No entry, in the dense tables below.
 const NONE: u32 = u32::MAX;
 
@@ -345,6 +363,8 @@ impl WriteIndex {
             if i >= ids.len() {
                 if ids.capacity() == 0 && first > 0 {
                     ids.reserve_exact(first.max(i + 1));
+                } else if first > 0 {
+                    grow(ids, i + 1 - ids.len());
                 }
                 ids.resize(i + 1, NONE);
             }
@@ -405,6 +425,32 @@ fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// Asks the kernel to back a large vector with huge pages (2 MB on x86-64,
+/// where Linux's default is to use them only where asked). The compiled
+/// micro-ops of a 100 MB history are some 40 MB, written once from front to
+/// back: in 4 KB pages that is ten thousand page faults, each clearing its
+/// page, which cost the reader about 5% of its time. Only a hint: where the
+/// kernel has no huge pages to give, nothing changes.
+fn advise_huge<T>(v: &Vec<T>) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let bytes = v.capacity() * std::mem::size_of::<T>();
+        if bytes < (4 << 20) {
+            return;
+        }
+        let start = v.as_ptr() as usize;
+        let from = start & !(PAGE - 1);
+        let len = (start + bytes - from).next_multiple_of(PAGE);
+        // SAFETY: MADV_HUGEPAGE changes how pages are backed, never their
+        // contents; the range is the vector's own allocation, widened to
+        // whole pages (a neighbour on a shared page gets the same hint).
+        let _ = unsafe { libc::madvise(from as *mut libc::c_void, len, libc::MADV_HUGEPAGE) };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = v;
+}
+
 /// Slice equality that compares in blocks rather than stopping at each
 /// element (the common case is equal lists).
 #[inline]
@@ -445,12 +491,16 @@ pub struct Builder {
     anomalies: Vec<Anomaly>,
     kstate: KeyStates,
     txn_writes: Vec<(usize, KeyId, Val)>,
+    /// See [`Self::push_txn_in`].
+    later_write: Vec<u32>,
     /// The key of each micro-op of the transaction being compiled.
     txn_keys: Vec<KeyId>,
     /// By key: its version order's text, for [`Self::list_base`].
     texts: Vec<OrderText>,
     /// A list read's full elements, when they are needed whole.
     scratch: Vec<Val>,
+    /// The capacity of `h.mops` when it was last given to [`advise_huge`].
+    mops_advised: usize,
 }
 
 impl Builder {
@@ -471,9 +521,11 @@ impl Builder {
             anomalies: Vec::new(),
             kstate: KeyStates::default(),
             txn_writes: Vec::new(),
+            later_write: Vec::new(),
             txn_keys: Vec::new(),
             texts: Vec::new(),
             scratch: Vec::new(),
+            mops_advised: 0,
         }
     }
 
@@ -711,6 +763,12 @@ impl Builder {
         let seq = self.h.sessions[session as usize].txns.len() as u32;
         self.h.sessions[session as usize].txns.push(tid);
         let start = self.h.mops.len() as MopId;
+        // Grown here, so that the new pages are advised before any is used.
+        self.h.mops.reserve(raw.mops.len());
+        if self.h.mops.capacity() != self.mops_advised {
+            self.mops_advised = self.h.mops.capacity();
+            advise_huge(&self.h.mops);
+        }
 
         let mut keys = std::mem::take(&mut self.txn_keys);
         keys.clear();
@@ -729,11 +787,21 @@ impl Builder {
         self.warm(raw, &keys);
         let mut kstate = std::mem::take(&mut self.kstate);
         kstate.assign(&keys, self.h.keys.len());
+        // By key state: 1 + the position of the key's last write in
+        // `txn_writes` (0: none), so that a read knows at once whether a
+        // write of its key follows it.
+        let mut later = std::mem::take(&mut self.later_write);
+        later.clear();
+        later.resize(kstate.used, 0);
+        for &(j, _, _) in &self.txn_writes {
+            later[kstate.of[j] as usize] = j as u32 + 1;
+        }
         let mut hints = raw.hints.as_slice();
 
         for (i, m) in raw.mops.iter().enumerate() {
             let key = keys[i];
             let id = self.h.mops.len() as MopId;
+            let later_here = later[kstate.of[i] as usize] as usize;
             let st = kstate.get(i);
             match m.kind {
                 RawKind::Append | RawKind::Write => {
@@ -817,7 +885,7 @@ impl Builder {
                         Arg::List { start, len } => raw.list(start, len),
                         _ => &[],
                     };
-                    let future_here = self.txn_writes.iter().any(|&(j, k, _)| j > i && k == key);
+                    let future_here = later_here > i + 1;
                     let check_here = st.read_last || !st.own.is_empty();
                     // The whole list, when anything needs it whole.
                     let mut scratch = std::mem::take(&mut self.scratch);
@@ -945,6 +1013,7 @@ impl Builder {
             }
         }
         self.kstate = kstate;
+        self.later_write = later;
         self.txn_keys = keys;
         let end = self.h.mops.len() as MopId;
         self.h.txns.push(Txn {
@@ -1025,6 +1094,7 @@ impl Builder {
             if order.capacity() == 0 {
                 order.reserve_exact(FIRST_CAPACITY.max(tail.len()));
             }
+            grow(order, tail.len() - n);
             order.extend_from_slice(&tail[n..]);
             return Some(true);
         }
@@ -1049,6 +1119,7 @@ impl Builder {
                 if t.text.capacity() == 0 {
                     t.text.reserve_exact((4 * FIRST_CAPACITY).max(text.len()));
                 }
+                grow(&mut t.text, text.len() - have);
                 t.text.extend_from_slice(&text[have..]);
                 t.count = count;
                 t.ok = true;
