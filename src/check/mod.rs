@@ -133,9 +133,14 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
         run_models.iter().filter_map(|m| si_variant(m)).collect();
     variants.dedup();
     let mut notes = Vec::new();
+    let mut outcomes = Outcomes {
+        h,
+        deadline,
+        done: Vec::new(),
+    };
     for v in variants {
-        let mut outcome = si::check(h, v, deadline);
-        qualify(h, v, &mut outcome, deadline);
+        let mut outcome = outcomes.get(v).clone();
+        qualify(&mut outcomes, v, &mut outcome);
         let s = &outcome.stats;
         notes.push(format!(
             "{}: constraints {} -> {} after {} pruning rounds, unknown dependencies {} -> {}; \
@@ -178,6 +183,36 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
     r
 }
 
+/// The SI and serializability checks of one run, each made once: naming a
+/// variant's cycles asks whether weaker variants reject ([`qualify`]), and
+/// a run that checks several models has often checked those itself.
+struct Outcomes<'h> {
+    h: &'h crate::history::model::History,
+    deadline: Option<std::time::Instant>,
+    /// Each variant's outcome as its checker gave it (before [`qualify`]).
+    done: Vec<(si::polygraph::Variant, si::Outcome)>,
+}
+
+impl Outcomes<'_> {
+    fn get(&mut self, v: si::polygraph::Variant) -> &si::Outcome {
+        let i = match self.done.iter().position(|(w, _)| *w == v) {
+            Some(i) => i,
+            None => {
+                let o = si::check(self.h, v, self.deadline);
+                self.done.push((v, o));
+                self.done.len() - 1
+            }
+        };
+        &self.done[i].1
+    }
+
+    /// Whether the variant finds a cycle (within the time budget).
+    fn rejects(&mut self, v: si::polygraph::Variant) -> bool {
+        let o = self.get(v);
+        !o.timed_out && !o.anomalies.is_empty()
+    }
+}
+
 /// The weaker variant (without real time, else without session order) and
 /// the suffix Elle gives a cycle that needs what was left out.
 fn weaker(v: si::polygraph::Variant) -> Option<(si::polygraph::Variant, &'static str)> {
@@ -215,23 +250,14 @@ fn weaker(v: si::polygraph::Variant) -> Option<(si::polygraph::Variant, &'static
 /// a cycle SI allows (two adjacent anti-dependencies): when SI does not
 /// reject, the cycles keep their names (their steps are as told) but rule
 /// out only the serializable model checked.
-fn qualify(
-    h: &crate::history::model::History,
-    v: si::polygraph::Variant,
-    outcome: &mut si::Outcome,
-    deadline: Option<std::time::Instant>,
-) {
-    let rejects = |w: si::polygraph::Variant| {
-        let o = si::check(h, w, deadline);
-        !o.timed_out && !o.anomalies.is_empty()
-    };
+fn qualify(outcomes: &mut Outcomes<'_>, v: si::polygraph::Variant, outcome: &mut si::Outcome) {
     // The weakest variant known to reject.
     let mut base = v;
     while let Some((w, suffix)) = weaker(base) {
         if outcome.anomalies.is_empty() {
             return;
         }
-        if rejects(w) {
+        if outcomes.rejects(w) {
             // The weaker variant can carry the claims. Narrower ones (which
             // cycle needs what) would take a check per cycle.
             base = w;
@@ -246,7 +272,7 @@ fn qualify(
     }
     if base.serializable
         && !outcome.anomalies.is_empty()
-        && !rejects(si::polygraph::Variant {
+        && !outcomes.rejects(si::polygraph::Variant {
             serializable: false,
             ..base
         })

@@ -51,6 +51,7 @@ pub struct Stats {
     pub too_big: bool,
 }
 
+#[derive(Clone)]
 pub struct Outcome {
     pub anomalies: Vec<Anomaly>,
     /// The time budget ran out before a verdict.
