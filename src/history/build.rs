@@ -121,6 +121,10 @@ struct KeyState {
     known: Option<Known>,
     /// The key's previous micro-op in this transaction was a read.
     read_last: bool,
+    /// 1 + the position of the transaction's last write of the key (0:
+    /// none), set before the transaction is compiled: a read before it may
+    /// be a future read.
+    last_write_at: usize,
 }
 
 enum Known {
@@ -206,6 +210,7 @@ impl KeyStates {
             st.last_write = None;
             st.known = None;
             st.read_last = false;
+            st.last_write_at = 0;
         }
         i as u32
     }
@@ -227,19 +232,20 @@ impl KeyStates {
 /// reallocation and a copy, for every key.
 const FIRST_CAPACITY: usize = 16;
 
-/// Makes room for `extra` more elements in a per-key table, growing small
-/// tables fourfold rather than twofold: ten thousand keys of about a
-/// hundred elements each otherwise make some 70k reallocations, most of the
-/// allocator's time in a read. Tables past a few thousand bytes grow as
-/// vectors do, so a long table wastes no more than a vector would.
+/// Makes room for `extra` more elements in a per-key table: at first for
+/// `first` elements, then growing small tables fourfold rather than
+/// twofold (ten thousand keys of about a hundred elements each otherwise
+/// make some 70k reallocations, most of the allocator's time in a read).
+/// Tables past a thousand elements grow as vectors do, so a long table
+/// wastes no more than a vector would.
 #[inline]
-fn grow<T>(v: &mut Vec<T>, extra: usize) {
+fn grow<T>(v: &mut Vec<T>, extra: usize, first: usize) {
     let need = v.len() + extra;
     if need > v.capacity() {
-        let target = if v.capacity() < 1024 {
-            4 * v.capacity()
-        } else {
-            2 * v.capacity()
+        let target = match v.capacity() {
+            0 => first,
+            c if c < 1024 => 4 * c,
+            c => 2 * c,
         };
         v.reserve_exact(target.max(need) - v.len());
     }
@@ -361,10 +367,8 @@ impl WriteIndex {
             && i < 2 * *n as usize + 16
         {
             if i >= ids.len() {
-                if ids.capacity() == 0 && first > 0 {
-                    ids.reserve_exact(first.max(i + 1));
-                } else if first > 0 {
-                    grow(ids, i + 1 - ids.len());
+                if first > 0 {
+                    grow(ids, i + 1 - ids.len(), first);
                 }
                 ids.resize(i + 1, NONE);
             }
@@ -491,8 +495,6 @@ pub struct Builder {
     anomalies: Vec<Anomaly>,
     kstate: KeyStates,
     txn_writes: Vec<(usize, KeyId, Val)>,
-    /// See [`Self::push_txn_in`].
-    later_write: Vec<u32>,
     /// The key of each micro-op of the transaction being compiled.
     txn_keys: Vec<KeyId>,
     /// By key: its version order's text, for [`Self::list_base`].
@@ -521,7 +523,6 @@ impl Builder {
             anomalies: Vec::new(),
             kstate: KeyStates::default(),
             txn_writes: Vec::new(),
-            later_write: Vec::new(),
             txn_keys: Vec::new(),
             texts: Vec::new(),
             scratch: Vec::new(),
@@ -787,21 +788,14 @@ impl Builder {
         self.warm(raw, &keys);
         let mut kstate = std::mem::take(&mut self.kstate);
         kstate.assign(&keys, self.h.keys.len());
-        // By key state: 1 + the position of the key's last write in
-        // `txn_writes` (0: none), so that a read knows at once whether a
-        // write of its key follows it.
-        let mut later = std::mem::take(&mut self.later_write);
-        later.clear();
-        later.resize(kstate.used, 0);
         for &(j, _, _) in &self.txn_writes {
-            later[kstate.of[j] as usize] = j as u32 + 1;
+            kstate.get(j).last_write_at = j + 1;
         }
         let mut hints = raw.hints.as_slice();
 
         for (i, m) in raw.mops.iter().enumerate() {
             let key = keys[i];
             let id = self.h.mops.len() as MopId;
-            let later_here = later[kstate.of[i] as usize] as usize;
             let st = kstate.get(i);
             match m.kind {
                 RawKind::Append | RawKind::Write => {
@@ -885,7 +879,7 @@ impl Builder {
                         Arg::List { start, len } => raw.list(start, len),
                         _ => &[],
                     };
-                    let future_here = later_here > i + 1;
+                    let future_here = st.last_write_at > i + 1;
                     let check_here = st.read_last || !st.own.is_empty();
                     // The whole list, when anything needs it whole.
                     let mut scratch = std::mem::take(&mut self.scratch);
@@ -1013,7 +1007,6 @@ impl Builder {
             }
         }
         self.kstate = kstate;
-        self.later_write = later;
         self.txn_keys = keys;
         let end = self.h.mops.len() as MopId;
         self.h.txns.push(Txn {
@@ -1091,10 +1084,7 @@ impl Builder {
             return None;
         }
         if n < tail.len() {
-            if order.capacity() == 0 {
-                order.reserve_exact(FIRST_CAPACITY.max(tail.len()));
-            }
-            grow(order, tail.len() - n);
+            grow(order, tail.len() - n, FIRST_CAPACITY);
             order.extend_from_slice(&tail[n..]);
             return Some(true);
         }
@@ -1116,10 +1106,7 @@ impl Builder {
                     t.text.clear();
                 }
                 let have = t.text.len();
-                if t.text.capacity() == 0 {
-                    t.text.reserve_exact((4 * FIRST_CAPACITY).max(text.len()));
-                }
-                grow(&mut t.text, text.len() - have);
+                grow(&mut t.text, text.len() - have, 4 * FIRST_CAPACITY);
                 t.text.extend_from_slice(&text[have..]);
                 t.count = count;
                 t.ok = true;
