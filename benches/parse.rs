@@ -1,22 +1,26 @@
-//! Reading + compiling speed and peak memory on a synthetic list-append
-//! history (a plain binary, not criterion: one 100 MB pass is the measure,
-//! and criterion's repeated sampling of it would take minutes and its
+//! Reading + compiling speed and peak memory on a list-append history (a
+//! plain binary, not criterion: one 100 MB pass is the measure, and
+//! criterion's repeated sampling of it would take minutes and its
 //! statistics add nothing to a throughput figure with a few % of noise).
 //!
-//! `cargo bench --bench parse` writes a ~100 MB history (25 processes,
-//! invoke/ok pairs, 20 micro-ops per transaction, appends and reads of
-//! growing lists over 10k keys) to the temp directory, then loads it with
-//! `elle_si::history::load` (memory-mapped) and prints MB/s and the peak
-//! resident memory (VmHWM) against the compiled history's size.
-//! `cargo test` runs it on 1 MB as a smoke test. Size with `PARSE_MB=N`;
-//! `PARSE_FILE=path` reads that file (generating it there first
-//! if it does not exist), and `PARSE_REPEAT=N`
+//! `cargo bench --bench parse` writes a ~100 MB history with the project's
+//! generator (`elle-si gen`'s defaults: its serializable store, 25
+//! sessions, 20 micro-ops per transaction, half reads, 10k uniform keys;
+//! only the number of transactions is chosen, to reach the size) to the
+//! temp directory, then loads it with `elle_si::history::load`
+//! (memory-mapped) and prints MB/s and the peak resident memory (VmHWM)
+//! against the compiled history's size. `PARSE_HISTORY=synthetic` writes
+//! instead the simpler history earlier figures were taken on (every
+//! transaction committed, no aborts). `cargo test` runs it on 1 MB as a
+//! smoke test. Size with `PARSE_MB=N`; `PARSE_FILE=path` reads that file
+//! (generating it there first if it does not exist), and `PARSE_REPEAT=N`
 //! repeats the load (for profilers).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use elle_si::generator::{GenOptions, generate_to};
 use elle_si::history::{History, LoadOptions, load};
 
 /// A small xorshift generator: the history only needs to look random.
@@ -43,8 +47,69 @@ enum Mop {
     Read(u64),
 }
 
-/// Writes a list-append history of about `target` bytes, one op per line
-/// as Jepsen does, streaming (so the generator's memory is small).
+/// Counts what is written, and keeps none of it.
+struct Count(u64);
+
+impl Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn gen_options(txns_per_session: u32) -> GenOptions {
+    GenOptions {
+        txns_per_session,
+        seed: 7,
+        ..GenOptions::default()
+    }
+}
+
+fn gen_bytes(txns_per_session: u32) -> std::io::Result<u64> {
+    let mut count = Count(0);
+    generate_to(&gen_options(txns_per_session), &mut count).map_err(std::io::Error::other)?;
+    Ok(count.0)
+}
+
+/// Writes the generator's list-append history of about `target` bytes.
+/// Reads return whole lists, which grow as the history does, so the size
+/// is about `a n + b n^2` in the transactions per session `n`: `n` doubles
+/// until the size passes the target, then the curve through the last two
+/// sizes gives it.
+fn generate_gen(path: &Path, target: u64) -> std::io::Result<u64> {
+    let (mut n, mut size) = (4u32, gen_bytes(4)?);
+    let (mut m, mut prev) = (0u32, 0u64);
+    while size < target && n < 1 << 24 {
+        (m, prev) = (n, size);
+        n *= 2;
+        size = gen_bytes(n)?;
+    }
+    let pick = if m == 0 {
+        n
+    } else {
+        // s(x) = a x + b x^2 through (m, prev) and (n, size).
+        let (x1, y1, x2, y2) = (f64::from(m), prev as f64, f64::from(n), size as f64);
+        let b = (y2 / x2 - y1 / x1) / (x2 - x1);
+        let a = y1 / x1 - b * x1;
+        let t = target as f64;
+        let x = if b > 0.0 {
+            (-a + (a * a + 4.0 * b * t).sqrt()) / (2.0 * b)
+        } else {
+            t / a
+        };
+        (x.round() as u32).clamp(m, n)
+    };
+    let out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    generate_to(&gen_options(pick), out).map_err(std::io::Error::other)?;
+    Ok(std::fs::metadata(path)?.len())
+}
+
+/// Writes a synthetic list-append history of about `target` bytes (every
+/// transaction committed, reads of growing lists over 10k keys), one op
+/// per line as Jepsen does, streaming (so the generator's memory is small).
 fn generate(path: &Path, target: u64) -> std::io::Result<u64> {
     let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
@@ -196,7 +261,12 @@ fn main() {
                     .join(format!("elle-si-bench-{}-{mb}mb.edn", std::process::id()))
             });
             let t = Instant::now();
-            let n = generate(&path, mb << 20).expect("writing the synthetic history");
+            let n = if std::env::var("PARSE_HISTORY").is_ok_and(|v| v == "synthetic") {
+                generate(&path, mb << 20)
+            } else {
+                generate_gen(&path, mb << 20)
+            }
+            .expect("writing the history");
             eprintln!(
                 "generated {:.1} MB in {:.1} s: {}",
                 n as f64 / 1e6,
