@@ -15,10 +15,6 @@
   :test-paths ["test"]
   :javac-options ["--release" "17" "-Xlint:-options"]
   :jvm-opts ["-Xcheck:jni"]
-  ;; ^:pending tests assert what Elle answers where elle-si's checker is
-  ;; known to be wrong; `lein test :pending` runs them.
-  :test-selectors {:default (complement :pending)
-                   :pending :pending}
   :profiles {:bench {:source-paths ["bench"]
                      :java-source-paths ["bench/java"]
                      :jvm-opts ^:replace ["-Xmx4g" "-XX:+UseParallelGC"]}}
