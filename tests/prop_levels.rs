@@ -223,7 +223,7 @@ fn fault_findings(
         let told = elle_si::report::lattice::implied_anomalies(&found);
         for f in &g.faults {
             let expected = accepted_names(f);
-            if !expected.iter().any(|e| told.contains(*e)) {
+            if !expected.iter().any(|e| told.contains(*e)) && !told_as_data_cycle(f, &r) {
                 let finding = Finding::Unnamed {
                     sole: guarantees(opts.db, m),
                     graph: graph_family(m),
@@ -240,6 +240,41 @@ fn fault_findings(
         }
     }
     Some(out)
+}
+
+/// Whether a fault Elle names by a session cycle (a stale session read's
+/// `G-single-item-process`) is told as a data cycle over exactly its
+/// transactions. Elle explains each step of a cycle by a data dependency
+/// where the two transactions have one, before session order or real time,
+/// and its search for a cycle type keeps a cycle only when the explanation
+/// gives that type. So where the stale read's two transactions also read
+/// past each other's writes (a write skew, rw both ways), the session cycle
+/// is told as the G2-item over the same two transactions, and Elle reports
+/// no G-single-item-process for it (as its own lost-update test expects of
+/// two same-process transactions that each missed the other's append).
+fn told_as_data_cycle(
+    f: &elle_si::generator::FiredFault,
+    r: &elle_si::report::CheckResult,
+) -> bool {
+    if !f.elle.ends_with("-process") {
+        return false;
+    }
+    let sorted = |v: &[u32]| {
+        let mut v = v.to_vec();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let want = sorted(&f.txns);
+    let cycle = |n: &str| {
+        ["G0", "G1c", "G-single", "G-nonadjacent", "G2"]
+            .iter()
+            .any(|p| n.starts_with(p))
+    };
+    r.anomalies
+        .values()
+        .flatten()
+        .any(|a| cycle(&a.name) && !a.name.ends_with("-process") && sorted(&a.txns) == want)
 }
 
 /// Fails on the findings `keep` selects, saving the case as `name`.
@@ -344,7 +379,7 @@ fn fired_faults_are_named_where_they_alone_break_a_graph_level() {
 /// the store's own allowed anomalies (write skew, lost updates) are
 /// rejected too.
 #[test]
-#[ignore = "open: a stale session read whose rw edge also closes a write skew between the same two transactions is told as the G2-item only; Elle's own lost-update and G-nonadjacent tests expect no G-single-item-process beside such a cycle, and its search for the process variant is not matched here yet"]
+#[ignore = "open: passes on the CI seed, but with PROPTEST_RNG_SEED=1, 3, 4 or 5 a long fork (G-nonadjacent-item) or a fractured read (G-single-item) in an rw-register SI or read-atomic store is told at serializable only as the store's own G2-item / lost-update; the stale session read told as a write skew over the same two transactions is settled (see told_as_data_cycle)"]
 fn fired_faults_are_named_wherever_rejected() {
     run_faults("fault-name", 300, SMALL, |f, _| {
         matches!(f, Finding::Unnamed { .. })
