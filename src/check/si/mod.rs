@@ -904,44 +904,49 @@ const PASSES: [Pass; 11] = [
 ];
 
 /// The cycle through `(u -> v)` labelled `e` that the first of [`PASSES`]
-/// finds, with that pass's position: the cycle that proves most (a G1c
-/// where there is one, rather than a shorter G2-item beside it).
+/// (up to pass `last`) finds, with that pass's position: the cycle that
+/// proves most (a G1c where there is one, rather than a shorter G2-item
+/// beside it).
 fn strongest_cycle(
     g: &Polygraph,
     adj: &[Vec<(u32, EdgeId)>],
     u: u32,
     v: u32,
     e: EdgeId,
+    last: usize,
 ) -> Option<(usize, Vec<EdgeId>)> {
     let kind = |x: EdgeId| g.edges[x as usize].kind;
     let e_rw = kind(e) == EdgeKind::Rw;
-    PASSES.iter().enumerate().find_map(|(i, &(keep, shape))| {
-        if !keep(kind(e)) {
-            return None;
-        }
-        let c = match shape {
-            Shape::Any => cycle_through(adj, u, v, e, |_| true, |x| keep(kind(x))),
-            Shape::SingleRw if e_rw => cycle_through(
-                adj,
-                u,
-                v,
-                e,
-                |_| true,
-                |x| keep(kind(x)) && kind(x) != EdgeKind::Rw,
-            ),
-            Shape::NonadjacentRw if e_rw => nonadjacent_cycle_through(
-                adj,
-                u,
-                v,
-                e,
-                |_| true,
-                |x| keep(kind(x)),
-                |x| kind(x) == EdgeKind::Rw,
-            ),
-            _ => None,
-        };
-        c.map(|c| (i, c))
-    })
+    PASSES[..=last]
+        .iter()
+        .enumerate()
+        .find_map(|(i, &(keep, shape))| {
+            if !keep(kind(e)) {
+                return None;
+            }
+            let c = match shape {
+                Shape::Any => cycle_through(adj, u, v, e, |_| true, |x| keep(kind(x))),
+                Shape::SingleRw if e_rw => cycle_through(
+                    adj,
+                    u,
+                    v,
+                    e,
+                    |_| true,
+                    |x| keep(kind(x)) && kind(x) != EdgeKind::Rw,
+                ),
+                Shape::NonadjacentRw if e_rw => nonadjacent_cycle_through(
+                    adj,
+                    u,
+                    v,
+                    e,
+                    |_| true,
+                    |x| keep(kind(x)),
+                    |x| kind(x) == EdgeKind::Rw,
+                ),
+                _ => None,
+            };
+            c.map(|c| (i, c))
+        })
 }
 
 /// Of the cycles through any of `edges` (polygraph edges, each mapped into
@@ -958,7 +963,9 @@ fn strongest_cycle_over(
         buf.clear();
         g2.map(g, e, &mut buf);
         for &(u, v) in &buf {
-            if let Some((pass, c)) = strongest_cycle(g, adj, u, v, e)
+            // A later pass than the best so far cannot beat it.
+            let last = best.as_ref().map_or(PASSES.len() - 1, |(p, _)| *p);
+            if let Some((pass, c)) = strongest_cycle(g, adj, u, v, e, last)
                 && best
                     .as_ref()
                     .is_none_or(|(p, b)| (pass, c.len()) < (*p, b.len()))
