@@ -134,8 +134,13 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
     }
     if !pruned.contradictions.is_empty() {
         let mut seen: FxHashSet<Vec<TxnId>> = FxHashSet::default();
+        // One graph of the known edges for all: each contradiction's
+        // cycles are looked for in it.
+        let adj = g2.adjacency(&g, &[]);
+        let mut comps = Components::new();
         for &(c, e1, e2) in &pruned.contradictions {
-            let Some(a) = contradiction(h, &g, &g2, &inferred, c, e1, e2) else {
+            let Some(a) = contradiction(h, &g, &g2, &inferred, (&adj, &mut comps), c, e1, e2)
+            else {
                 continue;
             };
             let mut key = a.txns.clone();
@@ -914,6 +919,7 @@ fn strongest_cycle(
     v: u32,
     e: EdgeId,
     last: usize,
+    comps: &mut Components,
 ) -> Option<(usize, Vec<EdgeId>)> {
     let kind = |x: EdgeId| g.edges[x as usize].kind;
     let e_rw = kind(e) == EdgeKind::Rw;
@@ -921,7 +927,8 @@ fn strongest_cycle(
         .iter()
         .enumerate()
         .find_map(|(i, &(keep, shape))| {
-            if !keep(kind(e)) {
+            // The cycle is `e` and a path back from v to u.
+            if !keep(kind(e)) || !comps.may_reach(g, adj, keep, v, u) {
                 return None;
             }
             let c = match shape {
@@ -949,12 +956,66 @@ fn strongest_cycle(
         })
 }
 
+/// Strongly connected components of a graph of G2 (an adjacency), one
+/// partition per set of edge kinds a pass keeps, each computed when first
+/// asked for. They come numbered in reverse topological order, so a path
+/// from a to b needs b's component numbered no later than a's: where it is
+/// later, a pass's search from a would walk all it reaches and find
+/// nothing, and is not made.
+struct Components {
+    by_kinds: FxHashMap<u8, Vec<u32>>,
+}
+
+impl Components {
+    fn new() -> Components {
+        Components {
+            by_kinds: FxHashMap::default(),
+        }
+    }
+
+    /// False when no path of `keep`'s edges leads from `a` to `b`.
+    fn may_reach(
+        &mut self,
+        g: &Polygraph,
+        adj: &[Vec<(u32, EdgeId)>],
+        keep: fn(EdgeKind) -> bool,
+        a: u32,
+        b: u32,
+    ) -> bool {
+        const KINDS: [EdgeKind; 5] = [
+            EdgeKind::Process,
+            EdgeKind::Realtime,
+            EdgeKind::Wr,
+            EdgeKind::Ww,
+            EdgeKind::Rw,
+        ];
+        let kinds = KINDS
+            .iter()
+            .enumerate()
+            .fold(0u8, |m, (i, &k)| m | (u8::from(keep(k)) << i));
+        let comp = self.by_kinds.entry(kinds).or_insert_with(|| {
+            let edges: Vec<(u32, u32)> = adj
+                .iter()
+                .enumerate()
+                .flat_map(|(a, out)| {
+                    out.iter()
+                        .filter(|&&(_, e)| keep(g.edges[e as usize].kind))
+                        .map(move |&(b, _)| (a as u32, b))
+                })
+                .collect();
+            sccs(&Digraph::from_edges(adj.len(), &edges)).comp
+        });
+        comp[b as usize] <= comp[a as usize]
+    }
+}
+
 /// Of the cycles through any of `edges` (polygraph edges, each mapped into
 /// G2), the one that proves most, the shortest of those.
 fn strongest_cycle_over(
     g: &Polygraph,
     g2: &G2,
     adj: &[Vec<(u32, EdgeId)>],
+    comps: &mut Components,
     edges: impl IntoIterator<Item = EdgeId>,
 ) -> Option<Vec<EdgeId>> {
     let mut best: Option<(usize, Vec<EdgeId>)> = None;
@@ -965,7 +1026,7 @@ fn strongest_cycle_over(
         for &(u, v) in &buf {
             // A later pass than the best so far cannot beat it.
             let last = best.as_ref().map_or(PASSES.len() - 1, |(p, _)| *p);
-            if let Some((pass, c)) = strongest_cycle(g, adj, u, v, e, last)
+            if let Some((pass, c)) = strongest_cycle(g, adj, u, v, e, last, comps)
                 && best
                     .as_ref()
                     .is_none_or(|(p, b)| (pass, c.len()) < (*p, b.len()))
@@ -1144,26 +1205,28 @@ fn claiming(
 }
 
 /// A constraint neither side of which can hold: the cycle each side closes.
+#[allow(clippy::too_many_arguments)]
 fn contradiction(
     h: &History,
     g: &Polygraph,
     g2: &G2,
     inferred: &FxHashSet<EdgeId>,
+    (adj, comps): (&[Vec<(u32, EdgeId)>], &mut Components),
     c: usize,
     e1: EdgeId,
     e2: EdgeId,
 ) -> Option<Anomaly> {
-    let adj = g2.adjacency(g, &[]);
     // Per order, the cycle that proves most: the anomaly claims what the
     // weaker of the two proves, and a short cycle that proves little (a
     // G2-item beside a long fork) would give away what both orders prove.
     // Each edge of a side that closes a cycle is a way to tell that side;
     // the one that proves most is told (pruning stopped at the first).
-    let cyc = |side: &[EdgeId], first: EdgeId| {
+    let mut cyc = |side: &[EdgeId], first: EdgeId| {
         strongest_cycle_over(
             g,
             g2,
-            &adj,
+            adj,
+            comps,
             std::iter::once(first).chain(side.iter().copied()),
         )
     };
@@ -1258,7 +1321,7 @@ fn unsat_witness(
     let adj = g2.adjacency(g, &extra);
     // The cycle named is the one that names most (G1c before G2-item), the
     // shortest of those.
-    let best = strongest_cycle_over(g, g2, &adj, extra.iter().copied());
+    let best = strongest_cycle_over(g, g2, &adj, &mut Components::new(), extra.iter().copied());
     let pairs = Datum::List(
         core.iter()
             .map(|&c| {
