@@ -956,6 +956,19 @@ fn strongest_cycle(
         })
 }
 
+/// The graph of the edges of an adjacency that `keep` keeps.
+fn digraph_of(adj: &[Vec<(u32, EdgeId)>], keep: impl Fn(EdgeId) -> bool) -> Digraph {
+    let mut edges = Vec::new();
+    for (u, outs) in adj.iter().enumerate() {
+        edges.extend(
+            outs.iter()
+                .filter(|&&(_, e)| keep(e))
+                .map(|&(v, _)| (u as u32, v)),
+        );
+    }
+    Digraph::from_edges(adj.len(), &edges)
+}
+
 /// Strongly connected components of a graph of G2 (an adjacency), one
 /// partition per set of edge kinds a pass keeps, each computed when first
 /// asked for. They come numbered in reverse topological order, so a path
@@ -993,18 +1006,10 @@ impl Components {
             .iter()
             .enumerate()
             .fold(0u8, |m, (i, &k)| m | (u8::from(keep(k)) << i));
-        let comp = self.by_kinds.entry(kinds).or_insert_with(|| {
-            let edges: Vec<(u32, u32)> = adj
-                .iter()
-                .enumerate()
-                .flat_map(|(a, out)| {
-                    out.iter()
-                        .filter(|&&(_, e)| keep(g.edges[e as usize].kind))
-                        .map(move |&(b, _)| (a as u32, b))
-                })
-                .collect();
-            sccs(&Digraph::from_edges(adj.len(), &edges)).comp
-        });
+        let comp = self
+            .by_kinds
+            .entry(kinds)
+            .or_insert_with(|| sccs(&digraph_of(adj, |e| keep(g.edges[e as usize].kind))).comp);
         comp[b as usize] <= comp[a as usize]
     }
 }
@@ -1066,13 +1071,7 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId
     // implies (a G-single-item-process beside a G-single-item) is not told:
     // it says nothing more. Components of the whole graph, names told in
     // each.
-    let whole = {
-        let mut edges = Vec::new();
-        for (u, outs) in full.iter().enumerate() {
-            edges.extend(outs.iter().map(|&(v, _)| (u as u32, v)));
-        }
-        sccs(&Digraph::from_edges(g2.nodes, &edges))
-    };
+    let whole = sccs(&digraph_of(&full, |_| true));
     let mut told: rustc_hash::FxHashMap<u32, Vec<String>> = Default::default();
     // Without the single-rw passes a component with both shapes would be
     // explained by whichever cycle is shortest, and the G-single-item an SI
@@ -1090,13 +1089,7 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId
                     .collect()
             })
             .collect();
-        let mut edges = Vec::new();
-        for (u, outs) in adj.iter().enumerate() {
-            for &(v, _) in outs {
-                edges.push((u as u32, v));
-            }
-        }
-        let dg = Digraph::from_edges(g2.nodes, &edges);
+        let dg = digraph_of(&adj, |_| true);
         let comps = sccs(&dg);
         let cyclic: FxHashSet<u32> = comps.cyclic(&dg).into_iter().collect();
         if cyclic.is_empty() {
