@@ -475,7 +475,7 @@ fn child(args: &[String]) -> i32 {
             "trees" => causal::Clocks::TreeClocks,
             _ => causal::Clocks::Search,
         };
-        let (found, _) = causal::check(&loaded.history, causal::Level::Causal, true, clocks);
+        let (found, _) = causal::check(&loaded.history, causal::Level::Causal, true, clocks, None);
         if found.is_empty() && loaded.anomalies.is_empty() {
             "valid"
         } else {

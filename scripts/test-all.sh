@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # Runs every test: the Rust suite (unit, integration, property), then the
 # Clojure bridge's `lein test` against the freshly built native library.
+# Tests that read the shared corpus (../shared/histories, beside the
+# checkout) skip, saying so, when it is absent; ELLE_SI_REQUIRE_CORPUS=1
+# (as CI sets) makes its absence a failure instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ -d clj ] && ! command -v lein >/dev/null 2>&1; then
+  echo "test-all: the Clojure tests need leiningen (apt-get install leiningen); .ci/run installs it" >&2
+  exit 1
+fi
+if [ ! -d ../shared/histories ]; then
+  echo "test-all: ../shared/histories is absent: the tests that read the shared corpus are skipped"
+fi
 cargo test --release --all-targets
 if [ -d clj ]; then
   cargo build --release --features jni --lib

@@ -30,9 +30,8 @@ pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
         let before = out.len();
         walk(p, &mut out)?;
         if out.len() == before {
-            return Err(InputError::at_line(
+            return Err(InputError::whole(
                 &p.display().to_string(),
-                1,
                 "no history under this directory: expected Jepsen runs (history.edn), Cobra logs (T*.log) or Viper logs (J*.log)",
             )
             .into());

@@ -83,7 +83,23 @@ pub struct InputError {
 }
 
 impl InputError {
-    /// An error about a whole file, or a place with no byte offset.
+    /// An error about a whole file or directory: it has no place, and
+    /// renders with none.
+    pub fn whole(file: &str, message: impl Into<String>) -> InputError {
+        InputError::at_line(file, 0, message)
+    }
+
+    /// Adds to the help (a further line when there is one already).
+    pub fn add_help(mut self, help: impl Into<String>) -> InputError {
+        let help = help.into();
+        self.help = Some(match self.help.take() {
+            Some(h) => format!("{h}\n{help}"),
+            None => help,
+        });
+        self
+    }
+
+    /// An error at a line with no byte offset (line 0: the whole file).
     pub fn at_line(file: &str, line: usize, message: impl Into<String>) -> InputError {
         InputError {
             file: file.to_string(),
@@ -100,21 +116,21 @@ impl InputError {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.file, self.line, self.column, self.message
-        )
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file, self.line, self.column, self.message
+            )
+        }
     }
 }
 
 impl std::error::Error for InputError {}
 
 impl Diagnostic for InputError {
-    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        Some(Box::new("elle_si::bad_input"))
-    }
-
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         self.help
             .as_ref()

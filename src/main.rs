@@ -381,6 +381,8 @@ fn run_check(
     let mut worst = 0u8;
     let mut stdout = std::io::stdout().lock();
     for f in files {
+        // --timeout bounds each file's whole run, reading included.
+        let started = Instant::now();
         let l = match load(f, opts) {
             Ok(l) => l,
             Err(e) => {
@@ -388,6 +390,10 @@ fn run_check(
                 worst = 3;
                 continue;
             }
+        };
+        let copts = CheckOptions {
+            timeout: copts.timeout.map(|t| t.saturating_sub(started.elapsed())),
+            ..copts.clone()
         };
         for n in &l.notes.0 {
             eprintln!("{}: {n}", l.source.name());

@@ -447,3 +447,74 @@ fn the_same_append_twice_in_one_transaction() {
         "{e}"
     );
 }
+
+/// Runs `elle-si check` on a path; (exit code, stdout, stderr).
+fn check_cli(path: &std::path::Path) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .arg("check")
+        .arg(path)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("running elle-si");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_empty_file_is_bad_input_but_an_empty_store_run_is_unknown() {
+    let dir = scratch_dir().join("empty");
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let file = dir.join("h.edn");
+    std::fs::write(&file, "\n  \n").expect("writing");
+    let (code, _, err) = check_cli(&file);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("h.edn: empty history"), "{err}");
+    // A Jepsen run that recorded nothing: checked, and nothing could be.
+    let run = dir.join("store/t/20250101T000000.000Z");
+    std::fs::create_dir_all(&run).expect("scratch");
+    std::fs::write(run.join("history.edn"), "").expect("writing");
+    let (code, out, err) = check_cli(&dir.join("store"));
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(out.contains("UNKNOWN"), "{out}");
+    assert!(err.contains("the run recorded nothing"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn errors_carry_no_stray_code_and_a_directory_has_no_position() {
+    let dir = scratch_dir().join("nohistory");
+    std::fs::create_dir_all(dir.join("sub")).expect("scratch");
+    let (code, _, err) = check_cli(&dir);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(!err.contains("elle_si::"), "{err}");
+    let name = dir.display().to_string();
+    assert!(err.contains(&format!("{name}: no history")), "{err}");
+    assert!(!err.contains(&format!("{name}:1:1")), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_guessed_format_that_fails_says_what_was_guessed_and_why() {
+    let dir = scratch_dir().join("guess");
+    std::fs::create_dir_all(&dir).expect("scratch");
+    // elle-cli's ops, one JSON object a line, the last one cut off.
+    let p = dir.join("ops");
+    std::fs::write(
+        &p,
+        "{\"index\": 0, \"type\": \"ok\", \"process\": 0, \"f\": \"txn\", \"value\": [[\"append\", 1, 2]]}\n{\"type\": \"ok\", \"pro",
+    )
+    .expect("writing");
+    let (code, _, err) = check_cli(&p);
+    assert_eq!(code, Some(3), "{err}");
+    let folded = err
+        .split(|c: char| c.is_whitespace() || c == '│')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(folded.contains("read as json because of"), "{err}");
+    assert!(!folded.contains("dbcop"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

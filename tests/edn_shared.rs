@@ -1,6 +1,8 @@
 //! Every history in the shared corpus loads: EDN, text and dbcop's
 //! bincode, each detected as `elle-si check` detects it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use elle_si::history::formats::dbcop::Duplicates;
@@ -17,7 +19,9 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
         } else if matches!(
             p.extension().and_then(|e| e.to_str()),
             Some("edn") | Some("txt") | Some("bincode")
-        ) {
+        ) && !p.to_string_lossy().ends_with(".faults.edn")
+        {
+            // (A generated history's record of its faults is not a history.)
             out.push(p);
         }
     }
@@ -25,6 +29,9 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn every_shared_history_loads() {
+    if !common::corpus() {
+        return;
+    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/histories");
     let mut all = Vec::new();
     files(&root, &mut all);

@@ -2,6 +2,8 @@
 //! statuses and reads-from the file says (hand-made logs in test-logs/, and
 //! the shared histories in ../shared/histories).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use elle_si::check::basic;
@@ -212,6 +214,9 @@ fn cobra_directory() {
 
 #[test]
 fn shared_dbcop_tap_cases() {
+    if !common::corpus() {
+        return;
+    }
     // PolySI's converter made these: session 1 writes value 1 to every key
     // (the former initial state), values renumbered. tap-a is a thin-air
     // read, tap-b an aborted read that the converter turned into a read of
@@ -245,6 +250,9 @@ fn shared_dbcop_tap_cases() {
 
 #[test]
 fn shared_dbcop_10k_duplicates() {
+    if !common::corpus() {
+        return;
+    }
     let rh = shared("valid/dbcop-bincode/general-RH-10k.bincode");
     let e = history::load(&rh, LoadOptions::default(), None)
         .err()
@@ -281,6 +289,9 @@ fn shared_dbcop_10k_duplicates() {
 
 #[test]
 fn shared_text_and_edn_detect() {
+    if !common::corpus() {
+        return;
+    }
     let l = load(&shared("tap-cases/text/tap-b.txt"));
     assert_eq!(l.format, Format::Text);
     let l = load(&shared("tap-cases/list-append/tap-b.edn"));

@@ -6,6 +6,9 @@ use elle_si::report::Valid;
 
 #[test]
 fn valid_histories_pass_si() {
+    if !corpus() {
+        return;
+    }
     for f in [
         "valid/rw-register/pg-rr-s2-t200-o20-uniform.txt",
         "valid/rw-register/pg-rr-s10-t200-o20-uniform.txt",
@@ -27,6 +30,9 @@ fn valid_histories_pass_si() {
 
 #[test]
 fn galera_lost_update() {
+    if !corpus() {
+        return;
+    }
     let l = load(&shared("violations/galera-lost-update.txt"));
     let r = check_models(&l, "si");
     assert_eq!(r.valid, Valid::False);
@@ -47,6 +53,9 @@ fn galera_lost_update() {
 
 #[test]
 fn postgres_write_skew() {
+    if !corpus() {
+        return;
+    }
     let l = load(&shared("violations/postgres-ser-write-skew.txt"));
     assert_eq!(verdict(&l, "si").0, Valid::True);
     assert_eq!(verdict(&l, "ssi").0, Valid::True);
@@ -56,6 +65,9 @@ fn postgres_write_skew() {
 
 #[test]
 fn every_tap_case_fails_strong_session_si() {
+    if !corpus() {
+        return;
+    }
     for case in "abcdefghijklmn".chars() {
         for f in [
             format!("tap-cases/text/tap-{case}.txt"),
@@ -69,6 +81,9 @@ fn every_tap_case_fails_strong_session_si() {
 
 #[test]
 fn no_client_ops_is_unknown() {
+    if !corpus() {
+        return;
+    }
     // Elle sees no client ops without :process, and says so.
     let l = load(&shared("elle/paper-example.edn"));
     let (v, types) = verdict(&l, "serializable");

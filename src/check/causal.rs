@@ -90,6 +90,9 @@ pub struct Stats {
     pub wr_edges: usize,
     pub derived_edges: usize,
     pub clock_joins: usize,
+    /// The deadline came first: the anomalies found hold (each is a cycle
+    /// of the level's graph), but others may be missing.
+    pub timed_out: bool,
 }
 
 const INIT: u32 = u32::MAX;
@@ -129,9 +132,22 @@ struct Ctx<'a> {
     co_comp: Option<Vec<u32>>,
     /// Session order is part of CO.
     sessions: bool,
+    /// When to stop deriving and telling (what was found stands).
+    deadline: Option<std::time::Instant>,
+    /// The deadline stopped the check.
+    cut: std::cell::Cell<bool>,
 }
 
 impl Ctx<'_> {
+    /// Whether the deadline has passed (and the check is cut short).
+    fn expired(&self) -> bool {
+        let e = self.deadline.is_some_and(|d| std::time::Instant::now() > d);
+        if e {
+            self.cut.set(true);
+        }
+        e
+    }
+
     fn has_clocks(&self) -> bool {
         !matches!(self.reach, Reach::Search(_))
     }
@@ -231,13 +247,25 @@ struct Triangle {
 /// read atomic and causal consistency include it; read committed comes in
 /// both kinds (Elle's `read-committed` without, `strong-session-read-
 /// committed` with), and C4's read committed is the latter.
-pub fn check(h: &History, level: Level, sessions: bool, clocks: Clocks) -> (Vec<Anomaly>, Stats) {
+///
+/// Past `deadline` it stops deriving edges and telling paths: every
+/// anomaly it reports then is still a cycle of the level's graph (a cycle
+/// among some of its edges), and `Stats::timed_out` says others may be
+/// missing.
+pub fn check(
+    h: &History,
+    level: Level,
+    sessions: bool,
+    clocks: Clocks,
+    deadline: Option<std::time::Instant>,
+) -> (Vec<Anomaly>, Stats) {
     let mut stats = Stats::default();
     let n = h.txns.len();
     // Without session order, sessions are no chains and clocks do not
     // apply; read committed needs causal order only to name instances.
     let clocks = if sessions { clocks } else { Clocks::Search };
-    let ctx = build(h, clocks, sessions, &mut stats);
+    let mut ctx = build(h, clocks, sessions, &mut stats);
+    ctx.deadline = deadline;
     let mut out = Vec::new();
     if let Some(comp) = &ctx.co_comp {
         cyclic_co(&ctx, comp, &mut out);
@@ -310,7 +338,7 @@ pub fn check(h: &History, level: Level, sessions: bool, clocks: Clocks) -> (Vec<
         vec![true; reported.len()]
     };
     for (i, tri) in reported.iter().enumerate() {
-        let with_path = i < MAX_PATHS;
+        let with_path = i < MAX_PATHS && !ctx.expired();
         out.push(instance(
             &ctx,
             &g,
@@ -333,10 +361,14 @@ pub fn check(h: &History, level: Level, sessions: bool, clocks: Clocks) -> (Vec<
         {
             continue;
         }
+        if ctx.expired() {
+            break;
+        }
         if let Some(a) = ww_cycle(&ctx, &g, &comps.comp, c, &ww_set) {
             out.push(a);
         }
     }
+    stats.timed_out = ctx.cut.get();
     (out, stats)
 }
 
@@ -426,6 +458,9 @@ fn derive_causal(ctx: &Ctx, redundant_too: bool, emit: &mut impl FnMut(Triangle,
             if !reader(t3) {
                 continue;
             }
+            if ctx.expired() {
+                break;
+            }
             let r3 = ctx.row(t3).unwrap_or(&zeros);
             // Replay what t3 knows and its predecessor did not: in its own
             // session, the positions before it; elsewhere, its clock.
@@ -502,6 +537,9 @@ fn derive_search(
     for t3 in 0..h.txns.len() as TxnId {
         if !ctx.included[t3 as usize] || h.txns[t3 as usize].status != Status::Committed {
             continue;
+        }
+        if ctx.expired() {
+            return;
         }
         let txn = &h.txns[t3 as usize];
         seen.clear();
@@ -839,6 +877,8 @@ fn build<'a>(h: &'a History, clocks: Clocks, sessions: bool, stats: &mut Stats) 
         co,
         co_comp: cyclic.then_some(comps.comp),
         sessions,
+        deadline: None,
+        cut: std::cell::Cell::new(false),
     }
 }
 
@@ -1117,7 +1157,9 @@ fn sessionless(ctx: &Ctx, level: Level, ww: &[(u32, u32)], tris: &[Triangle]) ->
                     before || after || {
                         // A search each: bounded, as the paths reported are.
                         searches += 1;
-                        searches <= MAX_PATHS && shortest_path(&wrg, tri.t2, t3, |_| true).is_some()
+                        searches <= MAX_PATHS
+                            && !ctx.expired()
+                            && shortest_path(&wrg, tri.t2, t3, |_| true).is_some()
                     }
                 }
             }

@@ -116,8 +116,21 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
     levels.sort_unstable();
     levels.dedup();
     let mut graph: Vec<Anomaly> = Vec::new();
+    // One deadline for the whole check: each checker stops at it, keeps
+    // what it found, and says it was cut short.
+    let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
+    let mut notes = Vec::new();
+    let mut causal_cut = false;
     for (level, sessions) in levels {
-        let (found_here, _) = causal::check(h, level, sessions, causal::Clocks::default());
+        let (found_here, stats) =
+            causal::check(h, level, sessions, causal::Clocks::default(), deadline);
+        if stats.timed_out {
+            notes.push(format!(
+                "{level:?}: the deadline came before every pattern was looked for: {} found",
+                found_here.len()
+            ));
+            causal_cut |= found_here.is_empty();
+        }
         for a in found_here {
             if !graph
                 .iter()
@@ -128,11 +141,15 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
         }
     }
     found.extend(graph);
-    let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
+    if causal_cut {
+        found.push(
+            Anomaly::new("cycle-search-timeout")
+                .field("does-not-contain", crate::anomaly::Datum::List(Vec::new())),
+        );
+    }
     let mut variants: Vec<si::polygraph::Variant> =
         run_models.iter().filter_map(|m| si_variant(m)).collect();
     variants.dedup();
-    let mut notes = Vec::new();
     let mut outcomes = Outcomes {
         h,
         deadline,
@@ -162,6 +179,13 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
                 "{}: more than {} unordered writer pairs; no verdict",
                 v.cycle_exists().trim_end_matches("-cycle-exists"),
                 si::polygraph::MAX_PAIRS
+            ));
+        }
+        if s.explain_cut {
+            notes.push(format!(
+                "{}: the deadline came while telling the violation: {} told, more may exist",
+                v.cycle_exists().trim_end_matches("-cycle-exists"),
+                outcome.anomalies.len()
             ));
         }
         if outcome.timed_out {

@@ -73,14 +73,22 @@ impl Format {
 
     /// Guesses the format from the file name, then the first bytes.
     pub fn detect(path: &Path, bytes: &[u8]) -> Option<Format> {
+        Format::detect_why(path, bytes).map(|(f, _)| f)
+    }
+
+    /// [`Format::detect`], with what the guess rests on (for messages).
+    pub fn detect_why(path: &Path, bytes: &[u8]) -> Option<(Format, &'static str)> {
         match path.extension().and_then(|e| e.to_str()) {
-            Some("edn") => return Some(Format::Edn),
-            Some("bincode") => return Some(Format::DbcopBincode),
-            Some("hist") => return Some(Format::DbcopHist),
-            Some("txt") | Some("log") if looks_like_text(bytes) => return Some(Format::Text),
+            Some("edn") => return Some((Format::Edn, "the .edn extension")),
+            Some("bincode") => return Some((Format::DbcopBincode, "the .bincode extension")),
+            Some("hist") => return Some((Format::DbcopHist, "the .hist extension")),
+            Some("txt") | Some("log") if looks_like_text(bytes) => {
+                return Some((Format::Text, "r(...) / w(...) lines"));
+            }
             _ => {}
         }
-        formats::sniff(path, bytes).or_else(|| looks_like_text(bytes).then_some(Format::Text))
+        formats::sniff(path, bytes)
+            .or_else(|| looks_like_text(bytes).then_some((Format::Text, "r(...) / w(...) lines")))
     }
 }
 
@@ -121,7 +129,20 @@ pub fn load(
         return formats::load_dir(path, opts);
     }
     let source = Source::open(path).map_err(|e| Error::io(path.display(), e))?;
-    load_source(Arc::new(source), path, opts, progress)
+    load_source(
+        Arc::new(source),
+        path,
+        opts,
+        progress,
+        is_store_history(path),
+    )
+}
+
+/// A Jepsen store's history (`history.edn`) may be empty: the run recorded
+/// nothing, which is a run to report as unchecked (`:unknown`), not bad
+/// input. Any other empty file is refused.
+fn is_store_history(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == "history.edn")
 }
 
 /// Compiles a history already in memory (`name` is used in messages and for
@@ -132,6 +153,7 @@ pub fn load_bytes(name: &str, bytes: Vec<u8>, opts: LoadOptions) -> Result<Loade
         Path::new(name),
         opts,
         None,
+        is_store_history(Path::new(name)),
     )
 }
 
@@ -140,26 +162,58 @@ fn load_source(
     path: &Path,
     opts: LoadOptions,
     progress: Option<jepsen::Progress<'_>>,
+    empty_ok: bool,
 ) -> Result<Loaded, Error> {
-    let format = match opts.format {
-        Some(f) => f,
-        None => Format::detect(path, source.bytes()).ok_or_else(|| {
-            InputError::at_line(
-                source.name(),
-                1,
-                "cannot tell the format of this file; give -f (edn, json, text, dbcop-bincode, dbcop-json, dbcop-hist, cobra, viper)",
-            )
-        })?,
+    let mut notes = formats::Notes::default();
+    // An empty file is bad input, unless it is a store's history (a run
+    // that recorded nothing) or its format was given (an empty history
+    // written in it): those are read, and checked as holding nothing.
+    if source.bytes().trim_ascii().is_empty() {
+        if empty_ok {
+            notes
+                .0
+                .push("the run recorded nothing: its history.edn is empty".into());
+        } else if opts.format.is_none() {
+            return Err(
+                InputError::whole(source.name(), "empty history: the file holds no ops").into(),
+            );
+        }
+    }
+    let (format, why) = match opts.format {
+        Some(f) => (f, None),
+        None if source.bytes().trim_ascii().is_empty() => (Format::Edn, None),
+        None => {
+            let (f, why) = Format::detect_why(path, source.bytes()).ok_or_else(|| {
+                InputError::whole(
+                    source.name(),
+                    "cannot tell the format of this file; give -f (edn, json, text, dbcop-bincode, dbcop-json, dbcop-hist, cobra, viper)",
+                )
+            })?;
+            (f, Some(why))
+        }
     };
     let bopts = BuildOptions {
         workload: opts.workload,
         zero_is_initial: false,
     };
-    let mut notes = formats::Notes::default();
-    let (history, anomalies) = match format {
-        Format::Edn => jepsen::read(&source, bopts, progress)?,
-        Format::Text => text::read(&source, bopts)?,
-        other => formats::read(&source, other, opts, &mut notes)?,
+    let read = match format {
+        Format::Edn => jepsen::read(&source, bopts, progress),
+        Format::Text => text::read(&source, bopts),
+        other => formats::read(&source, other, opts, &mut notes),
+    };
+    let (history, anomalies) = match (read, why) {
+        (Ok(r), _) => r,
+        // A guessed format that does not parse: say what was guessed and
+        // why, so a wrong guess is seen as one.
+        (Err(Error::Input(e)), Some(why)) => {
+            return Err(e
+                .add_help(format!(
+                    "read as {} because of {why}; give -f to read it as another format",
+                    format.name()
+                ))
+                .into());
+        }
+        (Err(e), _) => return Err(e),
     };
     Ok(Loaded {
         history,

@@ -26,9 +26,8 @@ pub fn read(
         workload: Some(opts.workload.unwrap_or(Workload::RwRegister)),
     };
     if opts.workload == Some(Workload::ListAppend) {
-        return Err(InputError::at_line(
+        return Err(InputError::whole(
             source.name(),
-            1,
             "the text format holds register reads and writes: it cannot be read as list-append",
         )
         .into());

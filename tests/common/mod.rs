@@ -7,11 +7,45 @@ use elle_si::check::{self, CheckOptions};
 use elle_si::history::{self, LoadOptions, Loaded};
 use elle_si::report::{CheckResult, Valid};
 
-/// A file under the shared data folder beside the checkout.
+/// A file under the shared data folder beside the checkout. Tests that
+/// read it first ask [`corpus`] whether it is there.
 pub fn shared(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/histories")
-        .join(rel)
+    corpus_root().join(rel)
+}
+
+fn corpus_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/histories")
+}
+
+/// Whether the shared corpus (`../shared/histories`, beside the checkout)
+/// is there. A clone without it skips the tests that read it: this says so
+/// once per test binary, on the terminal (past the harness's capture).
+/// CI, which has the corpus, sets `ELLE_SI_REQUIRE_CORPUS=1`: there its
+/// absence fails the test instead of skipping it.
+pub fn corpus() -> bool {
+    use std::io::Write;
+    use std::sync::Once;
+    static SAID: Once = Once::new();
+    let root = corpus_root();
+    if root.is_dir() {
+        return true;
+    }
+    if std::env::var_os("ELLE_SI_REQUIRE_CORPUS").is_some_and(|v| !v.is_empty() && v != "0") {
+        panic!(
+            "ELLE_SI_REQUIRE_CORPUS is set but the shared corpus is missing at {}",
+            root.display()
+        );
+    }
+    SAID.call_once(|| {
+        // Straight to the file descriptor: the test harness captures only
+        // the print macros.
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: {} is absent (it sits beside the checkout in CI): the tests of this binary that read it are skipped",
+            root.display()
+        );
+    });
+    false
 }
 
 pub fn load(path: &std::path::Path) -> Loaded {

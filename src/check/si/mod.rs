@@ -49,6 +49,10 @@ pub struct Stats {
     pub solver_conflicts: u64,
     /// The polygraph would exceed [`polygraph::MAX_PAIRS`] writer pairs.
     pub too_big: bool,
+    /// The deadline came while the violation found was being told: the
+    /// verdict stands, but cycles may be left untold (or, when none was
+    /// told, only the variant's `*-cycle-exists` is).
+    pub explain_cut: bool,
 }
 
 #[derive(Clone)]
@@ -57,6 +61,16 @@ pub struct Outcome {
     /// The time budget ran out before a verdict.
     pub timed_out: bool,
     pub stats: Stats,
+}
+
+/// Whether the deadline has passed.
+fn expired(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() > d)
+}
+
+/// What stands for a violation found but not told within the deadline.
+fn untold(g: &Polygraph) -> Anomaly {
+    Anomaly::new(g.cycle_exists)
 }
 
 /// Most cycles reported per strongly connected component.
@@ -84,16 +98,31 @@ pub fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcom
         if first.anomalies.is_empty() && !first.timed_out {
             return first;
         }
+        // No time left for the variant itself: undecided.
+        if expired(deadline) {
+            return Outcome {
+                anomalies: Vec::new(),
+                timed_out: true,
+                stats: first.stats,
+            };
+        }
     }
     check_variant(h, variant, deadline)
 }
 
 fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
     let mut stats = Stats::default();
+    if expired(deadline) {
+        return Outcome {
+            anomalies: Vec::new(),
+            timed_out: true,
+            stats,
+        };
+    }
     let t0 = Instant::now();
-    let mut g = polygraph::build(h, variant);
-    if g.too_big {
-        stats.too_big = true;
+    let mut g = polygraph::build(h, variant, deadline);
+    if g.too_big || g.cut {
+        stats.too_big = g.too_big;
         return Outcome {
             anomalies: Vec::new(),
             timed_out: true,
@@ -128,7 +157,12 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
     };
     let t3 = Instant::now();
     if pruned.known_cycle {
-        out.anomalies = known_cycles(h, &g, &g2, &inferred);
+        let (found, cut) = known_cycles(h, &g, &g2, &inferred, deadline);
+        out.anomalies = found;
+        out.stats.explain_cut = cut;
+        if out.anomalies.is_empty() {
+            out.anomalies.push(untold(&g));
+        }
         out.stats.interpret_s = t3.elapsed().as_secs_f64();
         return out;
     }
@@ -139,8 +173,19 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
         let adj = g2.adjacency(&g, &[]);
         let mut comps = Components::new();
         for &(c, e1, e2) in &pruned.contradictions {
-            let Some(a) = contradiction(h, &g, &g2, &inferred, (&adj, &mut comps), c, e1, e2)
-            else {
+            if expired(deadline) {
+                out.stats.explain_cut = true;
+                break;
+            }
+            let Some(a) = contradiction(
+                h,
+                &g,
+                &g2,
+                &inferred,
+                (&adj, &mut comps),
+                (c, e1, e2),
+                deadline,
+            ) else {
                 continue;
             };
             let mut key = a.txns.clone();
@@ -148,6 +193,16 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
             if seen.insert(key) {
                 out.anomalies.push(a);
             }
+        }
+        if out.anomalies.is_empty() && expired(deadline) {
+            // A contradiction proves the violation; telling it ran out.
+            out.stats.explain_cut = true;
+            let (c, _, _) = pruned.contradictions[0];
+            let con = &g.constraints[c];
+            out.anomalies.push(untold(&g).txn(con.a).txn(con.c).field(
+                "unordered",
+                Datum::List(vec![Datum::Txn(con.a), Datum::Txn(con.c)]),
+            ));
         }
         out.stats.interpret_s = t3.elapsed().as_secs_f64();
         if !out.anomalies.is_empty() {
@@ -205,8 +260,9 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
                 Solved::Unsat(c, ch) if !(c.is_empty() && ch.is_empty()) => (c, ch),
                 _ => (open.clone(), (0..g.choices.len()).collect()),
             };
-            out.anomalies
-                .push(unsat_witness(h, &g, &g2, &core, &choices));
+            let (a, cut) = unsat_witness(h, &g, &g2, &core, &choices, deadline);
+            out.stats.explain_cut = cut;
+            out.anomalies.push(a);
             out.stats.interpret_s = t3.elapsed().as_secs_f64();
         }
     }
@@ -1022,10 +1078,15 @@ fn strongest_cycle_over(
     adj: &[Vec<(u32, EdgeId)>],
     comps: &mut Components,
     edges: impl IntoIterator<Item = EdgeId>,
+    deadline: Option<Instant>,
 ) -> Option<Vec<EdgeId>> {
     let mut best: Option<(usize, Vec<EdgeId>)> = None;
     let mut buf = Vec::new();
     for e in edges {
+        // Past the deadline, the best so far is the one told (or none).
+        if expired(deadline) {
+            break;
+        }
         buf.clear();
         g2.map(g, e, &mut buf);
         for &(u, v) in &buf {
@@ -1059,7 +1120,14 @@ enum Shape {
 
 /// Cycles among known edges: each cyclic component of G2 yields cycles
 /// through its edges until every edge is covered (up to a bound).
-fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId>) -> Vec<Anomaly> {
+/// Past the deadline it stops, and says so (the second value).
+fn known_cycles(
+    h: &History,
+    g: &Polygraph,
+    g2: &G2,
+    inferred: &FxHashSet<EdgeId>,
+    deadline: Option<Instant>,
+) -> (Vec<Anomaly>, bool) {
     let full = g2.adjacency(g, &[]);
     let mut covered: FxHashSet<EdgeId> = FxHashSet::default();
     // Cycles told, by their transactions: as Elle's lost-update test
@@ -1115,6 +1183,9 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId
             !matches!(g.edges[e as usize].kind, EdgeKind::Rw | EdgeKind::Ww)
         });
         for (u, v, e) in candidates {
+            if expired(deadline) {
+                return (out, true);
+            }
             let c = comps.comp[u as usize];
             // An edge on a cycle already told is not searched again, as the
             // lost-update and G-nonadjacent tests of Elle expect: a stale
@@ -1172,7 +1243,7 @@ fn known_cycles(h: &History, g: &Polygraph, g2: &G2, inferred: &FxHashSet<EdgeId
             out.push(claiming(cycle_anomaly(h, g, &cyc), g, &cyc, inferred));
         }
     }
-    out
+    (out, false)
 }
 
 /// An anomaly whose cycle goes through an edge that pruning inferred
@@ -1205,9 +1276,8 @@ fn contradiction(
     g2: &G2,
     inferred: &FxHashSet<EdgeId>,
     (adj, comps): (&[Vec<(u32, EdgeId)>], &mut Components),
-    c: usize,
-    e1: EdgeId,
-    e2: EdgeId,
+    (c, e1, e2): (usize, EdgeId, EdgeId),
+    deadline: Option<Instant>,
 ) -> Option<Anomaly> {
     // Per order, the cycle that proves most: the anomaly claims what the
     // weaker of the two proves, and a short cycle that proves little (a
@@ -1221,6 +1291,7 @@ fn contradiction(
             adj,
             comps,
             std::iter::once(first).chain(side.iter().copied()),
+            deadline,
         )
     };
     let con = &g.constraints[c];
@@ -1279,7 +1350,8 @@ fn unsat_witness(
     g2: &G2,
     core: &[usize],
     choices: &[usize],
-) -> Anomaly {
+    deadline: Option<Instant>,
+) -> (Anomaly, bool) {
     let mut chosen: FxHashSet<Sel> = FxHashSet::default();
     for &i in choices {
         let ch = &g.choices[i];
@@ -1314,7 +1386,15 @@ fn unsat_witness(
     let adj = g2.adjacency(g, &extra);
     // The cycle named is the one that names most (G1c before G2-item), the
     // shortest of those.
-    let best = strongest_cycle_over(g, g2, &adj, &mut Components::new(), extra.iter().copied());
+    let best = strongest_cycle_over(
+        g,
+        g2,
+        &adj,
+        &mut Components::new(),
+        extra.iter().copied(),
+        deadline,
+    );
+    let cut = best.is_none() && expired(deadline);
     let pairs = Datum::List(
         core.iter()
             .map(|&c| {
@@ -1331,16 +1411,17 @@ fn unsat_witness(
         Some(cyc) => {
             let mut a = cycle_anomaly(h, g, &cyc).field("unordered", pairs);
             a.rules_out = Some(g.cycle_exists);
-            a
+            (a, false)
         }
         None => {
-            // Cannot happen (the known graph is acyclic, so every cycle uses
-            // a constraint edge); say only that a cycle exists.
-            let mut a = Anomaly::new(g.cycle_exists).field("unordered", pairs);
+            // The deadline came first (else it cannot happen: the known
+            // graph is acyclic, so every cycle uses a constraint edge); say
+            // only that a cycle exists.
+            let mut a = untold(g).field("unordered", pairs);
             for &c in core {
                 a = a.txn(g.constraints[c].a).txn(g.constraints[c].c);
             }
-            a
+            (a, cut)
         }
     }
 }
@@ -1388,7 +1469,7 @@ mod tests {
         // x = 1 twice; the reader is fine only if it read the first write.
         let h = load("[x:=1]\n[y:=5]\n---\n[y==5 x:=1]\n---\n[x==1 y==?]\n").expect("loads");
         assert_eq!(h.candidates.len(), 1);
-        let g = polygraph::build(&h, SSI);
+        let g = polygraph::build(&h, SSI, None);
         assert_eq!(g.choices.len(), 1);
         assert_eq!(g.choices[0].writers, vec![0, 2]);
         let wr = g

@@ -122,6 +122,8 @@ pub struct Polygraph {
     pub all_pairs: usize,
     /// Too many writer pairs to enumerate: no verdict (see [`MAX_PAIRS`]).
     pub too_big: bool,
+    /// The deadline came while building: incomplete, no verdict.
+    pub cut: bool,
     /// Reads with several candidate writers.
     pub choices: Vec<Choice>,
     /// Number of selectors over all choices.
@@ -550,7 +552,10 @@ fn amb_edges(
     out.len() - before
 }
 
-pub fn build(h: &History, variant: Variant) -> Polygraph {
+///
+/// Past `deadline` it stops between keys and sets [`Polygraph::too_big`]'s
+/// sibling `cut`: the graph is then incomplete and decides nothing.
+pub fn build(h: &History, variant: Variant, deadline: Option<std::time::Instant>) -> Polygraph {
     let inc = included(h);
     // Each micro-op's value and transaction, compact: the lookups below
     // jump around the micro-ops, and these fit in cache far better.
@@ -564,6 +569,7 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         cycle_exists: variant.cycle_exists(),
         all_pairs: 0,
         too_big: false,
+        cut: false,
         choices: Vec::new(),
         selectors: 0,
         cond_known: Vec::new(),
@@ -674,6 +680,10 @@ pub fn build(h: &History, variant: Variant) -> Polygraph {
         let ws = writes.get(x);
         if ws.is_empty() {
             continue;
+        }
+        if deadline.is_some_and(|d| std::time::Instant::now() > d) {
+            g.cut = true;
+            return g;
         }
         let readers_of = |t: TxnId| rd.of.get(x, t);
         let amb_of = |t: TxnId| rd.amb.get(&(x, t)).unwrap_or(&no_amb);

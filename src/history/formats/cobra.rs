@@ -100,9 +100,8 @@ pub fn read(
     notes: &mut Notes,
 ) -> Result<(History, Vec<Anomaly>), Error> {
     if opts.workload == Some(Workload::ListAppend) {
-        return Err(InputError::at_line(
+        return Err(InputError::whole(
             name,
-            1,
             "Cobra logs hold register reads and writes: they cannot be read as list-append",
         )
         .into());

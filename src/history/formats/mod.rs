@@ -181,11 +181,7 @@ pub fn register_notes(h: &History, target: &str, notes: &mut Notes) {
 /// A binary input's error: the byte offset and the record, since lines and
 /// columns mean nothing there.
 pub fn binary_error(file: &str, offset: usize, message: impl std::fmt::Display) -> InputError {
-    InputError::at_line(
-        file,
-        1,
-        format!("at byte {offset} (0x{offset:x}): {message}"),
-    )
+    InputError::whole(file, format!("at byte {offset} (0x{offset:x}): {message}"))
 }
 
 /// [`binary_error`] for a [`ParseError`], keeping its help and naming its
@@ -224,46 +220,63 @@ pub type PResult<T> = Result<T, ParseError>;
 
 /// Guesses a format from a file's name and first bytes (EDN and text are
 /// left to the caller's older rules when this says nothing).
-pub fn sniff(path: &Path, bytes: &[u8]) -> Option<Format> {
+pub fn sniff(path: &Path, bytes: &[u8]) -> Option<(Format, &'static str)> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let head = &bytes[..bytes.len().min(64)];
     let binary = head.contains(&0);
     if name.ends_with(".log") && name.starts_with('T') && head.first() == Some(&b'S') && binary {
-        return Some(Format::Cobra);
+        return Some((Format::Cobra, "a binary T*.log file starting with S"));
     }
     if binary {
-        return Some(Format::DbcopBincode);
+        return Some((Format::DbcopBincode, "binary content (a NUL byte)"));
     }
     let t = bytes.trim_ascii_start();
     let after = |i: usize| t.get(i..).map(<[u8]>::trim_ascii_start).unwrap_or(&[]);
+    let first_line = &t[..memchr::memchr(b'\n', t).unwrap_or(t.len())];
+    let has = |hay: &[u8], needle: &[u8]| memchr::memmem::find(hay, needle).is_some();
     match t.first()? {
         b'{' if after(1).first() == Some(&b'"') => {
-            if name.ends_with(".log") || memchr::memmem::find(head, b"\"value\"").is_some() {
-                Some(Format::Viper)
+            if has(first_line, b"\"type\"") && has(first_line, b"\"process\"") {
+                Some((
+                    Format::Json,
+                    "a JSON object with \"type\" and \"process\" (an op, as elle-cli writes)",
+                ))
+            } else if name.ends_with(".log") || has(head, b"\"value\"") {
+                Some((
+                    Format::Viper,
+                    "JSON objects with \"value\" (Viper's log lines)",
+                ))
             } else {
-                Some(Format::DbcopJson)
+                Some((Format::DbcopJson, "a JSON object (dbcop's history)"))
             }
         }
-        b'{' | b'(' | b'#' | b';' => Some(Format::Edn),
+        b'{' | b'(' | b'#' | b';' => Some((Format::Edn, "EDN (a map, list, tag or comment first)")),
         b'[' => {
             let u = after(1);
             match u.first() {
                 Some(b'{') if after(t.len() - u.len() + 1).first() == Some(&b'"') => {
                     // elle-cli ops, or a dbcop transaction object.
-                    if memchr::memmem::find(&t[..t.len().min(4096)], b"\"events\"").is_some() {
-                        Some(Format::DbcopJson)
+                    if has(&t[..t.len().min(4096)], b"\"events\"") {
+                        Some((
+                            Format::DbcopJson,
+                            "a JSON array of objects with \"events\" (dbcop's transactions)",
+                        ))
                     } else {
-                        Some(Format::Json)
+                        Some((Format::Json, "a JSON array of objects (elle-cli's ops)"))
                     }
                 }
-                Some(b'[') => Some(Format::DbcopJson),
-                Some(c) if c.is_ascii_alphanumeric() || *c == b'_' || *c >= 0x80 => {
-                    Some(Format::DbcopHist)
-                }
-                _ => Some(Format::Edn),
+                Some(b'[') => Some((
+                    Format::DbcopJson,
+                    "a JSON array of arrays (dbcop's sessions)",
+                )),
+                Some(c) if c.is_ascii_alphanumeric() || *c == b'_' || *c >= 0x80 => Some((
+                    Format::DbcopHist,
+                    "`[` then a name (dbcop's text transactions)",
+                )),
+                _ => Some((Format::Edn, "an EDN vector")),
             }
         }
-        b'-' | b'/' => Some(Format::DbcopHist),
+        b'-' | b'/' => Some((Format::DbcopHist, "`---` or `//` (dbcop's text history)")),
         _ => None,
     }
 }
@@ -311,9 +324,8 @@ pub fn read(
         ),
         Format::Cobra => cobra::read(name, &files(), bopts, notes),
         Format::Viper => viper::read(name, &files(), bopts, notes),
-        Format::Edn | Format::Text => Err(InputError::at_line(
+        Format::Edn | Format::Text => Err(InputError::whole(
             name,
-            1,
             format!("{} is read by its own module", format.name()),
         )
         .into()),
@@ -335,9 +347,8 @@ pub fn load_dir(dir: &Path, opts: LoadOptions) -> Result<Loaded, Error> {
         None if !cobra.is_empty() && viper.is_empty() => Format::Cobra,
         None if !viper.is_empty() && cobra.is_empty() => Format::Viper,
         _ => {
-            return Err(InputError::at_line(
+            return Err(InputError::whole(
                 &name,
-                1,
                 "a directory, but not a Jepsen run (history.edn), Cobra logs (T*.log) or Viper logs (J*.log); give -f cobra or -f viper, or a file",
             )
             .into());
@@ -348,7 +359,7 @@ pub fn load_dir(dir: &Path, opts: LoadOptions) -> Result<Loaded, Error> {
         _ => viper,
     };
     if files.is_empty() {
-        return Err(InputError::at_line(&name, 1, "no .log files in this directory").into());
+        return Err(InputError::whole(&name, "no .log files in this directory").into());
     }
     let bopts = BuildOptions {
         workload: opts.workload,

@@ -1,0 +1,131 @@
+//! `--timeout` bounds a whole run's wall time, reading and telling the
+//! violation included: what was found in time is reported, and a model
+//! left undecided is unknown. The histories take seconds to check in full.
+//!
+//! This binary holds only these tests, so that cargo runs them alone, not
+//! beside the other test binaries' work.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// One test at a time: each measures wall time.
+static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_elle-si"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("elle-si-deadline-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("scratch directory");
+    d
+}
+
+fn generate(out: &Path, args: &[&str]) {
+    let run = bin()
+        .arg("gen")
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .expect("running elle-si gen");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
+/// Checks with a timeout; the exit code, stderr and the wall time.
+fn timed_check(file: &Path, model: &str, timeout: f64) -> (Option<i32>, String, Duration) {
+    let t0 = Instant::now();
+    let out = bin()
+        .args([
+            "check",
+            "-v",
+            "-c",
+            model,
+            "--timeout",
+            &timeout.to_string(),
+        ])
+        .arg(file)
+        .output()
+        .expect("running elle-si check");
+    let wall = t0.elapsed();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout),
+        wall,
+    )
+}
+
+/// Within 10% and 0.2 s of the timeout, and a little for starting the
+/// process.
+fn bound(timeout: f64) -> Duration {
+    Duration::from_secs_f64(timeout * 1.1 + 0.2 + 0.3)
+}
+
+#[test]
+fn serializability_stops_telling_at_the_deadline() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    // PolySI's general-rw workload from an SI store: invalid at
+    // serializability, with dozens of contradictions whose cycles take
+    // seconds to tell.
+    let dir = scratch("ser");
+    let h = dir.join("general-rw.txt");
+    generate(
+        &h,
+        &[
+            "--preset",
+            "general-rw",
+            "--db",
+            "snapshot-isolation",
+            "--format",
+            "text",
+        ],
+    );
+    let (code, out, wall) = timed_check(&h, "serializable", 1.0);
+    assert!(wall <= bound(1.0), "--timeout 1 took {wall:?}\n{out}");
+    // Found in time and reported (invalid), or undecided (unknown): never
+    // valid, and the run says the deadline cut it.
+    assert!(matches!(code, Some(1) | Some(2)), "exit {code:?}\n{out}");
+    assert!(out.contains("deadline") || out.contains("UNKNOWN"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn causal_patterns_stop_at_the_deadline() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    // Wide read-mostly transactions (150 micro-ops, as FaunaDB's in
+    // VeriStrong's table 2): read atomic's patterns take seconds to derive.
+    let dir = scratch("causal");
+    let h = dir.join("wide.edn");
+    generate(
+        &h,
+        &[
+            "--workload",
+            "rw-register",
+            "--db",
+            "causal",
+            "--sessions",
+            "20",
+            "--txns-per-session",
+            "100",
+            "--ops-per-txn",
+            "150",
+            "--read-ratio",
+            "0.95",
+            "--keys",
+            "2000",
+            "--seed",
+            "5",
+        ],
+    );
+    let (code, out, wall) = timed_check(&h, "read-atomic", 0.5);
+    assert!(wall <= bound(0.5), "--timeout 0.5 took {wall:?}\n{out}");
+    // The store is causal: nothing the level forbids, so undecided.
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("cycle-search-timeout"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
