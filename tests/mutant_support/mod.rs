@@ -795,17 +795,7 @@ fn jni_path(m: &Mutant, models: &[&str]) {
 }
 
 #[cfg(feature = "jni")]
-fn uv(out: &mut Vec<u8>, mut x: u64) {
-    loop {
-        let b = (x & 0x7f) as u8;
-        x >>= 7;
-        if x == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
+use elle_si::jni::write_uv as uv;
 
 #[cfg(feature = "jni")]
 fn zigzag(i: i64) -> u64 {
