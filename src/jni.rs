@@ -489,6 +489,20 @@ fn keyword(t: OpType) -> &'static str {
     }
 }
 
+/// Writes `x` as the encoding's `uv` (LEB128), for encoders written in
+/// Rust: the tests' and the semantic mutants' (`tests/mutant_support`).
+pub fn write_uv(out: &mut Vec<u8>, mut x: u64) {
+    loop {
+        let b = (x & 0x7f) as u8;
+        x >>= 7;
+        if x == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
 /// The value a reference `r` (read at byte `at`) stands for.
 #[inline]
 fn reference(r: u64, at: usize, ids: &[Val]) -> Result<Val, Malformed> {
@@ -1517,17 +1531,7 @@ mod tests {
         E(&'a str),
     }
 
-    fn uv(out: &mut Vec<u8>, mut x: u64) {
-        loop {
-            let b = (x & 0x7f) as u8;
-            x >>= 7;
-            if x == 0 {
-                out.push(b);
-                return;
-            }
-            out.push(b | 0x80);
-        }
-    }
+    use super::write_uv as uv;
 
     fn sv(out: &mut Vec<u8>, i: i64) {
         uv(out, ((i << 1) ^ (i >> 63)) as u64)

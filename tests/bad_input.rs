@@ -12,6 +12,35 @@ type Case = (&'static str, &'static [u8], usize, usize, &'static str);
 
 const OP: &str = "{:type :invoke, :f :txn, :value [[:append 1 1]], :process 0}";
 
+/// The history of issue 18's panic (from a public PostgreSQL fuzzing
+/// project's `history.edn`), with and without invocations, and with
+/// appends for writes.
+const DUP_W: &[u8] = b"{:type :invoke, :f :txn, :value [[:w :x 1] [:w :x 1]], :process 0, :index 0}
+{:type :ok, :f :txn, :value [[:w :x 1] [:w :x 1]], :process 0, :index 1}
+{:type :invoke, :f :txn, :value [[:w :x 1]], :process 1, :index 2}
+{:type :ok, :f :txn, :value [[:w :x 1]], :process 1, :index 3}
+{:type :invoke, :f :txn, :value [[:r :y nil]], :process 2, :index 4}
+{:type :ok, :f :txn, :value [[:r :y nil]], :process 2, :index 5}
+";
+const DUP_W_COMPLETIONS: &[u8] =
+    b"{:type :ok, :f :txn, :value [[:w :x 1] [:w :x 1]], :process 0, :index 1}
+{:type :ok, :f :txn, :value [[:w :x 1]], :process 1, :index 3}
+{:type :ok, :f :txn, :value [[:r :y nil]], :process 2, :index 5}
+";
+const DUP_APPEND: &[u8] =
+    b"{:type :invoke, :f :txn, :value [[:append :x 1] [:append :x 1]], :process 0, :index 0}
+{:type :ok, :f :txn, :value [[:append :x 1] [:append :x 1]], :process 0, :index 1}
+{:type :invoke, :f :txn, :value [[:append :x 1]], :process 1, :index 2}
+{:type :ok, :f :txn, :value [[:append :x 1]], :process 1, :index 3}
+{:type :invoke, :f :txn, :value [[:r :y nil]], :process 2, :index 4}
+{:type :ok, :f :txn, :value [[:r :y nil]], :process 2, :index 5}
+";
+const DUP_APPEND_COMPLETIONS: &[u8] =
+    b"{:type :ok, :f :txn, :value [[:append :x 1] [:append :x 1]], :process 0, :index 1}
+{:type :ok, :f :txn, :value [[:append :x 1]], :process 1, :index 3}
+{:type :ok, :f :txn, :value [[:r :y nil]], :process 2, :index 5}
+";
+
 const CASES: &[Case] = &[
     (
         "truncated-map.edn",
@@ -258,6 +287,38 @@ const CASES: &[Case] = &[
         41,
         "invalid number `12ab`",
     ),
+    // A transaction writing a value twice, then another writing it once
+    // and a third: the reader compiled the transactions held behind the
+    // refused one, and the second found the refused one's write (a panic,
+    // exit 101, in `history::build`).
+    (
+        "twice-then-again-w.edn",
+        DUP_W,
+        2,
+        40,
+        "value 1 written to key :x twice in one transaction",
+    ),
+    (
+        "twice-then-again-w-completions.edn",
+        DUP_W_COMPLETIONS,
+        1,
+        40,
+        "value 1 written to key :x twice in one transaction",
+    ),
+    (
+        "twice-then-again-append.edn",
+        DUP_APPEND,
+        2,
+        45,
+        "value 1 written to key :x twice in one transaction",
+    ),
+    (
+        "twice-then-again-append-completions.edn",
+        DUP_APPEND_COMPLETIONS,
+        1,
+        45,
+        "value 1 written to key :x twice in one transaction",
+    ),
     (
         "empty-discard.edn",
         b"[{:type :ok, :f :txn, :value [[:append 1 1]], :process 0} #_]\n",
@@ -465,8 +526,7 @@ fn check_cli(path: &std::path::Path) -> (Option<i32>, String, String) {
 
 #[test]
 fn an_empty_file_is_bad_input_but_an_empty_store_run_is_unknown() {
-    let dir = scratch_dir().join("empty");
-    std::fs::create_dir_all(&dir).expect("scratch");
+    let dir = own_dir("empty");
     let file = dir.join("h.edn");
     std::fs::write(&file, "\n  \n").expect("writing");
     let (code, _, err) = check_cli(&file);
@@ -485,7 +545,7 @@ fn an_empty_file_is_bad_input_but_an_empty_store_run_is_unknown() {
 
 #[test]
 fn errors_carry_no_stray_code_and_a_directory_has_no_position() {
-    let dir = scratch_dir().join("nohistory");
+    let dir = own_dir("nohistory");
     std::fs::create_dir_all(dir.join("sub")).expect("scratch");
     let (code, _, err) = check_cli(&dir);
     assert_eq!(code, Some(3), "{err}");
@@ -498,8 +558,7 @@ fn errors_carry_no_stray_code_and_a_directory_has_no_position() {
 
 #[test]
 fn a_guessed_format_that_fails_says_what_was_guessed_and_why() {
-    let dir = scratch_dir().join("guess");
-    std::fs::create_dir_all(&dir).expect("scratch");
+    let dir = own_dir("guess");
     // elle-cli's ops, one JSON object a line, the last one cut off.
     let p = dir.join("ops");
     std::fs::write(
@@ -516,5 +575,41 @@ fn a_guessed_format_that_fails_says_what_was_guessed_and_why() {
         .join(" ");
     assert!(folded.contains("read as json because of"), "{err}");
     assert!(!folded.contains("dbcop"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A scratch directory of a test's own (another test removes
+/// [`scratch_dir`] when it ends).
+fn own_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("elle-si-bad-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("creating a scratch directory");
+    d
+}
+
+/// Issue 18's history through `check` (the command it was found with),
+/// under every output: exit 3 and the located reason, never a panic.
+#[test]
+fn check_refuses_a_value_written_twice_then_again() {
+    // Not scratch_dir(): another test removes that one when it ends.
+    let dir = std::env::temp_dir().join(format!("elle-si-issue-18-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("creating a scratch directory");
+    let path = dir.join("issue-18.edn");
+    std::fs::write(&path, DUP_W).expect("writing the history");
+    for output in ["text", "edn", "json"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+            .args(["check", "-c", "serializable", "-o", output])
+            .arg(&path)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("running elle-si");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{output}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{}:2:40", path.display()))
+                && stderr.contains("twice in one transaction")
+                && !stderr.contains("panicked"),
+            "{output}: {stderr}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -210,6 +210,12 @@ impl<'a> EdnReader<'a> {
         h.raw.clear();
         h.deferred.clear();
         self.spare.push(h);
+        if r.is_err() {
+            // The builder is left mid-transaction: nothing after this one
+            // may be compiled (it could find the failed transaction's
+            // writes), and its error is the first in the file anyway.
+            self.queue.clear();
+        }
         r
     }
 
