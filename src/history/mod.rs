@@ -14,7 +14,7 @@ pub use build::BuildOptions;
 pub use model::{History, Status, Workload};
 
 use crate::anomaly::Anomaly;
-use crate::error::{Error, InputError};
+use crate::error::{Error, InputError, Remedy};
 use crate::source::Source;
 
 /// Input formats `check` reads (`convert` writes all but Cobra and Viper).
@@ -144,11 +144,8 @@ fn load_source(
     let format = match opts.format {
         Some(f) => f,
         None => Format::detect(path, source.bytes()).ok_or_else(|| {
-            InputError::at_line(
-                source.name(),
-                1,
-                "cannot tell the format of this file; give -f (edn, json, text, dbcop-bincode, dbcop-json, dbcop-hist, cobra, viper)",
-            )
+            InputError::at_line(source.name(), 1, "cannot tell the format of this file")
+                .with_remedy(Remedy::NameFormat)
         })?,
     };
     let bopts = BuildOptions {
