@@ -15,6 +15,16 @@
   :test-paths ["test"]
   :javac-options ["--release" "17" "-Xlint:-options"]
   :jvm-opts ["-Xcheck:jni"]
+  ;; The jar carries the native library: `lein jar` and `lein install` put
+  ;; the checkout's cargo build (cargo build --release --features jni --lib)
+  ;; under elle_si/native/<os>-<arch>/, and refuse to make a jar without
+  ;; one. `lein test` loads the library from the checkout instead.
+  :filespecs [{:type :fn
+               :fn (fn [project]
+                     (load-file (str (:root project) "/build/bundle_native.clj"))
+                     ((resolve 'elle-si.build.bundle-native/filespec) project))}]
+  ;; `lein install` writes its pom.xml here, not beside project.clj.
+  :pom-location "target/"
   :profiles {:bench {:source-paths ["bench"]
                      :java-source-paths ["bench/java"]
                      :jvm-opts ^:replace ["-Xmx4g" "-XX:+UseParallelGC"]}}

@@ -8,6 +8,46 @@ use miette::{Diagnostic, LabeledSpan, SourceCode};
 
 use crate::source::{SharedSource, Source};
 
+/// Advice that names a setting of the caller's. The core names the
+/// situation; each front end words the advice in its own terms: the CLI in
+/// its flags ([`Remedy::cli`]), the JNI bridge in the Clojure library's
+/// functions and options (`jni::clojure_remedy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remedy {
+    /// The caller fixed the workload (its name here), and the history holds
+    /// the other workload's micro-ops.
+    UnfixWorkload(&'static str),
+    /// A directory holding no history the reader can choose on its own.
+    DirectoryFormat,
+    /// A file whose format was not recognised.
+    NameFormat,
+    /// A dbcop history writing one (variable, value) twice.
+    DbcopDuplicates,
+}
+
+impl Remedy {
+    /// The advice in the CLI's terms.
+    pub fn cli(self) -> String {
+        match self {
+            Remedy::UnfixWorkload(w) => format!("the workload was given as {w}; drop -w to detect it"),
+            Remedy::DirectoryFormat => "give -f cobra or -f viper, or a file".into(),
+            Remedy::NameFormat => {
+                "give -f (edn, json, text, dbcop-bincode, dbcop-json, dbcop-hist, cobra, viper)".into()
+            }
+            Remedy::DbcopDuplicates => "--dbcop-duplicates any lets such a read have observed either write (the exact semantics; `check` does so by default); last-writer resolves it to the last writer in file order, as PolySI does".into(),
+        }
+    }
+}
+
+/// Help text followed by a remedy in a front end's words.
+pub fn advice(help: Option<&str>, remedy: Option<String>) -> Option<String> {
+    match (help, remedy) {
+        (Some(h), Some(r)) => Some(format!("{h}; {r}")),
+        (Some(h), None) => Some(h.to_string()),
+        (None, r) => r,
+    }
+}
+
 /// A failure located at a byte offset, before it is tied to its file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParseError {
@@ -15,6 +55,7 @@ pub struct ParseError {
     pub len: usize,
     pub message: String,
     pub help: Option<String>,
+    pub remedy: Option<Remedy>,
     /// Further places the message refers to (e.g. the earlier invocation).
     pub related: Vec<(usize, usize, String)>,
 }
@@ -26,8 +67,14 @@ impl ParseError {
             len: 1,
             message: message.into(),
             help: None,
+            remedy: None,
             related: Vec::new(),
         }
+    }
+
+    pub fn with_remedy(mut self, remedy: Remedy) -> ParseError {
+        self.remedy = Some(remedy);
+        self
     }
 
     pub fn with_len(mut self, len: usize) -> ParseError {
@@ -62,6 +109,7 @@ impl ParseError {
             column,
             message: self.message,
             help: self.help,
+            remedy: self.remedy,
             span: (self.offset, self.len),
             related,
             src: Some(SharedSource(src.clone())),
@@ -77,6 +125,7 @@ pub struct InputError {
     pub column: usize,
     pub message: String,
     pub help: Option<String>,
+    pub remedy: Option<Remedy>,
     span: (usize, usize),
     related: Vec<(usize, usize, String)>,
     src: Option<SharedSource>,
@@ -107,10 +156,16 @@ impl InputError {
             column: 1,
             message: message.into(),
             help: None,
+            remedy: None,
             span: (0, 0),
             related: Vec::new(),
             src: None,
         }
+    }
+
+    pub fn with_remedy(mut self, remedy: Remedy) -> InputError {
+        self.remedy = Some(remedy);
+        self
     }
 }
 
@@ -132,8 +187,7 @@ impl std::error::Error for InputError {}
 
 impl Diagnostic for InputError {
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.help
-            .as_ref()
+        advice(self.help.as_deref(), self.remedy.map(Remedy::cli))
             .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
 

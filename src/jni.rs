@@ -77,7 +77,7 @@ use rustc_hash::FxHashMap;
 
 use crate::check::{self, CheckOptions};
 use crate::edn::{self, Value};
-use crate::error::{Error, ParseError};
+use crate::error::{self, Error, ParseError, Remedy};
 use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
 use crate::history::jepsen::OpType;
 use crate::history::model::*;
@@ -908,7 +908,7 @@ impl<'a> Decoder<'a> {
         for (offset, _, label) in &e.related {
             msg.push_str(&format!("\n  {label}: {}", self.describe(*offset)));
         }
-        if let Some(h) = &e.help {
+        if let Some(h) = error::advice(e.help.as_deref(), e.remedy.map(clojure_remedy)) {
             msg.push_str(&format!("\n  help: {h}"));
         }
         msg
@@ -1022,11 +1022,32 @@ impl Decoding {
 /// An input error as one message: where, what, and the help line.
 fn error_text(e: &Error) -> String {
     match e {
-        Error::Input(ie) => match &ie.help {
-            Some(h) => format!("{ie}\n  help: {h}"),
-            None => ie.to_string(),
-        },
+        Error::Input(ie) => {
+            match error::advice(ie.help.as_deref(), ie.remedy.map(clojure_remedy)) {
+                Some(h) => format!("{ie}\n  help: {h}"),
+                None => ie.to_string(),
+            }
+        }
         other => other.to_string(),
+    }
+}
+
+/// A [`Remedy`] in the Clojure library's terms (the CLI's are its flags).
+fn clojure_remedy(r: Remedy) -> String {
+    match r {
+        Remedy::UnfixWorkload(w) => format!(
+            "elle-si.{w}/check and /check-file (or :workload :{w}) check a {w} history; \
+             elle-si.core/check and /check-file without :workload detect the workload"
+        ),
+        Remedy::DirectoryFormat => "check-file takes a history file, or a directory holding a \
+             Jepsen run's history.edn, or Cobra's logs alone, or Viper's alone"
+            .into(),
+        Remedy::NameFormat => "check-file reads Jepsen EDN, elle-cli JSON, the r(k,v,s,t) text \
+             format, dbcop, Cobra and Viper histories, told apart by their content"
+            .into(),
+        Remedy::DbcopDuplicates => "check-file refuses such a history, as dbcop does; the elle-si \
+             command line reads it (elle-si check --dbcop-duplicates)"
+            .into(),
     }
 }
 
@@ -1263,6 +1284,40 @@ impl From<JniError> for BridgeError {
     }
 }
 
+thread_local! {
+    /// Where this thread's last panic happened, ` (at src/...:line:col)`,
+    /// and its backtrace when `RUST_BACKTRACE` asks for one: what
+    /// [`ThrowWithMessage`] adds to the panic's message.
+    static PANIC_AT: std::cell::Cell<Option<String>> = const { std::cell::Cell::new(None) };
+}
+
+/// Called by the JVM when it loads the library: installs the panic hook.
+/// Every panic of ours reaches Java as an `IllegalStateException`
+/// ([`ThrowWithMessage`]), so the hook prints nothing: the default hook
+/// writes the panic and a backtrace to the JVM's stderr, which reads like
+/// a crash. The hook notes the panic's place, and the backtrace when
+/// `RUST_BACKTRACE` asks for one, and the exception's message carries them.
+/// The hook is this library's own: another Rust library in the JVM has a
+/// standard library, and a hook, of its own.
+#[unsafe(no_mangle)]
+pub extern "system" fn JNI_OnLoad(
+    _vm: *mut ::jni::sys::JavaVM,
+    _reserved: *mut std::ffi::c_void,
+) -> jint {
+    std::panic::set_hook(Box::new(|info| {
+        let mut note = match info.location() {
+            Some(l) => format!(" (at {l})"),
+            None => String::new(),
+        };
+        let bt = std::backtrace::Backtrace::capture();
+        if bt.status() == std::backtrace::BacktraceStatus::Captured {
+            note.push_str(&format!("\nRust backtrace (RUST_BACKTRACE is set):\n{bt}"));
+        }
+        PANIC_AT.set(Some(note));
+    }));
+    ::jni::sys::JNI_VERSION_1_8
+}
+
 /// Turns errors and panics into Java exceptions that carry the whole
 /// message. (The stock `ThrowRuntimeExAndDefault` drops the text of
 /// formatted panics, whose payload is a `String`.)
@@ -1305,6 +1360,9 @@ impl<T: Default> ErrorPolicy<T, BridgeError> for ThrowWithMessage {
         } else {
             "(a panic without a message)".to_string()
         };
+        // The place (and backtrace), when the panic happened on this
+        // thread: one on the decoding thread is resumed here without them.
+        let text = text + &PANIC_AT.take().unwrap_or_default();
         // Dropping an arbitrary payload may itself panic; leak it then.
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| drop(payload))) {
             std::mem::forget(p);

@@ -12,7 +12,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::anomaly::{Anomaly, Datum};
-use crate::error::ParseError;
+use crate::error::{ParseError, Remedy};
 use crate::history::model::*;
 
 /// A micro-op as a reader sees it, before compilation.
@@ -698,10 +698,7 @@ impl Builder {
                     offset,
                     format!("{what} does not belong in a {} history", forced.name()),
                 )
-                .with_help(format!(
-                    "the workload was given as {}; drop -w to detect it",
-                    forced.name()
-                )));
+                .with_remedy(Remedy::UnfixWorkload(forced.name())));
             }
             return Ok(());
         }

@@ -14,7 +14,7 @@ pub use build::BuildOptions;
 pub use model::{History, Status, Workload};
 
 use crate::anomaly::Anomaly;
-use crate::error::{Error, InputError};
+use crate::error::{Error, InputError, Remedy};
 use crate::source::Source;
 
 /// Input formats `check` reads (`convert` writes all but Cobra and Viper).
@@ -184,10 +184,8 @@ fn load_source(
         None if source.bytes().trim_ascii().is_empty() => (Format::Edn, None),
         None => {
             let (f, why) = Format::detect_why(path, source.bytes()).ok_or_else(|| {
-                InputError::whole(
-                    source.name(),
-                    "cannot tell the format of this file; give -f (edn, json, text, dbcop-bincode, dbcop-json, dbcop-hist, cobra, viper)",
-                )
+                InputError::whole(source.name(), "cannot tell the format of this file")
+                    .with_remedy(Remedy::NameFormat)
             })?;
             (f, Some(why))
         }

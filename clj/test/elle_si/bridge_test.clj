@@ -10,6 +10,7 @@
             [elle-si.core :as core]
             [elle-si.list-append :as la]
             [elle-si.native :as native]
+            [elle-si.platform :as platform]
             [elle-si.rw-register :as rw]
             [elle-si.test-util :refer [history la-op pair verdict]])
   (:import (elle_si Native)
@@ -155,16 +156,60 @@
 (deftest panic-test
   (native/ensure-loaded!)
   (is (thrown-with-msg? IllegalStateException
-                        #"elle-si internal error.*deliberate panic for the tests: formatted 42"
+                        #"elle-si internal error.*deliberate panic for the tests: formatted 42 \(at src/jni\.rs:\d+:\d+\)"
                         (Native/panicForTest (str "formatted " 42))))
   (testing "and then checks go on"
     (is (= {:valid? true} (la/check {:consistency-models [:read-committed]} (history [(la-op "ax1") (la-op "rx1")]))))))
 
+(defn- message
+  [f]
+  (try (f) nil (catch IllegalArgumentException e (.getMessage e))))
+
+(deftest clojure-words-test
+  ;; The checker's advice names the Clojure library's functions and
+  ;; options, not the command line's flags.
+  (let [flag #"(^|\s)-[a-z]\b|--[a-z]"]
+    (testing "a micro-op of the other workload"
+      (let [m (message #(rw/check {} [{:process 0, :type :ok, :f :txn, :value [[:append :x 1]]}]))]
+        (is (re-find #"does not belong in a rw-register history" m))
+        (is (re-find #"help: elle-si.rw-register/check .*elle-si.core/check .* without :workload detect the workload" m))
+        (is (not (re-find flag m)) m)))
+    (let [dir (File. (System/getProperty "java.io.tmpdir") (str "elle-si-words-" (System/nanoTime)))
+          f   (File. dir "history.bin")]
+      (.mkdirs dir)
+      (try
+        (testing "a file of no format elle-si reads"
+          (spit f "\u0001\u0002 not a history")
+          (let [m (message #(la/check-file {} (str f)))]
+            (is (re-find #"cannot tell the format of this file" m))
+            (is (re-find #"help: check-file reads Jepsen EDN" m))
+            (is (not (re-find flag m)) m)))
+        (testing "a directory holding no history"
+          (let [m (message #(la/check-file {} (str dir)))]
+            (is (re-find #"a directory, but not a Jepsen run" m))
+            (is (re-find #"help: check-file takes a history file" m))
+            (is (not (re-find flag m)) m)))
+        (finally (.delete f) (.delete dir))))))
+
 (deftest missing-library-message-test
   (let [msg (.getMessage ^Exception (#'native/missing ["somewhere: not built"]))]
+    (is (str/includes? msg (str "for this platform, " (platform/platform))))
     (is (str/includes? msg "cargo build --release --features jni --lib"))
+    (is (str/includes? msg "lein install"))
     (is (str/includes? msg "ELLE_SI_LIB"))
     (is (str/includes? msg "somewhere: not built"))))
+
+(deftest platform-test
+  ;; The jar's folder for each platform, from the JVM's os.name and os.arch.
+  (is (= "linux-x86_64" (platform/platform "Linux" "amd64")))
+  (is (= "linux-aarch64" (platform/platform "Linux" "aarch64")))
+  (is (= "macos-aarch64" (platform/platform "Mac OS X" "aarch64")))
+  (is (= "windows-x86_64" (platform/platform "Windows 11" "amd64")))
+  (is (= "elle_si/native/linux-x86_64/libelle_si.so" (platform/library-resource "linux-x86_64")))
+  (is (= "elle_si/native/macos-aarch64/libelle_si.dylib" (platform/library-resource "macos-aarch64")))
+  (is (nil? (platform/library-resource "freebsd-x86_64")))
+  (testing "every cross-build target names a platform the loader can look up"
+    (is (every? platform/library-resource (vals platform/rust-targets)))))
 
 (deftest values-round-trip-test
   ;; Keys and elements that are not small integers cross as EDN text and

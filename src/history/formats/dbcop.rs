@@ -30,7 +30,7 @@ use rustc_hash::FxHashMap;
 
 use crate::anomaly::Anomaly;
 use crate::edn::Value;
-use crate::error::ParseError;
+use crate::error::{ParseError, Remedy};
 use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
 use crate::history::formats::{IntMap, Notes, RegOp, RegisterTxn, register_notes, register_ops};
 use crate::history::model::*;
@@ -319,9 +319,7 @@ fn resolve_duplicates(
                         ),
                     )
                     .with_related(first.offset, 1, "first written here")
-                    .with_help(
-                        "--dbcop-duplicates any lets such a read have observed either write (the exact semantics; `check` does so by default); last-writer resolves it to the last writer in file order, as PolySI does",
-                    ));
+                    .with_remedy(Remedy::DbcopDuplicates));
                 }
                 w.push((s, t, e));
             }

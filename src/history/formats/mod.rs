@@ -26,7 +26,7 @@ use rustc_hash::FxHashMap;
 
 use crate::anomaly::Anomaly;
 use crate::edn::Value;
-use crate::error::{Error, InputError, ParseError};
+use crate::error::{Error, InputError, ParseError, Remedy};
 use crate::history::build::BuildOptions;
 use crate::history::model::*;
 use crate::history::{Format, LoadOptions, Loaded};
@@ -193,6 +193,7 @@ pub fn binary_parse_error(file: &str, e: ParseError, message: String) -> InputEr
     }
     let mut ie = binary_error(file, e.offset, message);
     ie.help = e.help;
+    ie.remedy = e.remedy;
     ie
 }
 
@@ -349,8 +350,9 @@ pub fn load_dir(dir: &Path, opts: LoadOptions) -> Result<Loaded, Error> {
         _ => {
             return Err(InputError::whole(
                 &name,
-                "a directory, but not a Jepsen run (history.edn), Cobra logs (T*.log) or Viper logs (J*.log); give -f cobra or -f viper, or a file",
+                "a directory, but not a Jepsen run (history.edn), Cobra logs (T*.log) or Viper logs (J*.log)",
             )
+            .with_remedy(Remedy::DirectoryFormat)
             .into());
         }
     };

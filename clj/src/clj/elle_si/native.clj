@@ -1,11 +1,14 @@
 (ns elle-si.native
   "Finds and loads elle-si's native library (libelle_si.so, the JNI bridge),
   and calls it. Looks, in order, at the ELLE_SI_LIB environment variable (the
-  library file, or the directory holding it), at java.library.path, and at
-  the cargo build of the elle-si checkout this library was compiled from
-  (target/release, then target/debug)."
+  library file, or the directory holding it), at java.library.path, at the
+  library this jar carries for the JVM's platform (elle_si/native/<os>-<arch>/,
+  see elle-si.platform; copied to a temporary file and loaded from there),
+  and at the cargo build of the elle-si checkout this library was compiled
+  from (target/release, then target/debug)."
   (:require [clojure.java.io :as io]
-            [clojure.string :as str])
+            [clojure.string :as str]
+            [elle-si.platform :as platform])
   (:import (elle_si HistoryEncoder Native NativeStream)
            (java.io File)))
 
@@ -36,13 +39,15 @@
 
 (defn- missing
   [tried]
-  (ex-info
-    (str "elle-si's native library " lib-file " was not found (tried: "
-         (str/join "; " tried) ").\n"
-         "Build it in the elle-si repository with `" build-command "`, then "
-         "either set ELLE_SI_LIB=/path/to/elle-si/target/release/" lib-file
-         " or add -Djava.library.path=/path/to/elle-si/target/release to the JVM options.")
-    {:type :elle-si/no-native-library, :tried tried}))
+  (let [p (platform/platform)]
+    (ex-info
+      (str "elle-si has no native library for this platform, " p ": this jar carries none for it"
+           (when-let [r (platform/library-resource p)] (str " (" r ")"))
+           ", and none was found elsewhere (tried: " (str/join "; " tried) ").\n"
+           "Build it in an elle-si checkout with `" build-command "`, then either run "
+           "`lein install` in its clj/ (the jar then carries it) or set "
+           "ELLE_SI_LIB=/path/to/elle-si/target/release/" lib-file ".")
+      {:type :elle-si/no-native-library, :platform p, :tried tried})))
 
 (defn- try-load
   "Loads a library file; returns nil, or why not."
@@ -72,6 +77,24 @@
                       {:type :elle-si/version-mismatch})))
     {:version v, :from where}))
 
+(defn- load-bundled
+  "Loads the library the jar carries for this platform: {:from url}, or
+  {:tried why-not}."
+  []
+  (let [p (platform/platform)]
+    (if-let [r (platform/library-resource p)]
+      (try (if-let [url (Native/loadResource r)]
+             {:from url}
+             {:tried (str "the jar: no " r)})
+           (catch UnsatisfiedLinkError e
+             {:tried (str "the jar's " r ", copied to java.io.tmpdir ("
+                          (System/getProperty "java.io.tmpdir") "): " (.getMessage e)
+                          " (is it mounted noexec? set -Djava.io.tmpdir to another directory)")})
+           (catch java.io.IOException e
+             {:tried (str "the jar's " r ": could not copy it to java.io.tmpdir ("
+                          (System/getProperty "java.io.tmpdir") "): " e)}))
+      {:tried (str "the jar: no library name for the operating system of " p)})))
+
 (defn- load!
   []
   (if-let [env (System/getenv "ELLE_SI_LIB")]
@@ -86,11 +109,14 @@
     (let [from-path (try (Native/loadLibrary "elle_si")
                          nil
                          (catch UnsatisfiedLinkError e
-                           (str "java.library.path: " (.getMessage e))))]
-      (if-not from-path
-        (verify! "java.library.path")
+                           (str "java.library.path: " (.getMessage e))))
+          bundled   (when from-path (load-bundled))]
+      (cond
+        (not from-path)   (verify! "java.library.path")
+        (:from bundled)   (verify! (:from bundled))
+        :else
         (loop [[f & more] (distinct (repo-candidates))
-               tried      [from-path]]
+               tried      [from-path (:tried bundled)]]
           (cond (nil? f)        (throw (missing tried))
                 (not (.isFile ^File f)) (recur more (conj tried (str f ": not built")))
                 :else (if-let [why (try-load f)]

@@ -1,5 +1,12 @@
 package elle_si;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URL;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
 /**
  * The native methods of elle-si's JNI bridge (src/jni.rs, built with
  * {@code cargo build --release --features jni --lib}). Clojure cannot declare
@@ -20,6 +27,40 @@ public final class Native {
     /** Loads libelle_si from java.library.path. */
     public static void loadLibrary(String name) {
         System.loadLibrary(name);
+    }
+
+    /**
+     * Loads the library the jar carries at {@code resource} (a path such as
+     * {@code elle_si/native/linux-x86_64/libelle_si.so}): copies it to a new
+     * temporary file that only this user can read (a unique name in
+     * java.io.tmpdir), loads that, and deletes it. Linux and macOS keep a
+     * loaded library mapped once its file is gone; where the file cannot be
+     * deleted while loaded (Windows), it is deleted when the JVM exits.
+     * Returns the resource's URL, or null when the jar carries no such
+     * resource.
+     */
+    public static String loadResource(String resource) throws IOException {
+        URL url = Native.class.getResource("/" + resource);
+        if (url == null) {
+            return null;
+        }
+        String file = resource.substring(resource.lastIndexOf('/') + 1);
+        int dot = file.lastIndexOf('.');
+        Path tmp = Files.createTempFile(dot > 0 ? file.substring(0, dot) + "-" : file + "-",
+                                        dot > 0 ? file.substring(dot) : null);
+        try {
+            try (InputStream in = url.openStream()) {
+                Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+            }
+            System.load(tmp.toAbsolutePath().toString());
+        } finally {
+            try {
+                Files.delete(tmp);
+            } catch (IOException e) {
+                tmp.toFile().deleteOnExit();
+            }
+        }
+        return url.toString();
     }
 
     /**
