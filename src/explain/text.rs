@@ -9,6 +9,7 @@ use std::fmt::Write;
 use crate::anomaly::{Anomaly, Datum};
 use crate::edn::Value;
 use crate::history::model::*;
+use crate::report::picture::{MAX_MOPS, short};
 use crate::report::render::{datum_value, mop_value};
 
 /// A few lines explaining `a`, each indented by `indent`.
@@ -77,10 +78,15 @@ pub fn place(h: &History, t: TxnId) -> String {
 /// `T1 = line 8 (:index 7, process 2): [[:append 5 1] ...]`.
 fn describe_txn(h: &History, t: TxnId) -> String {
     let txn = &h.txns[t as usize];
-    let mops: Vec<String> = txn
-        .mops()
-        .map(|m| mop_value(h, m as MopId).to_string())
+    let all = txn.mops();
+    let n = all.len();
+    let mut mops: Vec<String> = all
+        .take(MAX_MOPS)
+        .map(|m| short(&mop_value(h, m as MopId)))
         .collect();
+    if n > MAX_MOPS {
+        mops.push(format!("... {} more micro-ops", n - MAX_MOPS));
+    }
     let mut s = String::new();
     if txn.complete.line > 0 {
         let _ = write!(s, "line {}, ", txn.complete.line);
@@ -212,9 +218,81 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
             let _ = writeln!(out, "{indent}{}", describe_txn(h, t));
         }
     }
+    let appends = h.workload == Some(Workload::ListAppend);
+    let txn_field = |k: &str| match a.get(k) {
+        Some(Datum::Txn(t)) => Some(*t),
+        _ => None,
+    };
     for (k, d) in &a.fields {
         if matches!(d, Datum::Txn(t) if named.contains(t)) {
             continue;
+        }
+        // A path that orders two transactions: each step's reason.
+        if let Datum::Map(m) = d
+            && let (Some(Datum::List(ops)), Some(Datum::List(steps))) =
+                (field(m, "ops"), field(m, "steps"))
+        {
+            let ops: Vec<TxnId> = ops
+                .iter()
+                .filter_map(|d| match d {
+                    Datum::Txn(t) => Some(*t),
+                    _ => None,
+                })
+                .collect();
+            let path: Vec<String> = ops.iter().map(|&t| place(h, t)).collect();
+            let _ = writeln!(out, "{indent}{k}: {}", path.join(" < "));
+            for &t in &ops {
+                if !named.contains(&t) {
+                    named.push(t);
+                    let _ = writeln!(out, "{indent}  {}", describe_txn(h, t));
+                }
+            }
+            for (i, step) in steps.iter().enumerate() {
+                if let (Some(a), Some(b)) = (path.get(i), path.get(i + 1)) {
+                    let _ = writeln!(
+                        out,
+                        "{indent}  {a} < {b}: {}",
+                        step_reason(h, step, a, b, appends)
+                    );
+                }
+            }
+            continue;
+        }
+        // How one transaction is visible to another.
+        if k == "visible"
+            && let (Some(from), Some(to)) = (txn_field("overwriter"), txn_field("op"))
+        {
+            let (a, b) = (place(h, from), place(h, to));
+            match d {
+                Datum::Map(_) => {
+                    let _ = writeln!(
+                        out,
+                        "{indent}{k}: {a} < {b}: {}",
+                        step_reason(h, d, &a, &b, appends)
+                    );
+                    continue;
+                }
+                Datum::List(steps) => {
+                    let kinds: Vec<String> = steps
+                        .iter()
+                        .filter_map(|s| match s {
+                            Datum::Map(m) => match field(m, "type") {
+                                Some(Datum::Kw(k)) => Some(k.clone()),
+                                _ => None,
+                            },
+                            _ => None,
+                        })
+                        .collect();
+                    let _ = writeln!(
+                        out,
+                        "{indent}{k}: {a} < {b} through {} dependencies ({})",
+                        steps.len(),
+                        kinds.join(", ")
+                    );
+                    continue;
+                }
+                _ => {}
+            }
         }
         if let Datum::List(items) = d
             && !items.is_empty()
@@ -224,17 +302,9 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
         {
             continue;
         }
+        // Long values are shortened form by form, never cut mid-form.
         let v: Value = datum_value(h, d);
-        let mut s = v.to_string();
-        if s.len() > 200 {
-            let cut = (0..=200)
-                .rev()
-                .find(|&i| s.is_char_boundary(i))
-                .unwrap_or(0);
-            s.truncate(cut);
-            s.push_str(" ...");
-        }
-        let _ = writeln!(out, "{indent}{k}: {s}");
+        let _ = writeln!(out, "{indent}{k}: {}", short(&v));
     }
 }
 
