@@ -45,7 +45,13 @@ enum OutputArg {
 struct InputArgs {
     /// Workload (default: detected from the micro-ops); -m/--model as in
     /// elle-cli, whose model names the checker.
-    #[arg(short, long, value_enum, visible_short_alias = 'm', visible_alias = "model")]
+    #[arg(
+        short,
+        long,
+        value_enum,
+        visible_short_alias = 'm',
+        visible_alias = "model"
+    )]
     workload: Option<WorkloadArg>,
     /// Input format: edn, json (elle-cli), text, dbcop-bincode, dbcop-json,
     /// dbcop-hist, cobra, viper (default: detected).

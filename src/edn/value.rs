@@ -83,7 +83,11 @@ impl Value {
     /// mid-form).
     pub fn abbreviated(&self, items: usize) -> Value {
         let cut = |xs: &[Value]| -> Vec<Value> {
-            let mut v: Vec<Value> = xs.iter().take(items).map(|x| x.abbreviated(items)).collect();
+            let mut v: Vec<Value> = xs
+                .iter()
+                .take(items)
+                .map(|x| x.abbreviated(items))
+                .collect();
             if xs.len() > items {
                 v.push(Value::Symbol(format!("... {} more", xs.len() - items)));
             }
@@ -100,7 +104,10 @@ impl Value {
                     .map(|(k, x)| (k.abbreviated(items), x.abbreviated(items)))
                     .collect();
                 if m.len() > items {
-                    v.push((Value::Symbol("...".into()), Value::Symbol(format!("{} more", m.len() - items))));
+                    v.push((
+                        Value::Symbol("...".into()),
+                        Value::Symbol(format!("{} more", m.len() - items)),
+                    ));
                 }
                 Value::Map(v)
             }

@@ -145,7 +145,7 @@ pub fn write_folder(
         if list.len() > drawn {
             let _ = writeln!(
                 txt,
-                ";; {} {t} anomalies; pictures ({fname}/<n>.svg and .dot) for the first {drawn} only, to keep the folder small.\n",
+                ";; {} {t} anomalies, every one explained below; index.html shows (and pictures, {fname}/<n>.svg and .dot, are drawn for) the first {drawn} only, to keep the folder small.\n",
                 list.len()
             );
         }
@@ -210,7 +210,9 @@ pub fn write_folder(
                 .map(|&x| {
                     (
                         place(h, x),
-                        picture::short(&render::op_value(h, x)),
+                        render::op_value(h, x)
+                            .abbreviated(picture::MAX_MOPS)
+                            .to_string(),
                     )
                 })
                 .collect();

@@ -80,7 +80,9 @@ table.types a { color: #1849a9; text-decoration: none; font-family: ui-monospace
 .card { background:var(--card); border:1px solid var(--line); border-radius:10px; padding: 18px 20px; margin: 0 0 18px;
   box-shadow: 0 1px 2px rgba(16,24,40,.04); }
 .card .also { font-weight: 500; color: var(--muted); margin-left: 8px; }
-.pic { overflow-x: auto; margin: 0 0 12px; border: 1px solid var(--line); border-radius: 8px; background: #fff; }
+.body { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
+.words { flex: 1 1 460px; min-width: 0; }
+.pic { flex: 0 1 auto; max-width: 100%; overflow-x: auto; border: 1px solid var(--line); border-radius: 8px; background: #fff; }
 .pic svg { display:block; }
 .note { color: var(--unk); font-size: 13px; margin: 0 0 10px; }
 pre { margin: 0 0 12px; padding: 12px 14px; background: #f8fafc; border: 1px solid var(--line); border-radius: 8px;
@@ -151,7 +153,7 @@ pub fn page(p: &Page) -> String {
     if p.sections.is_empty() {
         o.push_str("<p>No anomaly was found.</p>\n");
     } else {
-        o.push_str("<h2>Anomaly types</h2>\n<table class=\"types\">\n<tr><th>type</th><th>count</th><th>drawn</th></tr>\n");
+        o.push_str("<h2>Anomaly types</h2>\n<table class=\"types\">\n<tr><th>type</th><th>count</th><th>pictures</th></tr>\n");
         for s in &p.sections {
             let _ = writeln!(
                 o,
@@ -194,9 +196,11 @@ pub fn page(p: &Page) -> String {
                 let _ = write!(o, "<span class=\"also\">{}</span>", escape(also));
             }
             o.push_str("</h3>\n");
+            o.push_str("<div class=\"body\">\n");
             if let Some(svg) = &a.svg {
                 let _ = write!(o, "<div class=\"pic\">{svg}</div>\n");
             }
+            o.push_str("<div class=\"words\">\n");
             if let Some(note) = &a.note {
                 let _ = writeln!(o, "<p class=\"note\">{}</p>", escape(note));
             }
@@ -213,7 +217,7 @@ pub fn page(p: &Page) -> String {
                 }
                 o.push_str("</table>\n");
             }
-            o.push_str("</section>\n");
+            o.push_str("</div>\n</div>\n</section>\n");
         }
         if s.count > s.shown.len() {
             let _ = writeln!(

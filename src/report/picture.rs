@@ -182,10 +182,17 @@ fn step_edge(h: &History, step: &Datum) -> Option<(EdgeKind, String)> {
     let key = show(h, field(m, "key"));
     let v = show(h, field(m, "value"));
     let v2 = show(h, field(m, "value'"));
+    let initial = matches!(field(m, "value"), None | Some(Datum::Nil)) || v == ":initial-state";
     let label = match kind {
         EdgeKind::Ww => format!("key {key}: {v} then {v2}"),
         EdgeKind::Wr if field(m, "value'").is_some() => format!("key {key}: read {v2}"),
         EdgeKind::Wr => format!("key {key}: read {v}"),
+        EdgeKind::Rw if initial => {
+            format!("key {key}: read the initial state, missed {v2}")
+        }
+        EdgeKind::Rw if h.workload == Some(Workload::ListAppend) => {
+            format!("key {key}: read up to {v}, missed {v2}")
+        }
         EdgeKind::Rw => format!("key {key}: read {v}, missed {v2}"),
         EdgeKind::Process | EdgeKind::Realtime | EdgeKind::Visible => String::new(),
     };
@@ -205,10 +212,7 @@ impl Builder<'_> {
             return i;
         }
         let label = match t {
-            Some(_) => format!(
-                "T{}",
-                self.txns.iter().filter(|x| x.is_some()).count() + 1
-            ),
+            Some(_) => format!("T{}", self.txns.iter().filter(|x| x.is_some()).count() + 1),
             None => "init".to_string(),
         };
         let node = match t {
@@ -325,10 +329,16 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
                 b.path(&ops, steps, &[]);
             }
         }
-        let r_label = match a.get("element") {
-            Some(d) => format!("key {key}: read {}", show(h, Some(d))),
-            None => format!("key {key}: read"),
+        // What the read returned: the element, else the read's value.
+        let read = match (a.get("element"), a.get("mop")) {
+            (Some(d), _) => show(h, Some(d)),
+            (None, Some(Datum::Mop(m))) => match mop_value(h, *m) {
+                Value::Vector(v) if v.len() == 3 => short(&v[2]),
+                _ => String::new(),
+            },
+            _ => String::new(),
         };
+        let r_label = format!("key {key}: read {read}");
         if let Some(o) = overwriter {
             let o = b.node(Some(o));
             let r = b.node(Some(*reader));

@@ -71,6 +71,24 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
         })
         .fold(200.0, f64::max)
         + 2.0 * PAD;
+    // Neighbour edges' lanes (each gap's arrows side by side, from the
+    // left): the boxes are made wide enough that every arrow leaves and
+    // enters a box, not its border.
+    let mut lane_x: Vec<Option<f64>> = vec![None; p.edges.len()];
+    let mut gap_x: Vec<f64> = vec![MARGIN + 36.0; n];
+    for (i, e) in p.edges.iter().enumerate() {
+        if e.from.abs_diff(e.to) == 1 {
+            let g = e.from.min(e.to);
+            lane_x[i] = Some(gap_x[g]);
+            let (kind, rest) = edge_text(e.kind, &e.label, e.inferred);
+            gap_x[g] += width(&kind) + 6.0 + width(&rest) + 40.0;
+        }
+    }
+    let box_w = lane_x
+        .iter()
+        .flatten()
+        .map(|x| x - MARGIN + 30.0)
+        .fold(box_w, f64::max);
     let heights: Vec<f64> = p
         .nodes
         .iter()
@@ -89,8 +107,6 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
     let x0 = MARGIN;
     let right = x0 + box_w;
 
-    // Neighbour edges, by gap, in lanes left to right.
-    let mut gap_x: Vec<f64> = vec![x0 + 36.0; n];
     let mut max_x = right;
     struct Drawn {
         path: String,
@@ -106,9 +122,7 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
     let mut drawn: Vec<Drawn> = Vec::new();
     let mut arcs: Vec<usize> = Vec::new();
     for (i, e) in p.edges.iter().enumerate() {
-        if e.from.abs_diff(e.to) == 1 {
-            let g = e.from.min(e.to);
-            let x = gap_x[g];
+        if let Some(x) = lane_x[i] {
             let (y1, y2) = if e.from < e.to {
                 (tops[e.from] + heights[e.from], tops[e.to] - 2.0)
             } else {
@@ -116,7 +130,6 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
             };
             let (kind, rest) = edge_text(e.kind, &e.label, e.inferred);
             let lw = width(&kind) + 6.0 + width(&rest);
-            gap_x[g] = x + lw + 40.0;
             max_x = max_x.max(x + 8.0 + lw);
             drawn.push(Drawn {
                 path: format!("M{x:.1},{y1:.1} L{x:.1},{y2:.1}"),
