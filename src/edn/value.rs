@@ -212,3 +212,18 @@ impl fmt::Display for Value {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abbreviated_values_are_whole_forms() {
+        let v = Value::Map(vec![(
+            Value::keyword("value"),
+            Value::Vector((0..10).map(Value::Int).collect()),
+        )]);
+        assert_eq!(v.abbreviated(3).to_string(), "{:value [0 1 2 ... 7 more]}");
+        assert_eq!(v.abbreviated(20), v);
+    }
+}
