@@ -9,8 +9,8 @@ use std::fmt::Write;
 use crate::anomaly::{Anomaly, Datum};
 use crate::edn::Value;
 use crate::history::model::*;
-use crate::report::picture::{MAX_MOPS, short};
-use crate::report::render::{datum_value, mop_value};
+use crate::report::picture::{MAX_ELEMS, MAX_MOPS, short};
+use crate::report::render::{datum_value, mop_value_upto};
 
 /// A few lines explaining `a`, each indented by `indent`.
 pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
@@ -82,7 +82,7 @@ fn describe_txn(h: &History, t: TxnId) -> String {
     let n = all.len();
     let mut mops: Vec<String> = all
         .take(MAX_MOPS)
-        .map(|m| short(&mop_value(h, m as MopId)))
+        .map(|m| mop_value_upto(h, m as MopId, MAX_ELEMS).to_string())
         .collect();
     if n > MAX_MOPS {
         mops.push(format!("... {} more micro-ops", n - MAX_MOPS));

@@ -59,7 +59,7 @@ impl Default for PlotOptions {
             format: PlotFormat::Svg,
             max_plot_bytes: 65_536,
             plot_timeout: Duration::from_millis(5_000),
-            max_pictures: 32,
+            max_pictures: 12,
         }
     }
 }
@@ -190,7 +190,10 @@ pub fn write_folder(
                         ));
                     } else {
                         let sub = dir.join(&fname);
-                        std::fs::create_dir_all(&sub).map_err(|e| Error::io(sub.display(), e))?;
+                        if pictures == 0 {
+                            std::fs::create_dir_all(&sub)
+                                .map_err(|e| Error::io(sub.display(), e))?;
+                        }
                         write_file(&sub.join(format!("{i}.dot")), &dot)?;
                         write_file(&sub.join(format!("{i}.svg")), &s)?;
                         let _ = writeln!(txt, "  picture: {fname}/{i}.svg ({fname}/{i}.dot)");
@@ -210,9 +213,7 @@ pub fn write_folder(
                 .map(|&x| {
                     (
                         place(h, x),
-                        render::op_value(h, x)
-                            .abbreviated(picture::MAX_MOPS)
-                            .to_string(),
+                        render::op_value_upto(h, x, picture::MAX_MOPS).to_string(),
                     )
                 })
                 .collect();

@@ -22,7 +22,7 @@
 use crate::anomaly::{Anomaly, Datum};
 use crate::edn::Value;
 use crate::history::model::*;
-use crate::report::render::{datum_value, mop_value};
+use crate::report::render::{datum_value, mop_value_upto};
 
 /// Micro-ops shown in a box before the rest is summarised.
 pub const MAX_MOPS: usize = 8;
@@ -273,7 +273,7 @@ fn txn_node(h: &History, t: TxnId, label: String) -> Node {
     let n = all.len();
     let mops = all
         .take(MAX_MOPS)
-        .map(|m| short(&mop_value(h, m as MopId)))
+        .map(|m| mop_value_upto(h, m as MopId, MAX_ELEMS).to_string())
         .collect();
     Node {
         label,
@@ -332,7 +332,7 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
         // What the read returned: the element, else the read's value.
         let read = match (a.get("element"), a.get("mop")) {
             (Some(d), _) => show(h, Some(d)),
-            (None, Some(Datum::Mop(m))) => match mop_value(h, *m) {
+            (None, Some(Datum::Mop(m))) => match mop_value_upto(h, *m, MAX_ELEMS) {
                 Value::Vector(v) if v.len() == 3 => short(&v[2]),
                 _ => String::new(),
             },
