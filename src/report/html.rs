@@ -198,7 +198,7 @@ pub fn page(p: &Page) -> String {
             o.push_str("</h3>\n");
             o.push_str("<div class=\"body\">\n");
             if let Some(svg) = &a.svg {
-                let _ = write!(o, "<div class=\"pic\">{svg}</div>\n");
+                let _ = writeln!(o, "<div class=\"pic\">{svg}</div>");
             }
             o.push_str("<div class=\"words\">\n");
             if let Some(note) = &a.note {
