@@ -9,31 +9,16 @@ use std::fmt::Write;
 use crate::anomaly::{Anomaly, Datum};
 use crate::edn::Value;
 use crate::history::model::*;
-use crate::report::picture::{MAX_ELEMS, MAX_MOPS, short};
+use crate::report::picture::{MAX_ELEMS, MAX_MOPS, short, show};
 use crate::report::render::{datum_value, mop_value_upto};
 
 /// A few lines explaining `a`, each indented by `indent`.
 pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
     let mut out = String::new();
     match (a.get("cycle"), a.get("steps")) {
-        (Some(Datum::List(cycle)), Some(Datum::List(steps))) => {
-            let txns: Vec<TxnId> = cycle
-                .iter()
-                .filter_map(|d| match d {
-                    Datum::Txn(t) => Some(*t),
-                    _ => None,
-                })
-                .collect();
-            let inferred: Vec<usize> = match a.get("inferred-steps") {
-                Some(Datum::List(xs)) => xs
-                    .iter()
-                    .filter_map(|d| match d {
-                        Datum::Int(i) => usize::try_from(*i).ok(),
-                        _ => None,
-                    })
-                    .collect(),
-                _ => Vec::new(),
-            };
+        (Some(cycle @ Datum::List(_)), Some(Datum::List(steps))) => {
+            let txns = cycle.txns();
+            let inferred = a.get("inferred-steps").map_or(Vec::new(), Datum::indices);
             explain_cycle(h, &txns, steps, &inferred, indent, &mut out);
             if let Some(Datum::Map(alt)) = a.get("otherwise") {
                 let kind = match field(alt, "type") {
@@ -168,13 +153,6 @@ fn field<'a>(m: &'a [(String, Datum)], k: &str) -> Option<&'a Datum> {
     m.iter().find(|(n, _)| n == k).map(|(_, d)| d)
 }
 
-fn show(h: &History, d: Option<&Datum>) -> String {
-    match d {
-        None | Some(Datum::Nil) => "nil".into(),
-        Some(d) => datum_value(h, d).to_string(),
-    }
-}
-
 /// Why one step's transactions are ordered as they are.
 fn step_reason(h: &History, step: &Datum, a: &str, b: &str, appends: bool) -> String {
     let Datum::Map(m) = step else {
@@ -243,16 +221,10 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
         }
         // A path that orders two transactions: each step's reason.
         if let Datum::Map(m) = d
-            && let (Some(Datum::List(ops)), Some(Datum::List(steps))) =
+            && let (Some(ops @ Datum::List(_)), Some(Datum::List(steps))) =
                 (field(m, "ops"), field(m, "steps"))
         {
-            let ops: Vec<TxnId> = ops
-                .iter()
-                .filter_map(|d| match d {
-                    Datum::Txn(t) => Some(*t),
-                    _ => None,
-                })
-                .collect();
+            let ops = ops.txns();
             let path: Vec<String> = ops.iter().map(|&t| place(h, t)).collect();
             let _ = writeln!(out, "{indent}{k}: {}", path.join(" < "));
             for &t in &ops {
@@ -355,10 +327,11 @@ mod tests {
     #[test]
     fn long_transactions_and_values_are_shortened_by_whole_forms() {
         // A lost update whose transactions hold 20 micro-ops each.
-        let pad: String = (10..28).map(|k| format!(" [:w {k} 1]")).collect();
+        let pad = |v: u32| -> String { (10..28).map(|k| format!(" [:w {k} {v}]")).collect() };
+        let (p1, p2) = (pad(1), pad(2));
         let log = format!(
-            "{{:type :ok, :process 0, :index 1, :value [[:r :x nil] [:w :x 1]{pad}]}}\n\
-             {{:type :ok, :process 1, :index 3, :value [[:r :x nil] [:w :x 2]{pad}]}}\n"
+            "{{:type :ok, :process 0, :index 1, :value [[:r :x nil] [:w :x 1]{p1}]}}\n\
+             {{:type :ok, :process 1, :index 3, :value [[:r :x nil] [:w :x 2]{p2}]}}\n"
         );
         let l = load_bytes("t.edn", log.into_bytes(), LoadOptions::default()).expect("loads");
         let r = crate::check::check(

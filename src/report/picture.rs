@@ -147,25 +147,13 @@ fn field<'a>(m: &'a [(String, Datum)], k: &str) -> Option<&'a Datum> {
     m.iter().find(|(n, _)| n == k).map(|(_, d)| d)
 }
 
-fn txns_of(d: Option<&Datum>) -> Vec<TxnId> {
-    match d {
-        Some(Datum::List(xs)) => xs
-            .iter()
-            .filter_map(|d| match d {
-                Datum::Txn(t) => Some(*t),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// A value as text, long collections shortened.
 pub fn short(v: &Value) -> String {
     v.abbreviated(MAX_ELEMS).to_string()
 }
 
-fn show(h: &History, d: Option<&Datum>) -> String {
+/// A detail as text (`nil` when absent), long collections shortened.
+pub fn show(h: &History, d: Option<&Datum>) -> String {
     match d {
         None | Some(Datum::Nil) => "nil".into(),
         Some(d) => short(&datum_value(h, d)),
@@ -296,17 +284,8 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
         txns: Vec::new(),
     };
     if let (Some(Datum::List(_)), Some(Datum::List(steps))) = (a.get("cycle"), a.get("steps")) {
-        let txns = txns_of(a.get("cycle"));
-        let inferred: Vec<usize> = match a.get("inferred-steps") {
-            Some(Datum::List(xs)) => xs
-                .iter()
-                .filter_map(|d| match d {
-                    Datum::Int(i) => usize::try_from(*i).ok(),
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
+        let txns = a.get("cycle").map_or(Vec::new(), Datum::txns);
+        let inferred = a.get("inferred-steps").map_or(Vec::new(), Datum::indices);
         b.path(&txns, steps, &inferred);
     } else if let (Some(Datum::Txn(reader)), Some(writer)) = (a.get("op"), a.get("writer")) {
         let writer = match writer {
@@ -324,7 +303,7 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
         // The writer first, then what orders it before the overwriter.
         let w = b.node(writer);
         if let Some(Datum::Map(order)) = a.get("order") {
-            let ops = txns_of(field(order, "ops"));
+            let ops = field(order, "ops").map_or(Vec::new(), Datum::txns);
             if let Some(Datum::List(steps)) = field(order, "steps") {
                 b.path(&ops, steps, &[]);
             }
