@@ -295,23 +295,29 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::history::{LoadOptions, load_bytes};
+    use crate::history::{LoadOptions, Loaded, load_bytes};
+    use crate::report::CheckResult;
+
+    /// `l` checked at serializability (shared with the pictures' tests).
+    pub(crate) fn at_serializable(l: &Loaded) -> CheckResult {
+        crate::check::check(
+            l,
+            &crate::check::CheckOptions {
+                models: crate::check::resolve_models(&["serializable".to_string()])
+                    .expect("a known model"),
+                ..Default::default()
+            },
+        )
+    }
 
     #[test]
     fn lost_update_reads_as_a_contradiction() {
         let log = b"{:type :ok, :process 0, :index 1, :value [[:r :x nil] [:w :x 1]]}\n\
                     {:type :ok, :process 1, :index 3, :value [[:r :x nil] [:w :x 2]]}\n";
         let l = load_bytes("t.edn", log.to_vec(), LoadOptions::default()).expect("loads");
-        let r = crate::check::check(
-            &l,
-            &crate::check::CheckOptions {
-                models: crate::check::resolve_models(&["serializable".to_string()])
-                    .expect("a known model"),
-                ..Default::default()
-            },
-        );
+        let r = at_serializable(&l);
         let a = r
             .anomalies
             .values()
@@ -334,14 +340,7 @@ mod tests {
              {{:type :ok, :process 1, :index 3, :value [[:r :x nil] [:w :x 2]{p2}]}}\n"
         );
         let l = load_bytes("t.edn", log.into_bytes(), LoadOptions::default()).expect("loads");
-        let r = crate::check::check(
-            &l,
-            &crate::check::CheckOptions {
-                models: crate::check::resolve_models(&["serializable".to_string()])
-                    .expect("a known model"),
-                ..Default::default()
-            },
-        );
+        let r = at_serializable(&l);
         let text: String = r
             .anomalies
             .values()

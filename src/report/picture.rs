@@ -362,14 +362,7 @@ mod tests {
         let log = b"{:type :ok, :process 0, :index 1, :value [[:r :x nil] [:w :x 1]]}\n\
                     {:type :ok, :process 1, :index 3, :value [[:r :x nil] [:w :x 2]]}\n";
         let l = load_bytes("t.edn", log.to_vec(), LoadOptions::default()).expect("loads");
-        let r = crate::check::check(
-            &l,
-            &crate::check::CheckOptions {
-                models: crate::check::resolve_models(&["serializable".to_string()])
-                    .expect("a known model"),
-                ..Default::default()
-            },
-        );
+        let r = crate::explain::text::tests::at_serializable(&l);
         let a = r
             .anomalies
             .values()
