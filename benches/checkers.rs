@@ -30,6 +30,11 @@
 //! - `clocks`: the causal checker with vectors, tree clocks and no clocks
 //!   (a graph search per question, stopped after `--search-timeout`,
 //!   default 60 s), as sessions grow.
+//! - `folder`: `elle-si check` of a 10k-transaction list-append history
+//!   from the read-committed store (30 keys, ~800 anomalies at causal,
+//!   ~650 at 10 keys and SI), without and with `-d` (Elle's elle/ folder:
+//!   prose, capped pictures, index.html); the goal is that the folder at
+//!   most doubles the run.
 //! - `scale` (only with `--scale`): 1M transactions x 20 ops.
 //! - `dbcop` (only with `--dbcop PATH`): dbcop's `verify` beside `elle-si
 //!   check` on the same dbcop-JSON files.
@@ -59,6 +64,8 @@ enum Job {
     Cli { model: String },
     /// `dbcop verify --consistency LEVEL --input-dir DIR`.
     Dbcop { level: &'static str },
+    /// `elle-si check -c MODEL -d DIR FILE`: the check and Elle's folder.
+    Folder { model: String },
 }
 
 impl Job {
@@ -68,6 +75,7 @@ impl Job {
             Job::Clocks { clocks } => format!("tcc@{clocks}"),
             Job::Cli { model } => format!("cli:{model}"),
             Job::Dbcop { level } => format!("dbcop:{level}"),
+            Job::Folder { model } => format!("cli:{model}+folder"),
         }
     }
 }
@@ -206,6 +214,31 @@ fn configs(o: &Opts) -> Vec<Config> {
             format!("default-{wn}"),
             c4(w),
             lib(&["ssrc", "ra", "tcc"]),
+        ));
+    }
+    // Elle's folder for a history with about a thousand anomalies.
+    for (keys, model) in [(30u64, "causal-cerone"), (10, "snapshot-isolation")] {
+        v.push(gen_cfg(
+            "folder",
+            format!("la-rc-s25-t400-o4-k{keys}"),
+            GenOptions {
+                sessions: 25,
+                txns_per_session: 400,
+                ops_per_txn: 4,
+                keys,
+                workload: Workload::ListAppend,
+                db: Db::ReadCommitted,
+                seed: 1,
+                ..GenOptions::default()
+            },
+            vec![
+                Job::Cli {
+                    model: model.into(),
+                },
+                Job::Folder {
+                    model: model.into(),
+                },
+            ],
         ));
     }
     // C4's fig. 8: one parameter at a time from the default, at tcc.
@@ -701,9 +734,14 @@ fn run_job(job: &Job, p: &Prepared, dir: &Path, o: &Opts) -> Sample {
             }
             s
         }
-        Job::Cli { model } => {
+        Job::Cli { model } | Job::Folder { model } => {
             let mut cmd = Command::new(elle_si_bin());
             cmd.arg("check").arg("-c").arg(model);
+            let folder = p.edn.with_extension("elle");
+            if matches!(job, Job::Folder { .. }) {
+                let _ = fs::remove_dir_all(&folder);
+                cmd.arg("-d").arg(&folder);
+            }
             match &p.dbcop_dir {
                 Some(d) => cmd.arg("-f").arg("dbcop-json").arg(d.join("history.json")),
                 None => cmd.arg(&p.edn),

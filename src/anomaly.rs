@@ -30,6 +30,34 @@ impl Datum {
     pub fn kw(s: &str) -> Datum {
         Datum::Kw(s.to_string())
     }
+
+    /// The transactions of a list (a cycle's, a path's), in order.
+    pub fn txns(&self) -> Vec<TxnId> {
+        match self {
+            Datum::List(xs) => xs
+                .iter()
+                .filter_map(|d| match d {
+                    Datum::Txn(t) => Some(*t),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The non-negative integers of a list (step positions).
+    pub fn indices(&self) -> Vec<usize> {
+        match self {
+            Datum::List(xs) => xs
+                .iter()
+                .filter_map(|d| match d {
+                    Datum::Int(i) => usize::try_from(*i).ok(),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// One anomaly instance.

@@ -82,6 +82,7 @@ use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn,
 use crate::history::jepsen::OpType;
 use crate::history::model::*;
 use crate::history::{self, Format, LoadOptions, Loaded};
+use crate::report::folder;
 use crate::report::{lattice, render};
 use crate::source::Source;
 
@@ -112,6 +113,11 @@ pub struct BridgeOptions {
     /// anomalies does not repeat whole ops (reading them back was most of
     /// the time of a check with 100k anomalies).
     pub op_refs: bool,
+    /// Elle's `:directory`: write the elle/ folder there (see
+    /// [`crate::report::folder`]), with Elle's plot options
+    /// (`:plot-format`, `:max-plot-bytes`, `:plot-timeout-ms`).
+    pub directory: Option<String>,
+    pub plot: folder::PlotOptions,
 }
 
 fn names(v: &Value, what: &str) -> Result<Vec<String>, String> {
@@ -181,6 +187,38 @@ impl BridgeOptions {
                 },
                 "timings" => o.timings = matches!(v, Value::Bool(true)),
                 "op-refs" => o.op_refs = matches!(v, Value::Bool(true)),
+                "directory" => match v {
+                    Value::String(s) => o.directory = Some(s.clone()),
+                    Value::Nil => {}
+                    other => return Err(format!(":directory must be a string, found {other}")),
+                },
+                "plot-format" => match v {
+                    Value::String(s) | Value::Keyword(s) => {
+                        o.plot.format = folder::PlotFormat::parse(s)?
+                    }
+                    Value::Nil => {}
+                    other => return Err(format!(":plot-format must be a name, found {other}")),
+                },
+                "max-plot-bytes" => match v {
+                    Value::Int(n) if *n >= 0 => o.plot.max_plot_bytes = *n as usize,
+                    Value::Nil => {}
+                    other => {
+                        return Err(format!(
+                            ":max-plot-bytes must be a non-negative integer, found {other}"
+                        ));
+                    }
+                },
+                "plot-timeout-ms" => match v {
+                    Value::Int(ms) if *ms >= 0 => {
+                        o.plot.plot_timeout = Duration::from_millis(*ms as u64)
+                    }
+                    Value::Nil => {}
+                    other => {
+                        return Err(format!(
+                            ":plot-timeout must be a non-negative integer, found {other}"
+                        ));
+                    }
+                },
                 other => return Err(format!("unknown option :{other}")),
             }
         }
@@ -1090,10 +1128,21 @@ fn check_loaded(
     copts: &CheckOptions,
     opts: &BridgeOptions,
     times: &[(&str, Duration)],
-) -> String {
+) -> Result<String, String> {
     let t0 = Instant::now();
     let result = check::check(loaded, copts);
     let check_time = t0.elapsed();
+    if let Some(dir) = &opts.directory {
+        folder::write_folder(
+            Path::new(dir),
+            opts.name.as_deref().unwrap_or(loaded.source.name()),
+            &loaded.history,
+            &result,
+            &copts.models,
+            &opts.plot,
+        )
+        .map_err(|e| error_text(&e))?;
+    }
     let t1 = Instant::now();
     let mut value = render::result_value(&loaded.history, &result);
     if opts.op_refs {
@@ -1116,7 +1165,7 @@ fn check_loaded(
             m.push((kw("elle-si/timings"), Value::Map(t)));
         }
     }
-    value.to_string()
+    Ok(value.to_string())
 }
 
 /// Checks an encoded history; the result is Elle's result map in EDN.
@@ -1134,7 +1183,7 @@ pub fn check_encoded(values: &[u8], ops: &[u8], options: &str) -> Result<String,
         ("decode-ns", t0.elapsed().saturating_sub(done.compile)),
         ("compile-ns", done.compile),
     ];
-    Ok(check_loaded(&done.loaded, &copts, &opts, &times))
+    check_loaded(&done.loaded, &copts, &opts, &times)
 }
 
 /// A history that arrives in chunks while the JVM is still encoding it. A
@@ -1223,7 +1272,7 @@ impl Stream {
             ("wait-ns", wait),
             ("finish-compile-ns", done.finish),
         ];
-        Ok(check_loaded(&done.loaded, &self.copts, &self.opts, &times))
+        check_loaded(&done.loaded, &self.copts, &self.opts, &times)
     }
 }
 
@@ -1247,12 +1296,7 @@ pub fn check_file(path: &str, options: &str) -> Result<String, String> {
         ..LoadOptions::default()
     };
     let loaded = history::load(Path::new(path), lopts, None).map_err(|e| error_text(&e))?;
-    Ok(check_loaded(
-        &loaded,
-        &copts,
-        &opts,
-        &[("decode-ns", t0.elapsed())],
-    ))
+    check_loaded(&loaded, &copts, &opts, &[("decode-ns", t0.elapsed())])
 }
 
 // ---------------------------------------------------------------------------

@@ -13,7 +13,7 @@ use elle_si::convert::{self, ConvertOptions};
 use elle_si::error::Error;
 use elle_si::history::formats::dbcop::{self, Duplicates};
 use elle_si::history::{self, Format, LoadOptions, Loaded, Workload};
-use elle_si::report::{CheckResult, Valid, render};
+use elle_si::report::{CheckResult, Valid, folder, render};
 
 #[derive(Parser)]
 #[command(
@@ -28,7 +28,9 @@ struct Cli {
 
 #[derive(Copy, Clone, ValueEnum)]
 enum WorkloadArg {
+    #[value(alias = "elle-list-append")]
     ListAppend,
+    #[value(alias = "elle-rw-register")]
     RwRegister,
 }
 
@@ -41,8 +43,15 @@ enum OutputArg {
 
 #[derive(clap::Args)]
 struct InputArgs {
-    /// Workload (default: detected from the micro-ops).
-    #[arg(short, long, value_enum)]
+    /// Workload (default: detected from the micro-ops); -m/--model as in
+    /// elle-cli, whose model names the checker.
+    #[arg(
+        short,
+        long,
+        value_enum,
+        visible_short_alias = 'm',
+        visible_alias = "model"
+    )]
     workload: Option<WorkloadArg>,
     /// Input format: edn, json (elle-cli), text, dbcop-bincode, dbcop-json,
     /// dbcop-hist, cobra, viper (default: detected).
@@ -81,6 +90,26 @@ enum Cmd {
         /// Give up after this many seconds: the answer is then :unknown.
         #[arg(long)]
         timeout: Option<f64>,
+        /// elle-cli's timeout, in milliseconds: elle-si gives up after this
+        /// long on the whole check (Elle: per cycle search), as --timeout.
+        #[arg(short = 's', long)]
+        cycle_search_timeout: Option<u64>,
+        /// Write Elle's elle/ folder here: <type>.txt explaining each
+        /// anomaly, <type>/<n>.svg and .dot pictures, and index.html (one
+        /// folder per file, in a subfolder named after it, when several).
+        #[arg(short, long)]
+        directory: Option<PathBuf>,
+        /// Picture format (Elle's :plot-format): svg, the only one drawn.
+        #[arg(short, long, default_value = "svg")]
+        plot_format: String,
+        /// Drop a picture that takes longer than this many milliseconds to
+        /// draw (Elle's :plot-timeout).
+        #[arg(short = 't', long, default_value_t = 5000)]
+        plot_timeout: u64,
+        /// Skip a picture whose DOT is longer than this (Elle's
+        /// :max-plot-bytes).
+        #[arg(short = 'b', long, default_value_t = 65536)]
+        max_plot_bytes: usize,
         /// Also prohibit these anomaly types (comma-separated, Elle's
         /// `:anomalies`), and every anomaly that implies one of them.
         #[arg(short, long, value_delimiter = ',')]
@@ -369,6 +398,7 @@ fn run_check(
     anomalies: &[String],
     output: OutputArg,
     timeout: Option<f64>,
+    folder: Option<(&std::path::Path, folder::PlotOptions)>,
 ) -> Result<u8, Error> {
     let opts = load_opts(input)?;
     let models = check::resolve_models(models)?;
@@ -443,6 +473,14 @@ fn run_check(
             }
         };
         let _ = stdout.write_all(text.as_bytes());
+        if let Some((dir, plot)) = &folder {
+            let dir = if files.len() > 1 {
+                dir.join(f.file_name().unwrap_or(f.as_os_str()))
+            } else {
+                dir.to_path_buf()
+            };
+            folder::write_folder(&dir, l.source.name(), &l.history, &r, &models, plot)?;
+        }
     }
     Ok(worst)
 }
@@ -513,14 +551,35 @@ fn main() -> ExitCode {
             output,
             timeout,
             anomalies,
-        } => run_check(
-            files,
-            input,
-            consistency_models,
-            anomalies,
-            *output,
-            *timeout,
-        ),
+            cycle_search_timeout,
+            directory,
+            plot_format,
+            plot_timeout,
+            max_plot_bytes,
+        } => folder::PlotFormat::parse(plot_format)
+            .map_err(Error::Usage)
+            .and_then(|format| {
+                let ms = cycle_search_timeout.map(|ms| ms as f64 / 1000.0);
+                let timeout = match (*timeout, ms) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                let plot = folder::PlotOptions {
+                    format,
+                    max_plot_bytes: *max_plot_bytes,
+                    plot_timeout: Duration::from_millis(*plot_timeout),
+                    ..Default::default()
+                };
+                run_check(
+                    files,
+                    input,
+                    consistency_models,
+                    anomalies,
+                    *output,
+                    timeout,
+                    directory.as_deref().map(|d| (d, plot)),
+                )
+            }),
         Cmd::Stats { files, input } => run_stats(files, input),
         Cmd::Convert {
             input,

@@ -77,6 +77,45 @@ impl Value {
     }
 
     /// Short name of the value's kind, for error messages.
+    /// The value with every collection longer than `items` cut to its
+    /// first `items` elements and a `...` symbol, at every depth: what a
+    /// report prints of a long value, always whole forms (never text cut
+    /// mid-form).
+    pub fn abbreviated(&self, items: usize) -> Value {
+        let cut = |xs: &[Value]| -> Vec<Value> {
+            let mut v: Vec<Value> = xs
+                .iter()
+                .take(items)
+                .map(|x| x.abbreviated(items))
+                .collect();
+            if xs.len() > items {
+                v.push(Value::Symbol(format!("... {} more", xs.len() - items)));
+            }
+            v
+        };
+        match self {
+            Value::List(xs) => Value::List(cut(xs)),
+            Value::Vector(xs) => Value::Vector(cut(xs)),
+            Value::Set(xs) => Value::Set(cut(xs)),
+            Value::Map(m) => {
+                let mut v: Vec<(Value, Value)> = m
+                    .iter()
+                    .take(items)
+                    .map(|(k, x)| (k.abbreviated(items), x.abbreviated(items)))
+                    .collect();
+                if m.len() > items {
+                    v.push((
+                        Value::Symbol("...".into()),
+                        Value::Symbol(format!("{} more", m.len() - items)),
+                    ));
+                }
+                Value::Map(v)
+            }
+            Value::Tagged(t, x) => Value::Tagged(t.clone(), Box::new(x.abbreviated(items))),
+            other => other.clone(),
+        }
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             Value::Nil => "nil",
@@ -171,5 +210,20 @@ impl fmt::Display for Value {
             }
             Value::Tagged(t, v) => write!(f, "#{t} {v}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abbreviated_values_are_whole_forms() {
+        let v = Value::Map(vec![(
+            Value::keyword("value"),
+            Value::Vector((0..10).map(Value::Int).collect()),
+        )]);
+        assert_eq!(v.abbreviated(3).to_string(), "{:value [0 1 2 ... 7 more]}");
+        assert_eq!(v.abbreviated(20), v);
     }
 }

@@ -9,30 +9,16 @@ use std::fmt::Write;
 use crate::anomaly::{Anomaly, Datum};
 use crate::edn::Value;
 use crate::history::model::*;
-use crate::report::render::{datum_value, mop_value};
+use crate::report::picture::{MAX_ELEMS, MAX_MOPS, short, show};
+use crate::report::render::{datum_value, mop_value_upto};
 
 /// A few lines explaining `a`, each indented by `indent`.
 pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
     let mut out = String::new();
     match (a.get("cycle"), a.get("steps")) {
-        (Some(Datum::List(cycle)), Some(Datum::List(steps))) => {
-            let txns: Vec<TxnId> = cycle
-                .iter()
-                .filter_map(|d| match d {
-                    Datum::Txn(t) => Some(*t),
-                    _ => None,
-                })
-                .collect();
-            let inferred: Vec<usize> = match a.get("inferred-steps") {
-                Some(Datum::List(xs)) => xs
-                    .iter()
-                    .filter_map(|d| match d {
-                        Datum::Int(i) => usize::try_from(*i).ok(),
-                        _ => None,
-                    })
-                    .collect(),
-                _ => Vec::new(),
-            };
+        (Some(cycle @ Datum::List(_)), Some(Datum::List(steps))) => {
+            let txns = cycle.txns();
+            let inferred = a.get("inferred-steps").map_or(Vec::new(), Datum::indices);
             explain_cycle(h, &txns, steps, &inferred, indent, &mut out);
             if let Some(Datum::Map(alt)) = a.get("otherwise") {
                 let kind = match field(alt, "type") {
@@ -77,10 +63,15 @@ pub fn place(h: &History, t: TxnId) -> String {
 /// `T1 = line 8 (:index 7, process 2): [[:append 5 1] ...]`.
 fn describe_txn(h: &History, t: TxnId) -> String {
     let txn = &h.txns[t as usize];
-    let mops: Vec<String> = txn
-        .mops()
-        .map(|m| mop_value(h, m as MopId).to_string())
+    let all = txn.mops();
+    let n = all.len();
+    let mut mops: Vec<String> = all
+        .take(MAX_MOPS)
+        .map(|m| mop_value_upto(h, m as MopId, MAX_ELEMS).to_string())
         .collect();
+    if n > MAX_MOPS {
+        mops.push(format!("... {} more micro-ops", n - MAX_MOPS));
+    }
     let mut s = String::new();
     if txn.complete.line > 0 {
         let _ = write!(s, "line {}, ", txn.complete.line);
@@ -162,13 +153,6 @@ fn field<'a>(m: &'a [(String, Datum)], k: &str) -> Option<&'a Datum> {
     m.iter().find(|(n, _)| n == k).map(|(_, d)| d)
 }
 
-fn show(h: &History, d: Option<&Datum>) -> String {
-    match d {
-        None | Some(Datum::Nil) => "nil".into(),
-        Some(d) => datum_value(h, d).to_string(),
-    }
-}
-
 /// Why one step's transactions are ordered as they are.
 fn step_reason(h: &History, step: &Datum, a: &str, b: &str, appends: bool) -> String {
     let Datum::Map(m) = step else {
@@ -205,6 +189,20 @@ fn step_reason(h: &History, step: &Datum, a: &str, b: &str, appends: bool) -> St
 
 /// Details other than the transactions already listed, one per line.
 fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
+    // A causal pattern, in one sentence first.
+    if let (Some(Datum::Txn(op)), Some(Datum::Txn(over))) = (a.get("op"), a.get("overwriter")) {
+        let writer = match a.get("writer") {
+            Some(Datum::Txn(w)) => place(h, *w),
+            _ => "the initial state".to_string(),
+        };
+        let key = show(h, a.get("key"));
+        let _ = writeln!(
+            out,
+            "{indent}{} read key {key} from {writer}, though {}, which wrote key {key} after {writer}, was visible to it (see visible and order below)",
+            place(h, *op),
+            place(h, *over)
+        );
+    }
     let mut named: Vec<TxnId> = Vec::new();
     for &t in &a.txns {
         if !named.contains(&t) {
@@ -212,9 +210,75 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
             let _ = writeln!(out, "{indent}{}", describe_txn(h, t));
         }
     }
+    let appends = h.workload == Some(Workload::ListAppend);
+    let txn_field = |k: &str| match a.get(k) {
+        Some(Datum::Txn(t)) => Some(*t),
+        _ => None,
+    };
     for (k, d) in &a.fields {
         if matches!(d, Datum::Txn(t) if named.contains(t)) {
             continue;
+        }
+        // A path that orders two transactions: each step's reason.
+        if let Datum::Map(m) = d
+            && let (Some(ops @ Datum::List(_)), Some(Datum::List(steps))) =
+                (field(m, "ops"), field(m, "steps"))
+        {
+            let ops = ops.txns();
+            let path: Vec<String> = ops.iter().map(|&t| place(h, t)).collect();
+            let _ = writeln!(out, "{indent}{k}: {}", path.join(" < "));
+            for &t in &ops {
+                if !named.contains(&t) {
+                    named.push(t);
+                    let _ = writeln!(out, "{indent}  {}", describe_txn(h, t));
+                }
+            }
+            for (i, step) in steps.iter().enumerate() {
+                if let (Some(a), Some(b)) = (path.get(i), path.get(i + 1)) {
+                    let _ = writeln!(
+                        out,
+                        "{indent}  {a} < {b}: {}",
+                        step_reason(h, step, a, b, appends)
+                    );
+                }
+            }
+            continue;
+        }
+        // How one transaction is visible to another.
+        if k == "visible"
+            && let (Some(from), Some(to)) = (txn_field("overwriter"), txn_field("op"))
+        {
+            let (a, b) = (place(h, from), place(h, to));
+            match d {
+                Datum::Map(_) => {
+                    let _ = writeln!(
+                        out,
+                        "{indent}{k}: {a} < {b}: {}",
+                        step_reason(h, d, &a, &b, appends)
+                    );
+                    continue;
+                }
+                Datum::List(steps) => {
+                    let kinds: Vec<String> = steps
+                        .iter()
+                        .filter_map(|s| match s {
+                            Datum::Map(m) => match field(m, "type") {
+                                Some(Datum::Kw(k)) => Some(k.clone()),
+                                _ => None,
+                            },
+                            _ => None,
+                        })
+                        .collect();
+                    let _ = writeln!(
+                        out,
+                        "{indent}{k}: {a} < {b} through {} dependencies ({})",
+                        steps.len(),
+                        kinds.join(", ")
+                    );
+                    continue;
+                }
+                _ => {}
+            }
         }
         if let Datum::List(items) = d
             && !items.is_empty()
@@ -224,38 +288,36 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
         {
             continue;
         }
+        // Long values are shortened form by form, never cut mid-form.
         let v: Value = datum_value(h, d);
-        let mut s = v.to_string();
-        if s.len() > 200 {
-            let cut = (0..=200)
-                .rev()
-                .find(|&i| s.is_char_boundary(i))
-                .unwrap_or(0);
-            s.truncate(cut);
-            s.push_str(" ...");
-        }
-        let _ = writeln!(out, "{indent}{k}: {s}");
+        let _ = writeln!(out, "{indent}{k}: {}", short(&v));
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::history::{LoadOptions, load_bytes};
+    use crate::history::{LoadOptions, Loaded, load_bytes};
+    use crate::report::CheckResult;
+
+    /// `l` checked at serializability (shared with the pictures' tests).
+    pub(crate) fn at_serializable(l: &Loaded) -> CheckResult {
+        crate::check::check(
+            l,
+            &crate::check::CheckOptions {
+                models: crate::check::resolve_models(&["serializable".to_string()])
+                    .expect("a known model"),
+                ..Default::default()
+            },
+        )
+    }
 
     #[test]
     fn lost_update_reads_as_a_contradiction() {
         let log = b"{:type :ok, :process 0, :index 1, :value [[:r :x nil] [:w :x 1]]}\n\
                     {:type :ok, :process 1, :index 3, :value [[:r :x nil] [:w :x 2]]}\n";
         let l = load_bytes("t.edn", log.to_vec(), LoadOptions::default()).expect("loads");
-        let r = crate::check::check(
-            &l,
-            &crate::check::CheckOptions {
-                models: crate::check::resolve_models(&["serializable".to_string()])
-                    .expect("a known model"),
-                ..Default::default()
-            },
-        );
+        let r = at_serializable(&l);
         let a = r
             .anomalies
             .values()
@@ -266,6 +328,27 @@ mod tests {
         assert!(text.contains("T1 = line"), "{text}");
         assert!(text.contains("in its initial state"), "{text}");
         assert!(text.contains("a cycle"), "{text}");
+    }
+
+    #[test]
+    fn long_transactions_and_values_are_shortened_by_whole_forms() {
+        // A lost update whose transactions hold 20 micro-ops each.
+        let pad = |v: u32| -> String { (10..28).map(|k| format!(" [:w {k} {v}]")).collect() };
+        let (p1, p2) = (pad(1), pad(2));
+        let log = format!(
+            "{{:type :ok, :process 0, :index 1, :value [[:r :x nil] [:w :x 1]{p1}]}}\n\
+             {{:type :ok, :process 1, :index 3, :value [[:r :x nil] [:w :x 2]{p2}]}}\n"
+        );
+        let l = load_bytes("t.edn", log.into_bytes(), LoadOptions::default()).expect("loads");
+        let r = at_serializable(&l);
+        let text: String = r
+            .anomalies
+            .values()
+            .flatten()
+            .map(|a| explain(&l.history, a, ""))
+            .collect();
+        assert!(text.contains("... 12 more micro-ops]"), "{text}");
+        assert!(!text.contains("[:w 27 1]"), "{text}");
     }
 
     #[test]

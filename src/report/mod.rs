@@ -1,8 +1,13 @@
 //! Results as Elle returns them: `:valid?`, `:anomaly-types`, `:anomalies`,
 //! `:not`, `:also-not`, and their renderings (EDN, JSON, text).
 
+pub mod dot;
+pub mod folder;
+pub mod html;
 pub mod lattice;
+pub mod picture;
 pub mod render;
+pub mod svg;
 
 use std::collections::{BTreeMap, BTreeSet};
 

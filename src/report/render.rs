@@ -13,6 +13,17 @@ fn kw(s: &str) -> Value {
 
 /// A micro-op as Elle writes it.
 pub fn mop_value(h: &History, m: MopId) -> Value {
+    mop_value_upto(h, m, usize::MAX)
+}
+
+/// `... n more`, closing a collection shown in part.
+fn more(n: usize) -> Value {
+    Value::Symbol(format!("... {n} more"))
+}
+
+/// A micro-op with at most `limit` elements of a list read, then
+/// `... n more` (what a report shows, built without the rest).
+pub fn mop_value_upto(h: &History, m: MopId, limit: usize) -> Value {
     let mop = &h.mops[m as usize];
     let la = h.workload == Some(Workload::ListAppend);
     let (f, v) = if mop.is_write() {
@@ -21,10 +32,11 @@ pub fn mop_value(h: &History, m: MopId) -> Value {
         ("r", Value::Nil)
     } else if la {
         let l = h.read_list(m);
-        (
-            "r",
-            Value::Vector(l.into_iter().map(|v| h.value(v)).collect()),
-        )
+        let mut v: Vec<Value> = l.iter().take(limit).map(|&v| h.value(v)).collect();
+        if l.len() > limit {
+            v.push(more(l.len() - limit));
+        }
+        ("r", Value::Vector(v))
     } else {
         ("r", h.value(mop.val))
     };
@@ -33,6 +45,12 @@ pub fn mop_value(h: &History, m: MopId) -> Value {
 
 /// A transaction as its completion op map.
 pub fn op_value(h: &History, t: TxnId) -> Value {
+    op_value_upto(h, t, usize::MAX)
+}
+
+/// A transaction's op map with at most `limit` micro-ops, and list reads
+/// of at most `limit` elements, each then closed by `... n more`.
+pub fn op_value_upto(h: &History, t: TxnId, limit: usize) -> Value {
     let txn = &h.txns[t as usize];
     let mut m = Vec::with_capacity(8);
     if txn.complete.index >= 0 {
@@ -54,7 +72,14 @@ pub fn op_value(h: &History, t: TxnId) -> Value {
             h.value(txn.f)
         },
     ));
-    let value = txn.mops().map(|i| mop_value(h, i as MopId)).collect();
+    let mut value: Vec<Value> = txn
+        .mops()
+        .take(limit)
+        .map(|i| mop_value_upto(h, i as MopId, limit))
+        .collect();
+    if txn.mops().len() > limit {
+        value.push(more(txn.mops().len() - limit));
+    }
     m.push((kw("value"), Value::Vector(value)));
     if txn.complete.line > 0 {
         m.push((kw("line"), Value::Int(txn.complete.line as i64)));

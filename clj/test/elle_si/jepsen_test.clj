@@ -29,7 +29,7 @@
       (is (= [:G1a] (:anomaly-types r)))
       (testing "files land in the test's store directory, under elle/"
         (let [dir (io/file (:store-base test) (:name test) (str (:start-time test)) "elle")]
-          (is (.isFile (io/file dir "result.edn")))
+          (is (.isFile (io/file dir "index.html")))
           (is (.isFile (io/file dir "G1a.txt"))))))))
 
 (deftest compose-test

@@ -17,8 +17,15 @@
     :cycle-search-timeout Milliseconds: elle-si gives up after this long
                           on the whole check (Elle: per cycle search), and
                           answers :valid? :unknown.
-    :directory            Where to write the result and one file per
-                          anomaly type (<type>.txt, each anomaly in EDN).
+    :directory            Where to write Elle's elle/ folder (by the
+                          native side): <type>.txt explaining each anomaly
+                          in prose, <type>/<n>.svg and .dot pictures, and
+                          index.html, one page showing it all.
+    :plot-format          :svg (the default), the only format drawn; any
+                          other is refused.
+    :max-plot-bytes       Pictures whose DOT is longer are left out (65536).
+    :plot-timeout         Milliseconds: pictures that take longer to draw
+                          are left out (5000).
 
   and ours:
 
@@ -35,11 +42,10 @@
                           the result. check-file: decoding is reading the
                           file and compiling it.
 
-  Elle's other options (:plot-format, :plot-timeout, :max-plot-bytes,
-  :additional-graphs, ...) are accepted and ignored."
+  Elle's other options (:additional-graphs, ...) are accepted and
+  ignored."
   (:require [clojure.edn :as edn]
             [clojure.java.io :as io]
-            [clojure.pprint :refer [pprint]]
             [elle-si.native :as native])
   (:import (elle_si HistoryEncoder NativeStream)))
 
@@ -89,6 +95,10 @@
              :timings   (boolean (:timings? opts))}
       ms               (assoc :timeout-ms ms)
       (:workload opts) (assoc :workload (name (:workload opts)))
+      (:directory opts) (assoc :directory (str (:directory opts)))
+      (:plot-format opts) (assoc :plot-format (name (:plot-format opts)))
+      (:max-plot-bytes opts) (assoc :max-plot-bytes (long (:max-plot-bytes opts)))
+      (:plot-timeout opts) (assoc :plot-timeout-ms (long (:plot-timeout opts)))
       (:name opts)     (assoc :name (str (:name opts))))))
 
 (defn- op-finder
@@ -122,22 +132,6 @@
                     :default tagged-literal}
                    s))
 
-(defn write-files!
-  "Writes result.edn and, per anomaly type, <type>.txt into dir."
-  [dir result]
-  (let [dir (io/file dir)]
-    (.mkdirs dir)
-    (binding [*print-length* nil, *print-level* nil]
-      (spit (io/file dir "result.edn") (with-out-str (pprint result)))
-      (doseq [[t as] (:anomalies result)
-              :when (sequential? as)]
-        (spit (io/file dir (str (name t) ".txt"))
-              (with-out-str
-                (doseq [[i a] (map-indexed vector as)]
-                  (println (str (name t) " #" i))
-                  (pprint a)
-                  (println))))))))
-
 (defn- finish
   [opts history result-text times]
   (let [t0     (System/nanoTime)
@@ -146,8 +140,6 @@
         result (if (:timings? opts)
                  (update result :elle-si/timings merge times {:read-ns t-read})
                  result)]
-    (when-let [d (:directory opts)]
-      (write-files! d result))
     result))
 
 (defn check

@@ -1,0 +1,264 @@
+//! Elle's `elle/` folder for a checked history: per anomaly type,
+//! `<type>.txt` explaining every anomaly of that type in prose (the text
+//! explainer's words), and for the first [`PlotOptions::max_pictures`] of
+//! them `<type>/<n>.dot` and `<type>/<n>.svg`; and `index.html`, the page
+//! that shows it all (see [`super::html`]).
+//!
+//! Elle's plot options are honoured: `:plot-format` (only `:svg` can be
+//! drawn; any other format is refused by name), `:max-plot-bytes` (a
+//! picture whose DOT is longer is not drawn, as Elle skips it, and the
+//! .txt says so) and `:plot-timeout` (a picture that took longer to lay
+//! out and draw is dropped, and the .txt says so).
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::anomaly::Anomaly;
+use crate::error::Error;
+use crate::explain::text::{explain, place};
+use crate::history::model::History;
+use crate::report::html::{self, ModelVerdict, Page, Section, Shown};
+use crate::report::{CheckResult, Valid, lattice, names_of, picture, render};
+
+/// What the pictures are drawn as.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum PlotFormat {
+    #[default]
+    Svg,
+}
+
+impl PlotFormat {
+    /// Elle's `:plot-format`, with or without its colon; a format elle-si
+    /// cannot draw (Elle's `:png`, through Graphviz) is refused by name.
+    pub fn parse(s: &str) -> Result<PlotFormat, String> {
+        match s.trim_start_matches(':') {
+            "svg" => Ok(PlotFormat::Svg),
+            other => Err(format!(
+                "plot format :{other} cannot be drawn: elle-si draws :svg (and writes Graphviz .dot beside each picture, for `dot -Tpng`)"
+            )),
+        }
+    }
+}
+
+/// Elle's plot options, and how many pictures per type.
+#[derive(Clone, Debug)]
+pub struct PlotOptions {
+    pub format: PlotFormat,
+    /// Elle's `:max-plot-bytes`: pictures whose DOT is longer are skipped.
+    pub max_plot_bytes: usize,
+    /// Elle's `:plot-timeout`: pictures that take longer are dropped.
+    pub plot_timeout: Duration,
+    /// Pictures per anomaly type (and anomalies shown in index.html).
+    pub max_pictures: usize,
+}
+
+impl Default for PlotOptions {
+    fn default() -> Self {
+        PlotOptions {
+            format: PlotFormat::Svg,
+            max_plot_bytes: 65_536,
+            plot_timeout: Duration::from_millis(5_000),
+            max_pictures: 12,
+        }
+    }
+}
+
+/// What was written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    pub pictures: usize,
+    /// Pictures not drawn for size or time.
+    pub skipped: usize,
+}
+
+/// A name safe as a file name.
+fn file_name(t: &str) -> String {
+    t.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text).map_err(|e| Error::io(path.display(), e))
+}
+
+/// Each requested model's verdict: invalid when a reported anomaly is one
+/// it prohibits, else unknown when the check could not decide, else valid.
+fn model_verdicts(r: &CheckResult, models: &[&str]) -> Vec<ModelVerdict> {
+    models
+        .iter()
+        .map(|m| {
+            let prohibited = lattice::prohibited_by(&[m]);
+            let bad = r
+                .anomalies
+                .values()
+                .flatten()
+                .any(|a| names_of(a).iter().any(|n| prohibited.contains(n)));
+            ModelVerdict {
+                name: lattice::friendly(m),
+                verdict: if bad {
+                    "invalid"
+                } else if r.valid == Valid::Unknown {
+                    "unknown"
+                } else {
+                    "valid"
+                },
+            }
+        })
+        .collect()
+}
+
+/// The pattern or shape an anomaly is also known as.
+fn also(a: &Anomaly) -> Option<String> {
+    if let Some(p) = a.pattern {
+        return Some(p.to_string());
+    }
+    match a.get("shape") {
+        Some(crate::anomaly::Datum::Kw(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// Writes the folder into `dir` (created if missing).
+pub fn write_folder(
+    dir: &Path,
+    source: &str,
+    h: &History,
+    r: &CheckResult,
+    models: &[&str],
+    opts: &PlotOptions,
+) -> Result<Written, Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+    let mut written = Written::default();
+    let mut sections = Vec::new();
+    for (t, list) in &r.anomalies {
+        let fname = file_name(t);
+        let mut txt = String::new();
+        let drawn = list.len().min(opts.max_pictures);
+        if list.len() > drawn {
+            let _ = writeln!(
+                txt,
+                ";; {} {t} anomalies, every one explained below; index.html shows (and pictures, {fname}/<n>.svg and .dot, are drawn for) the first {drawn} only, to keep the folder small.\n",
+                list.len()
+            );
+        }
+        let mut shown = Vec::new();
+        let mut pictures = 0;
+        for (i, a) in list.iter().enumerate() {
+            let prose = explain(h, a, "  ");
+            let places: Vec<String> = a.txns.iter().map(|&x| place(h, x)).collect();
+            let _ = writeln!(
+                txt,
+                "{t} #{i}{}{}",
+                also(a).map(|s| format!(" ({s})")).unwrap_or_default(),
+                if places.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {}", places.join(", "))
+                }
+            );
+            txt.push_str(&prose);
+            if i >= drawn {
+                txt.push('\n');
+                continue;
+            }
+            let mut svg = None;
+            let mut note = None;
+            let t0 = Instant::now();
+            if let Some(p) = picture::picture(h, a) {
+                let dot = super::dot::dot(&p);
+                if dot.len() > opts.max_plot_bytes {
+                    note = Some(format!(
+                        "picture not drawn: its DOT is {} bytes, over :max-plot-bytes {}",
+                        dot.len(),
+                        opts.max_plot_bytes
+                    ));
+                } else {
+                    let s = super::svg::svg(&p, &format!("a-{fname}-{i}"), &format!("{t} #{i}"));
+                    if t0.elapsed() > opts.plot_timeout {
+                        note = Some(format!(
+                            "picture dropped: drawing it took {} ms, over :plot-timeout {} ms",
+                            t0.elapsed().as_millis(),
+                            opts.plot_timeout.as_millis()
+                        ));
+                    } else {
+                        let sub = dir.join(&fname);
+                        if pictures == 0 {
+                            std::fs::create_dir_all(&sub)
+                                .map_err(|e| Error::io(sub.display(), e))?;
+                        }
+                        write_file(&sub.join(format!("{i}.dot")), &dot)?;
+                        write_file(&sub.join(format!("{i}.svg")), &s)?;
+                        let _ = writeln!(txt, "  picture: {fname}/{i}.svg ({fname}/{i}.dot)");
+                        svg = Some(s);
+                        pictures += 1;
+                    }
+                }
+            }
+            if let Some(n) = &note {
+                let _ = writeln!(txt, "  ({n})");
+                written.skipped += 1;
+            }
+            txt.push('\n');
+            let ops = a
+                .txns
+                .iter()
+                .map(|&x| {
+                    (
+                        place(h, x),
+                        render::op_value_upto(h, x, picture::MAX_MOPS).to_string(),
+                    )
+                })
+                .collect();
+            shown.push(Shown {
+                number: i,
+                also: also(a),
+                svg,
+                note,
+                prose,
+                ops,
+            });
+        }
+        written.pictures += pictures;
+        write_file(&dir.join(format!("{fname}.txt")), &txt)?;
+        sections.push(Section {
+            name: t.clone(),
+            count: list.len(),
+            shown,
+            pictures,
+        });
+    }
+    let page = Page {
+        source: source.to_string(),
+        verdict: match r.valid {
+            Valid::True => "VALID",
+            Valid::False => "INVALID",
+            Valid::Unknown => "UNKNOWN",
+        },
+        models: model_verdicts(r, models),
+        not: r.not.iter().cloned().collect(),
+        also_not: r.also_not.iter().cloned().collect(),
+        sections,
+    };
+    write_file(&dir.join("index.html"), &html::page(&page))?;
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_elle_si_cannot_draw_are_refused_by_name() {
+        assert_eq!(PlotFormat::parse(":svg"), Ok(PlotFormat::Svg));
+        let e = PlotFormat::parse(":png").expect_err("png is not drawn");
+        assert!(e.contains(":png"), "{e}");
+    }
+}

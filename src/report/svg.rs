@@ -1,0 +1,313 @@
+//! Draws a picture as SVG with a layout of our own (no Graphviz): the
+//! transactions of a cycle are few, so a column reads best.
+//!
+//! Layout: boxes stacked top to bottom in the picture's order (a cycle's
+//! order), all as wide as the widest. An edge between neighbours is a
+//! straight arrow in the gap between them (several side by side, each with
+//! its label to its right); any other edge (the step that closes a cycle, a
+//! pattern's chords) is an arc on the right of the column, longer spans on
+//! outer lanes, its label at the arc's crest on a white ground. Edge
+//! colours and dashes follow [`EdgeKind`]; a legend of the kinds used sits
+//! at the bottom. Text widths are estimated from the character count (the
+//! fonts are the reader's monospace and sans-serif), with room to spare.
+
+use std::fmt::Write;
+
+use super::picture::{EdgeKind, Picture, status_color};
+
+const MARGIN: f64 = 16.0;
+const PAD: f64 = 10.0;
+const LINE: f64 = 16.0;
+const HEAD: f64 = 20.0;
+/// Estimated advance of one character at 12px.
+const CHAR: f64 = 7.4;
+const GAP: f64 = 70.0;
+const LANE: f64 = 46.0;
+const LEGEND: f64 = 30.0;
+
+/// Text escaped for XML (element content and attribute values).
+pub fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => o.push(' '),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+fn width(s: &str) -> f64 {
+    s.chars().count() as f64 * CHAR
+}
+
+fn edge_text(kind: EdgeKind, label: &str, inferred: bool) -> (String, String) {
+    let rest = if inferred {
+        format!("{label} (inferred)")
+    } else {
+        label.to_string()
+    };
+    (kind.name().to_string(), rest)
+}
+
+/// The SVG of `p`; `id` prefixes the arrowheads' ids (several pictures
+/// share one HTML page), `title` is the picture's accessible name.
+pub fn svg(p: &Picture, id: &str, title: &str) -> String {
+    let n = p.nodes.len();
+    // Box geometry.
+    let box_w = p
+        .nodes
+        .iter()
+        .map(|nd| {
+            let head = width(&nd.label) + 12.0 + width(&nd.title);
+            let body = nd.mops.iter().map(|m| width(m)).fold(0.0, f64::max);
+            let more = if nd.more > 0 { 24.0 * CHAR } else { 0.0 };
+            head.max(body).max(more)
+        })
+        .fold(200.0, f64::max)
+        + 2.0 * PAD;
+    // Neighbour edges' lanes (each gap's arrows side by side, from the
+    // left): the boxes are made wide enough that every arrow leaves and
+    // enters a box, not its border.
+    let mut lane_x: Vec<Option<f64>> = vec![None; p.edges.len()];
+    let mut gap_x: Vec<f64> = vec![MARGIN + 36.0; n];
+    for (i, e) in p.edges.iter().enumerate() {
+        if e.from.abs_diff(e.to) == 1 {
+            let g = e.from.min(e.to);
+            lane_x[i] = Some(gap_x[g]);
+            let (kind, rest) = edge_text(e.kind, &e.label, e.inferred);
+            gap_x[g] += width(&kind) + 6.0 + width(&rest) + 40.0;
+        }
+    }
+    let box_w = lane_x
+        .iter()
+        .flatten()
+        .map(|x| x - MARGIN + 30.0)
+        .fold(box_w, f64::max);
+    let heights: Vec<f64> = p
+        .nodes
+        .iter()
+        .map(|nd| {
+            let lines = nd.mops.len() + usize::from(nd.more > 0);
+            PAD + HEAD + lines as f64 * LINE + PAD - 2.0
+        })
+        .collect();
+    let mut tops = Vec::with_capacity(n);
+    let mut y = MARGIN;
+    for h in &heights {
+        tops.push(y);
+        y += h + GAP;
+    }
+    let bottom = y - GAP;
+    let x0 = MARGIN;
+    let right = x0 + box_w;
+
+    let mut max_x = right;
+    struct Drawn {
+        path: String,
+        color: &'static str,
+        dashed: bool,
+        marker: String,
+        label_x: f64,
+        label_y: f64,
+        kind: String,
+        rest: String,
+        ground: bool,
+    }
+    let mut drawn: Vec<Drawn> = Vec::new();
+    let mut arcs: Vec<usize> = Vec::new();
+    for (i, e) in p.edges.iter().enumerate() {
+        if let Some(x) = lane_x[i] {
+            let (y1, y2) = if e.from < e.to {
+                (tops[e.from] + heights[e.from], tops[e.to] - 2.0)
+            } else {
+                (tops[e.from], tops[e.to] + heights[e.to] + 2.0)
+            };
+            let (kind, rest) = edge_text(e.kind, &e.label, e.inferred);
+            let lw = width(&kind) + 6.0 + width(&rest);
+            max_x = max_x.max(x + 8.0 + lw);
+            drawn.push(Drawn {
+                path: format!("M{x:.1},{y1:.1} L{x:.1},{y2:.1}"),
+                color: e.kind.color(),
+                dashed: e.inferred,
+                marker: format!("{id}-{}", e.kind.name()),
+                label_x: x + 8.0,
+                label_y: (y1 + y2) / 2.0 + 4.0,
+                kind,
+                rest,
+                ground: false,
+            });
+        } else {
+            arcs.push(i);
+        }
+    }
+    // Arcs: shorter spans inside.
+    arcs.sort_by_key(|&i| p.edges[i].from.abs_diff(p.edges[i].to));
+    for (lane, &i) in arcs.iter().enumerate() {
+        let e = &p.edges[i];
+        let lane = lane + 1;
+        let bulge = right + 24.0 + lane as f64 * LANE;
+        let shift = ((lane % 3) as f64 - 1.0) * 7.0;
+        let cy = |k: usize| tops[k] + heights[k] / 2.0 + shift;
+        let (y1, y2) = (cy(e.from), cy(e.to));
+        let (y1, y2) = if e.from == e.to {
+            (y1 - 8.0, y2 + 8.0)
+        } else {
+            (y1, y2)
+        };
+        let crest = right + 0.75 * (bulge - right);
+        let (kind, rest) = edge_text(e.kind, &e.label, e.inferred);
+        let lw = width(&kind) + 6.0 + width(&rest);
+        max_x = max_x.max(crest + 6.0 + lw + 8.0);
+        drawn.push(Drawn {
+            path: format!(
+                "M{right:.1},{y1:.1} C{bulge:.1},{y1:.1} {bulge:.1},{y2:.1} {:.1},{y2:.1}",
+                right + 2.0
+            ),
+            color: e.kind.color(),
+            dashed: e.inferred,
+            marker: format!("{id}-{}", e.kind.name()),
+            label_x: crest + 6.0,
+            label_y: (y1 + y2) / 2.0 + 4.0,
+            kind,
+            rest,
+            ground: true,
+        });
+    }
+    let used: Vec<EdgeKind> = EdgeKind::ALL
+        .into_iter()
+        .filter(|k| p.edges.iter().any(|e| e.kind == *k))
+        .collect();
+    let any_inferred = p.edges.iter().any(|e| e.inferred);
+    let legend_w: f64 = used.iter().map(|k| 46.0 + width(k.name())).sum::<f64>()
+        + if any_inferred { 150.0 } else { 0.0 };
+    let w = (max_x + MARGIN).max(x0 + legend_w + MARGIN).ceil();
+    let h = (bottom + 14.0 + LEGEND).ceil();
+
+    let mut o = String::with_capacity(4096);
+    let _ = write!(
+        o,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-size=\"12\" font-family=\"ui-sans-serif, system-ui, sans-serif\">\n<title>{}</title>\n<defs>\n",
+        escape(title)
+    );
+    for k in EdgeKind::ALL {
+        let _ = writeln!(
+            o,
+            "<marker id=\"{id}-{}\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"9\" markerHeight=\"9\" markerUnits=\"userSpaceOnUse\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"{}\"/></marker>",
+            k.name(),
+            k.color()
+        );
+    }
+    o.push_str("</defs>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
+    // Boxes.
+    for (i, nd) in p.nodes.iter().enumerate() {
+        let (top, hh) = (tops[i], heights[i]);
+        let c = status_color(nd.status);
+        let _ = writeln!(
+            o,
+            "<g class=\"txn\"><rect x=\"{x0}\" y=\"{top:.1}\" width=\"{box_w:.1}\" height=\"{hh:.1}\" rx=\"6\" fill=\"#f8fafc\" stroke=\"{c}\" stroke-width=\"1.5\"/>"
+        );
+        let base = top + PAD + 11.0;
+        let _ = writeln!(
+            o,
+            "<text x=\"{:.1}\" y=\"{base:.1}\"><tspan font-weight=\"700\" fill=\"{c}\">{}</tspan><tspan dx=\"10\" fill=\"#4a5563\">{}</tspan></text>",
+            x0 + PAD,
+            escape(&nd.label),
+            escape(&nd.title)
+        );
+        let _ = writeln!(
+            o,
+            "<line x1=\"{x0}\" x2=\"{right:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{c}\" stroke-opacity=\"0.25\"/>",
+            top + PAD + HEAD - 3.0,
+            top + PAD + HEAD - 3.0
+        );
+        let mut ly = top + PAD + HEAD + 11.0;
+        for m in &nd.mops {
+            let _ = writeln!(
+                o,
+                "<text x=\"{:.1}\" y=\"{ly:.1}\" font-family=\"ui-monospace, monospace\" fill=\"#1f2933\">{}</text>",
+                x0 + PAD,
+                escape(m)
+            );
+            ly += LINE;
+        }
+        if nd.more > 0 {
+            let _ = writeln!(
+                o,
+                "<text x=\"{:.1}\" y=\"{ly:.1}\" font-style=\"italic\" fill=\"#6b7280\">... {} more micro-ops</text>",
+                x0 + PAD,
+                nd.more
+            );
+        }
+        o.push_str("</g>\n");
+    }
+    // Edges, then their labels above every line.
+    for d in &drawn {
+        let _ = writeln!(
+            o,
+            "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\"{} marker-end=\"url(#{})\"/>",
+            d.path,
+            d.color,
+            if d.dashed {
+                " stroke-dasharray=\"6 4\""
+            } else {
+                ""
+            },
+            d.marker
+        );
+    }
+    for d in &drawn {
+        if d.ground {
+            let lw = width(&d.kind) + 6.0 + width(&d.rest);
+            let _ = writeln!(
+                o,
+                "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"16\" rx=\"3\" fill=\"#ffffff\" fill-opacity=\"0.9\"/>",
+                d.label_x - 3.0,
+                d.label_y - 12.0,
+                lw + 6.0
+            );
+        }
+        let _ = writeln!(
+            o,
+            "<text x=\"{:.1}\" y=\"{:.1}\"><tspan font-weight=\"700\" fill=\"{}\">{}</tspan><tspan dx=\"6\" fill=\"#1f2933\">{}</tspan></text>",
+            d.label_x,
+            d.label_y,
+            d.color,
+            escape(&d.kind),
+            escape(&d.rest)
+        );
+    }
+    // Legend.
+    let ly = bottom + 14.0 + 12.0;
+    let mut lx = x0;
+    for k in &used {
+        let _ = writeln!(
+            o,
+            "<line x1=\"{lx:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{}\" stroke-width=\"2\"/><text x=\"{:.1}\" y=\"{ly:.1}\" fill=\"#4a5563\">{}</text>",
+            lx + 24.0,
+            ly - 4.0,
+            ly - 4.0,
+            k.color(),
+            lx + 30.0,
+            k.name()
+        );
+        lx += 46.0 + width(k.name());
+    }
+    if any_inferred {
+        let _ = writeln!(
+            o,
+            "<line x1=\"{lx:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#4a5563\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/><text x=\"{:.1}\" y=\"{ly:.1}\" fill=\"#4a5563\">inferred / derived</text>",
+            lx + 24.0,
+            ly - 4.0,
+            ly - 4.0,
+            lx + 30.0
+        );
+    }
+    o.push_str("</svg>\n");
+    o
+}

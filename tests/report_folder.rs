@@ -1,0 +1,345 @@
+//! Elle's elle/ folder as a person meets it: the prose files, the pictures
+//! (every SVG well-formed XML, every DOT accepted by Graphviz when it is
+//! installed), the plot options honoured or refused, and index.html as
+//! headless Chromium renders it (when Chromium is installed).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use elle_si::report::folder::{PlotOptions, write_folder};
+use elle_si::report::{CheckResult, Valid};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("elle-si-viz-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("a temporary directory");
+    d
+}
+
+const LONG_FORK: &str = "test-logs/la-long-fork.edn";
+
+fn long_fork() -> (elle_si::history::Loaded, CheckResult) {
+    let l = common::load(Path::new(LONG_FORK));
+    let r = common::check_models(&l, "serializable");
+    assert_eq!(r.valid, Valid::False);
+    (l, r)
+}
+
+fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files(&p, ext));
+        } else if p.extension().is_some_and(|x| x == ext) {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every SVG parses as XML (roxmltree: a small, dependency-free parser)
+/// with an `<svg>` root holding one box per transaction.
+fn assert_svgs_parse(dir: &Path) -> usize {
+    let svgs = files(dir, "svg");
+    for p in &svgs {
+        let text = std::fs::read_to_string(p).expect("readable");
+        let doc = roxmltree::Document::parse(&text)
+            .unwrap_or_else(|e| panic!("{}: not XML: {e}", p.display()));
+        assert_eq!(doc.root_element().tag_name().name(), "svg");
+        let boxes = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("txn"))
+            .count();
+        assert!(boxes >= 1, "{}: no transaction box", p.display());
+    }
+    svgs.len()
+}
+
+/// Every DOT file is accepted by Graphviz's `dot`, when it is installed.
+fn assert_dots_render(dir: &Path) {
+    let dots = files(dir, "dot");
+    if Command::new("dot").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: Graphviz `dot` is not installed: the DOT files are not checked");
+        return;
+    }
+    for p in &dots {
+        let out = Command::new("dot")
+            .arg("-Tsvg")
+            .arg(p)
+            .output()
+            .expect("dot runs");
+        assert!(
+            out.status.success(),
+            "{}: dot refused it: {}",
+            p.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn the_folder_holds_prose_and_a_picture_per_cycle() {
+    let (l, r) = long_fork();
+    let d = temp_dir("long-fork");
+    let w = write_folder(
+        &d,
+        LONG_FORK,
+        &l.history,
+        &r,
+        &["serializable"],
+        &PlotOptions::default(),
+    )
+    .expect("written");
+    let total: usize = r.anomalies.values().map(Vec::len).sum();
+    assert_eq!(w.pictures, total, "every cycle is drawn");
+    for (t, list) in &r.anomalies {
+        let txt = std::fs::read_to_string(d.join(format!("{t}.txt"))).expect("the type's .txt");
+        assert_eq!(
+            txt.matches("a cycle: no order").count(),
+            list.len(),
+            "{txt}"
+        );
+        for i in 0..list.len() {
+            assert!(d.join(t).join(format!("{i}.svg")).is_file());
+            assert!(d.join(t).join(format!("{i}.dot")).is_file());
+        }
+    }
+    assert_eq!(assert_svgs_parse(&d), total);
+    assert_dots_render(&d);
+    let html = std::fs::read_to_string(d.join("index.html")).expect("index.html");
+    assert!(!html.contains("<script"), "no script");
+    // Nothing fetched: no linked stylesheet, image, font or import.
+    for fetch in ["<link", "src=", "@import", "url(http"] {
+        assert!(!html.contains(fetch), "index.html fetches: {fetch}");
+    }
+    assert_eq!(html.matches("<svg").count(), total);
+}
+
+#[test]
+fn pictures_are_capped_per_type_and_the_file_says_so() {
+    let (l, r) = long_fork();
+    let d = temp_dir("cap");
+    let opts = PlotOptions {
+        max_pictures: 1,
+        ..PlotOptions::default()
+    };
+    write_folder(&d, LONG_FORK, &l.history, &r, &["serializable"], &opts).expect("written");
+    for (t, list) in &r.anomalies {
+        assert!(d.join(t).join("0.svg").is_file());
+        assert!(!d.join(t).join("1.svg").exists());
+        let txt = std::fs::read_to_string(d.join(format!("{t}.txt"))).expect("the .txt");
+        if list.len() > 1 {
+            assert!(txt.contains("the first 1 only"), "{txt}");
+        }
+        // Every anomaly is still explained.
+        assert_eq!(txt.matches("a cycle: no order").count(), list.len());
+    }
+}
+
+#[test]
+fn max_plot_bytes_and_plot_timeout_are_honoured() {
+    let (l, r) = long_fork();
+    let d = temp_dir("bytes");
+    let opts = PlotOptions {
+        max_plot_bytes: 10,
+        ..PlotOptions::default()
+    };
+    let w = write_folder(&d, LONG_FORK, &l.history, &r, &["serializable"], &opts).expect("written");
+    assert_eq!(w.pictures, 0);
+    assert!(files(&d, "svg").is_empty());
+    let txt: String = files(&d, "txt")
+        .iter()
+        .map(|p| std::fs::read_to_string(p).expect("readable"))
+        .collect();
+    assert!(txt.contains("over :max-plot-bytes 10"), "{txt}");
+
+    let d = temp_dir("timeout");
+    let opts = PlotOptions {
+        plot_timeout: Duration::ZERO,
+        ..PlotOptions::default()
+    };
+    let w = write_folder(&d, LONG_FORK, &l.history, &r, &["serializable"], &opts).expect("written");
+    assert_eq!(w.pictures, 0);
+    assert!(w.skipped > 0);
+}
+
+fn elle_si(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .args(args)
+        .output()
+        .expect("elle-si runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_cli_writes_the_folder_and_refuses_formats_it_cannot_draw() {
+    let d = temp_dir("cli");
+    let dir = d.join("elle");
+    let ds = dir.to_string_lossy().to_string();
+    // elle-cli's spelling: -m names the workload, -s is in milliseconds.
+    let (code, out, err) = elle_si(&[
+        "check",
+        "-m",
+        "list-append",
+        "-c",
+        "serializable",
+        "-s",
+        "60000",
+        "-d",
+        &ds,
+        "-p",
+        "svg",
+        LONG_FORK,
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(dir.join("index.html").is_file());
+    assert!(dir.join("G-nonadjacent-item.txt").is_file());
+    let (code, _, err) = elle_si(&["check", "-d", &ds, "-p", "png", LONG_FORK]);
+    assert_eq!(code, 3);
+    assert!(err.contains(":png"), "{err}");
+}
+
+#[test]
+fn causal_patterns_are_drawn_as_their_transactions_and_edges() {
+    let p = common::shared("tap-cases/list-append/tap-m.edn");
+    if !p.exists() {
+        eprintln!("SKIPPED: {} is absent", p.display());
+        return;
+    }
+    let l = common::load(&p);
+    let r = common::check_models(&l, "causal-cerone");
+    let a = r
+        .anomalies
+        .values()
+        .flatten()
+        .find(|a| a.pattern.is_some())
+        .expect("a C4 pattern");
+    let pic = elle_si::report::picture::picture(&l.history, a).expect("a picture");
+    // Writer, overwriter and reader at least; the read and the
+    // anti-dependency it implies among the edges, the latter derived.
+    assert!(pic.nodes.len() >= 3, "{pic:?}");
+    use elle_si::report::picture::EdgeKind;
+    assert!(pic.edges.iter().any(|e| e.kind == EdgeKind::Wr));
+    assert!(
+        pic.edges
+            .iter()
+            .any(|e| e.kind == EdgeKind::Rw && e.inferred)
+    );
+    let d = temp_dir("causal");
+    write_folder(
+        &d,
+        "tap-m",
+        &l.history,
+        &r,
+        &["causal-cerone"],
+        &PlotOptions::default(),
+    )
+    .expect("written");
+    assert!(assert_svgs_parse(&d) >= 1);
+    assert_dots_render(&d);
+}
+
+fn chromium() -> Option<String> {
+    if let Ok(c) = std::env::var("CHROMIUM") {
+        return Some(c);
+    }
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .map(str::to_string)
+}
+
+fn run_chromium(bin: &str, profile: &Path, extra: &[String], page: &Path) -> std::process::Output {
+    Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs")
+}
+
+#[test]
+fn index_html_renders_in_a_real_browser() {
+    let Some(bin) = chromium() else {
+        eprintln!(
+            "SKIPPED: Chromium is not installed (apt-get install -y chromium): index.html is not rendered"
+        );
+        return;
+    };
+    let (l, r) = long_fork();
+    let d = temp_dir("browser");
+    let w = write_folder(
+        &d,
+        LONG_FORK,
+        &l.history,
+        &r,
+        &["serializable"],
+        &PlotOptions::default(),
+    )
+    .expect("written");
+    let page = d.join("index.html");
+    let out = run_chromium(&bin, &d.join("profile-dom"), &["--dump-dom".into()], &page);
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // One drawn picture per anomaly, as the browser parsed the page.
+    assert_eq!(dom.matches("<svg").count(), w.pictures, "{dom}");
+    for (t, list) in &r.anomalies {
+        let row = format!("{t}</a></td><td class=\"n count\">{}</td>", list.len());
+        assert!(dom.contains(&row), "no count row {row}");
+    }
+    assert!(dom.contains("INVALID"));
+
+    let png = d.join("page.png");
+    let out = run_chromium(
+        &bin,
+        &d.join("profile-shot"),
+        &[
+            format!("--screenshot={}", png.display()),
+            "--window-size=1280,2000".into(),
+        ],
+        &page,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&png).expect("a screenshot");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "a PNG");
+    let width = u32::from_be_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]);
+    let height = u32::from_be_bytes([bytes[20], bytes[21], bytes[22], bytes[23]]);
+    assert_eq!((width, height), (1280, 2000));
+    // A blank page compresses to a few kB; boxes, arrows and text do not.
+    assert!(bytes.len() > 40_000, "{} bytes", bytes.len());
+}
