@@ -1,0 +1,327 @@
+//! Small histories for the oracle: random ones from a fixed-seed generator
+//! (a serial execution whose reads see a random earlier committed state,
+//! with aborted and indeterminate transactions, occasional reads of
+//! aborted, intermediate, unwritten or reordered values, and processes
+//! whose transactions interleave in real time), and every history of a
+//! given tiny shape.
+
+use super::history::{History, Key, Op, Status, Txn, Val, Workload};
+
+/// SplitMix64: a fixed seed gives the same histories everywhere.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in 0..n (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    /// True with probability p percent.
+    pub fn pct(&mut self, p: usize) -> bool {
+        self.below(100) < p
+    }
+}
+
+/// A random history of 1..=max_txns transactions.
+pub fn random(rng: &mut Rng, workload: Workload, max_txns: usize) -> History {
+    let n = 1 + rng.below(max_txns);
+    let nkeys = 1 + rng.below(3);
+    let slots = 1 + rng.below(3);
+    let stale = rng.below(60);
+    let wild = [0, 0, 3, 8][rng.below(4)];
+    // Each key's committed states, oldest first (a register's is its value
+    // or nothing; a list's is the list).
+    let mut states: Vec<Vec<Vec<Val>>> = vec![vec![Vec::new()]; nkeys];
+    let mut next: Vec<Val> = vec![1; nkeys];
+    let mut written: Vec<Vec<Val>> = vec![Vec::new(); nkeys];
+    let mut pid: Vec<u32> = (0..slots as u32).collect();
+    let mut fresh_pid = slots as u32;
+    let mut txns = Vec::new();
+    let mut slot_of = Vec::new();
+    for _ in 0..n {
+        let slot = rng.below(slots);
+        let status = match rng.below(10) {
+            0 => Status::Fail,
+            1 => Status::Info,
+            _ => Status::Ok,
+        };
+        let mut ops = Vec::new();
+        let mut mine: Vec<Vec<Val>> = vec![Vec::new(); nkeys];
+        for _ in 0..1 + rng.below(4) {
+            let k = rng.below(nkeys);
+            if rng.pct(45) {
+                let v = next[k];
+                next[k] += 1;
+                written[k].push(v);
+                mine[k].push(v);
+                ops.push(Op::Write(k as Key, v));
+                continue;
+            }
+            let s = &states[k];
+            let mut ext = if rng.pct(stale) {
+                s[rng.below(s.len())].clone()
+            } else {
+                s[s.len() - 1].clone()
+            };
+            if rng.pct(wild) {
+                // A read no correct store gives.
+                match rng.below(4) {
+                    0 if !written[k].is_empty() => {
+                        ext = vec![written[k][rng.below(written[k].len())]];
+                        if workload == Workload::List {
+                            let mut l = s[s.len() - 1].clone();
+                            l.extend(ext);
+                            ext = l;
+                        }
+                    }
+                    1 if ext.len() >= 2 => {
+                        let i = rng.below(ext.len() - 1);
+                        ext.swap(i, i + 1);
+                    }
+                    2 if !ext.is_empty() => {
+                        ext.remove(rng.below(ext.len()));
+                    }
+                    _ => ext = vec![99],
+                }
+            }
+            let v = match workload {
+                Workload::Register => match mine[k].last() {
+                    Some(&own) if !rng.pct(wild) => vec![own],
+                    _ => ext.last().map(|&v| vec![v]).unwrap_or_default(),
+                },
+                Workload::List => {
+                    let mut l = ext;
+                    l.extend(&mine[k]);
+                    l
+                }
+            };
+            ops.push(Op::Read(k as Key, v));
+        }
+        let commits = match status {
+            Status::Ok => true,
+            Status::Fail => false,
+            Status::Info => rng.pct(50),
+        };
+        if commits {
+            for (k, vs) in mine.iter().enumerate() {
+                if vs.is_empty() {
+                    continue;
+                }
+                let mut st = states[k][states[k].len() - 1].clone();
+                match workload {
+                    Workload::Register => st = vec![vs[vs.len() - 1]],
+                    Workload::List => st.extend(vs),
+                }
+                states[k].push(st);
+            }
+        }
+        txns.push(Txn {
+            process: pid[slot],
+            status,
+            ops,
+            invoke: 0,
+            complete: 0,
+        });
+        slot_of.push(slot);
+        if status == Status::Info {
+            // Jepsen gives a crashed process a new id.
+            pid[slot] = fresh_pid;
+            fresh_pid += 1;
+        }
+    }
+    schedule(rng, &mut txns, &slot_of);
+    History { workload, txns }
+}
+
+/// Invocation and completion positions: transactions invoked in order, a
+/// slot's previous one completed first, others completed at random.
+fn schedule(rng: &mut Rng, txns: &mut [Txn], slot_of: &[usize]) {
+    let mut pos = 0;
+    let mut pending: Vec<usize> = Vec::new();
+    for i in 0..txns.len() {
+        let mut j = 0;
+        while j < pending.len() {
+            let p = pending[j];
+            if slot_of[p] == slot_of[i] || rng.pct(40) {
+                txns[p].complete = pos;
+                pos += 1;
+                pending.remove(j);
+            } else {
+                j += 1;
+            }
+        }
+        txns[i].invoke = pos;
+        pos += 1;
+        pending.push(i);
+    }
+    while !pending.is_empty() {
+        let p = pending.remove(rng.below(pending.len()));
+        txns[p].complete = pos;
+        pos += 1;
+    }
+}
+
+/// What one operation of an enumerated transaction does: write key k
+/// (the value is the transaction's number + 1), or read key k and see the
+/// writes of these transactions, in this order (a register's at most one).
+#[derive(Clone, Debug)]
+enum Shape {
+    W(Key),
+    R(Key, Vec<usize>),
+}
+
+/// Every history of `ntxns` transactions, each of 1..=max_ops operations
+/// on `nkeys` keys, all :ok, under every grouping into processes, run one
+/// after another or all at once (as far as processes allow). Reads see
+/// only values some transaction of the history writes.
+pub fn exhaustive(workload: Workload, ntxns: usize, nkeys: usize, max_ops: usize) -> Vec<History> {
+    // Read values: ordered selections of distinct transactions.
+    let mut sels: Vec<Vec<usize>> = vec![Vec::new()];
+    let max_len = if workload == Workload::Register { 1 } else { ntxns };
+    let mut frontier = sels.clone();
+    for _ in 0..max_len {
+        let mut nf = Vec::new();
+        for s in &frontier {
+            for t in 0..ntxns {
+                if !s.contains(&t) {
+                    let mut s2 = s.clone();
+                    s2.push(t);
+                    nf.push(s2);
+                }
+            }
+        }
+        sels.extend(nf.iter().cloned());
+        frontier = nf;
+    }
+    let mut op_shapes = Vec::new();
+    for k in 0..nkeys as Key {
+        op_shapes.push(Shape::W(k));
+        for s in &sels {
+            op_shapes.push(Shape::R(k, s.clone()));
+        }
+    }
+    let mut txn_shapes: Vec<Vec<Shape>> = Vec::new();
+    let mut frontier: Vec<Vec<Shape>> = vec![Vec::new()];
+    for _ in 0..max_ops {
+        let mut nf = Vec::new();
+        for t in &frontier {
+            for o in &op_shapes {
+                let mut t2 = t.clone();
+                t2.push(o.clone());
+                nf.push(t2);
+            }
+        }
+        txn_shapes.extend(nf.iter().cloned());
+        frontier = nf;
+    }
+    // A transaction writes a key at most once.
+    txn_shapes.retain(|t| {
+        let ws: Vec<Key> = t
+            .iter()
+            .filter_map(|o| if let Shape::W(k) = o { Some(*k) } else { None })
+            .collect();
+        (0..ws.len()).all(|i| !ws[i + 1..].contains(&ws[i]))
+    });
+    let groupings = restricted_growth(ntxns);
+    let mut out = Vec::new();
+    let mut idx = vec![0usize; ntxns];
+    loop {
+        let shapes: Vec<&Vec<Shape>> = idx.iter().map(|&i| &txn_shapes[i]).collect();
+        let writes = |t: usize, k: Key| shapes[t].iter().any(|o| matches!(o, Shape::W(kk) if *kk == k));
+        let sound = shapes
+            .iter()
+            .all(|s| s.iter().all(|o| !matches!(o, Shape::R(k, ts) if ts.iter().any(|&t| !writes(t, *k)))));
+        if sound {
+            for g in &groupings {
+                for concurrent in [false, true] {
+                    out.push(build(workload, &shapes, g, concurrent));
+                }
+            }
+        }
+        let mut i = 0;
+        loop {
+            if i == ntxns {
+                return out;
+            }
+            idx[i] += 1;
+            if idx[i] < txn_shapes.len() {
+                break;
+            }
+            idx[i] = 0;
+            i += 1;
+        }
+    }
+}
+
+/// Groupings of n transactions into processes (restricted growth strings).
+fn restricted_growth(n: usize) -> Vec<Vec<u32>> {
+    let mut out = vec![vec![0u32]];
+    for _ in 1..n {
+        let mut next = Vec::new();
+        for g in &out {
+            let max = *g.iter().max().unwrap_or(&0);
+            for p in 0..=max + 1 {
+                let mut g2 = g.clone();
+                g2.push(p);
+                next.push(g2);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+fn build(workload: Workload, shapes: &[&Vec<Shape>], procs: &[u32], concurrent: bool) -> History {
+    let mut txns: Vec<Txn> = shapes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Txn {
+            process: procs[i],
+            status: Status::Ok,
+            ops: s
+                .iter()
+                .map(|o| match o {
+                    Shape::W(k) => Op::Write(*k, i as Val + 1),
+                    Shape::R(k, ts) => Op::Read(*k, ts.iter().map(|&t| t as Val + 1).collect()),
+                })
+                .collect(),
+            invoke: 0,
+            complete: 0,
+        })
+        .collect();
+    let mut pos = 0;
+    if concurrent {
+        // Invoke everything a process allows, then complete in order.
+        let mut pending: Vec<usize> = Vec::new();
+        for i in 0..txns.len() {
+            if let Some(j) = pending.iter().position(|&p| procs[p] == procs[i]) {
+                let p = pending.remove(j);
+                txns[p].complete = pos;
+                pos += 1;
+            }
+            txns[i].invoke = pos;
+            pos += 1;
+            pending.push(i);
+        }
+        for p in pending {
+            txns[p].complete = pos;
+            pos += 1;
+        }
+    } else {
+        for t in &mut txns {
+            t.invoke = pos;
+            t.complete = pos + 1;
+            pos += 2;
+        }
+    }
+    History { workload, txns }
+}
