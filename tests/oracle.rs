@@ -1,6 +1,9 @@
 //! elle-si against a brute-force oracle of every level (see
 //! `oracle_support`): random small histories from a fixed seed, and every
-//! history of a tiny shape. The long run (many more, larger histories):
+//! history of a tiny shape; the oracle itself on classic anomalies whose
+//! verdicts are derived by hand; and the checker bugs it found, each a
+//! minimal history (ignored until fixed). The long run, many more and
+//! larger histories (`ORACLE_SEED`, `ORACLE_COUNT` to vary it):
 //!
 //! ```text
 //! cargo test --release --test oracle -- --ignored long
@@ -8,9 +11,10 @@
 
 mod oracle_support;
 
-use oracle_support::Tally;
-use oracle_support::histories::{Rng, exhaustive, random};
-use oracle_support::history::Workload;
+use oracle_support::axioms::Order::{None as Sessionless, Session, SessionRealtime};
+use oracle_support::histories::{Rng, exhaustive, random, timed};
+use oracle_support::history::{History, Op, Status, Workload};
+use oracle_support::{CC, Level, PC, PSI, RA, RC, SER, SI, Tally, elle_si, oracle};
 
 fn report(t: &Tally) {
     eprintln!("{}", t.summary());
@@ -22,19 +26,22 @@ fn report(t: &Tally) {
     }
 }
 
-fn run_random(seed: u64, count: usize, max_txns: usize) -> Tally {
-    let mut t = Tally::default();
+fn run_random(t: &mut Tally, seed: u64, count: usize, max_txns: usize) {
     let mut rng = Rng::new(seed);
     for i in 0..count {
-        let w = if i % 2 == 0 { Workload::Register } else { Workload::List };
+        let w = if i % 2 == 0 {
+            Workload::Register
+        } else {
+            Workload::List
+        };
         t.compare(&random(&mut rng, w, max_txns));
     }
-    t
 }
 
 #[test]
 fn random_histories_agree() {
-    let t = run_random(18, 2000, 6);
+    let mut t = Tally::default();
+    run_random(&mut t, 18, 2000, 6);
     report(&t);
     assert!(t.disagreements.is_empty(), "{} disagreements", t.disagreements.len());
 }
@@ -49,4 +56,309 @@ fn tiny_histories_agree() {
     }
     report(&t);
     assert!(t.disagreements.is_empty(), "{} disagreements", t.disagreements.len());
+}
+
+#[test]
+#[ignore = "long run: minutes"]
+fn long_oracle_run() {
+    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let mut t = Tally::default();
+    run_random(&mut t, env("ORACLE_SEED", 2026), env("ORACLE_COUNT", 30000) as usize, 7);
+    for w in [Workload::Register, Workload::List] {
+        for h in exhaustive(w, 3, 1, 2) {
+            t.compare(&h);
+        }
+        for h in exhaustive(w, 2, 2, 3) {
+            t.compare(&h);
+        }
+    }
+    report(&t);
+    assert!(t.disagreements.is_empty(), "{} disagreements", t.disagreements.len());
+}
+
+// The oracle on classic anomalies, verdicts derived by hand from the
+// definitions.
+
+fn w(k: u8, v: u32) -> Op {
+    Op::Write(k, v)
+}
+fn r(k: u8, v: &[u32]) -> Op {
+    Op::Read(k, v.to_vec())
+}
+/// Committed transactions, each (process, ops), all concurrent as far as
+/// processes allow.
+fn hist(workload: Workload, txns: Vec<(u32, Vec<Op>)>) -> History {
+    timed(workload, txns.into_iter().map(|(p, ops)| (p, Status::Ok, ops)).collect(), true)
+}
+fn expect(h: &History, cases: &[(Level, bool)]) {
+    let v = oracle(h);
+    oracle_support::self_check(h, &v).unwrap_or_else(|e| panic!("{e}"));
+    for &(level, want) in cases {
+        assert_eq!(level.holds(&v), want, "{} on\n{}", level.name(), h.to_edn());
+    }
+}
+fn ax(o: oracle_support::axioms::Order, l: usize) -> Level {
+    Level::Axiom(o, l)
+}
+const PL1: Level = Level::Adya(0);
+const PL2: Level = Level::Adya(1);
+const PLSI: Level = Level::Adya(3);
+const PL3: Level = Level::Adya(4);
+
+#[test]
+fn oracle_write_skew() {
+    let h = hist(
+        Workload::Register,
+        vec![
+            (0, vec![r(0, &[]), r(1, &[]), w(0, 1)]),
+            (1, vec![r(0, &[]), r(1, &[]), w(1, 1)]),
+        ],
+    );
+    expect(
+        &h,
+        &[
+            (ax(Session, SI), true),
+            (ax(Session, PSI), true),
+            (ax(Session, SER), false),
+            (PLSI, true),
+            (PL3, false),
+        ],
+    );
+}
+
+#[test]
+fn oracle_lost_update() {
+    for wl in [Workload::Register, Workload::List] {
+        let h = hist(
+            wl,
+            vec![(0, vec![r(0, &[]), w(0, 1)]), (1, vec![r(0, &[]), w(0, 2)])],
+        );
+        expect(
+            &h,
+            &[
+                (ax(Session, CC), true),
+                (ax(Session, PC), true),
+                (ax(Session, PSI), false),
+                (ax(Session, SI), false),
+                (PL2, true),
+                (PLSI, false),
+            ],
+        );
+    }
+}
+
+#[test]
+fn oracle_long_fork() {
+    let h = hist(
+        Workload::Register,
+        vec![
+            (0, vec![w(0, 1)]),
+            (1, vec![w(1, 1)]),
+            (2, vec![r(0, &[1]), r(1, &[])]),
+            (3, vec![r(0, &[]), r(1, &[1])]),
+        ],
+    );
+    expect(
+        &h,
+        &[
+            (ax(Session, CC), true),
+            (ax(Session, PSI), true),
+            (ax(Session, PC), false),
+            (ax(Session, SI), false),
+            (PLSI, false),
+        ],
+    );
+}
+
+#[test]
+fn oracle_fractured_and_causal() {
+    // Read committed as Biswas & Enea define it keeps a transaction's reads
+    // monotonic; Adya's PL-2 does not.
+    let fractured = hist(
+        Workload::Register,
+        vec![(0, vec![w(0, 1), w(1, 1)]), (1, vec![r(1, &[1]), r(0, &[])])],
+    );
+    expect(&fractured, &[(ax(Sessionless, RC), false), (PL2, true), (PL1, true)]);
+    // The other order of the reads is read committed but not read atomic.
+    let h = hist(
+        Workload::Register,
+        vec![(0, vec![w(0, 1), w(1, 1)]), (1, vec![r(0, &[]), r(1, &[1])])],
+    );
+    expect(&h, &[(ax(Session, RC), true), (ax(Session, RA), false)]);
+    // A causal chain through a third transaction: read atomic, not causal.
+    let h = hist(
+        Workload::Register,
+        vec![
+            (0, vec![w(0, 1)]),
+            (1, vec![r(0, &[1]), w(1, 1)]),
+            (2, vec![r(1, &[1]), r(0, &[])]),
+        ],
+    );
+    expect(&h, &[(ax(Session, RA), true), (ax(Session, CC), false)]);
+}
+
+#[test]
+fn oracle_cycles_sessions_and_real_time() {
+    // G1c: each reads the other's write.
+    let h = hist(
+        Workload::Register,
+        vec![(0, vec![w(0, 1), r(1, &[1])]), (1, vec![w(1, 1), r(0, &[1])])],
+    );
+    expect(&h, &[(ax(Sessionless, RC), false), (PL1, true), (PL2, false)]);
+    // Not reading one's own session's write: read committed (with or
+    // without sessions), not read atomic.
+    let h = hist(Workload::Register, vec![(0, vec![w(0, 1)]), (0, vec![r(0, &[])])]);
+    expect(
+        &h,
+        &[
+            (ax(Session, RC), true),
+            (ax(Session, RA), false),
+            (ax(Sessionless, SER), true),
+            (ax(Session, SER), false),
+        ],
+    );
+    // A stale read after the write completed: serializable, not strict.
+    let h = timed(
+        Workload::Register,
+        vec![(0, Status::Ok, vec![w(0, 1)]), (1, Status::Ok, vec![r(0, &[])])],
+        false,
+    );
+    expect(
+        &h,
+        &[
+            (ax(Session, SER), true),
+            (ax(SessionRealtime, SER), false),
+            (ax(SessionRealtime, SI), false),
+        ],
+    );
+}
+
+#[test]
+fn oracle_aborted_and_indeterminate() {
+    // A read of an aborted write: nothing accepts it (but G0-only PL-1
+    // does not apply: the history is broken for every level compared).
+    let h = timed(
+        Workload::Register,
+        vec![
+            (0, Status::Fail, vec![w(0, 1)]),
+            (1, Status::Ok, vec![r(0, &[1])]),
+        ],
+        true,
+    );
+    expect(&h, &[(ax(Sessionless, RC), false), (PL2, false)]);
+    // A read of an indeterminate write: it committed.
+    let h = timed(
+        Workload::Register,
+        vec![
+            (0, Status::Info, vec![w(0, 1)]),
+            (1, Status::Ok, vec![r(0, &[1])]),
+        ],
+        true,
+    );
+    expect(&h, &[(ax(SessionRealtime, SER), true), (PL3, true)]);
+    // Two indeterminate writes, a read of the initial state, then one of
+    // them: serializable (the other did not commit, or came later).
+    let h = timed(
+        Workload::Register,
+        vec![
+            (0, Status::Info, vec![w(0, 1)]),
+            (1, Status::Ok, vec![r(0, &[])]),
+            (2, Status::Ok, vec![r(0, &[1])]),
+        ],
+        true,
+    );
+    expect(&h, &[(ax(Session, SER), true)]);
+}
+
+#[test]
+fn oracle_list_order() {
+    // Reads that are not prefixes of one another: nothing accepts them.
+    let h = hist(
+        Workload::List,
+        vec![
+            (0, vec![w(0, 1)]),
+            (1, vec![w(0, 2)]),
+            (2, vec![r(0, &[1, 2])]),
+            (3, vec![r(0, &[2, 1])]),
+        ],
+    );
+    expect(&h, &[(ax(Sessionless, RC), false), (PL2, false)]);
+    // The order a read shows: 2 before 1, so the reader of [1] alone saw
+    // a state that never was.
+    let h = hist(
+        Workload::List,
+        vec![(0, vec![w(0, 1)]), (1, vec![w(0, 2)]), (2, vec![r(0, &[2, 1])]), (3, vec![r(0, &[1])])],
+    );
+    expect(&h, &[(ax(Sessionless, RC), false)]);
+    // An append no read shows follows every element a read shows: a
+    // reader of [1] after it completed is not strict serializable.
+    let h = timed(
+        Workload::List,
+        vec![
+            (0, Status::Ok, vec![w(0, 2)]),
+            (1, Status::Ok, vec![w(0, 1)]),
+            (2, Status::Ok, vec![r(0, &[1])]),
+        ],
+        false,
+    );
+    expect(&h, &[(ax(Session, SER), true), (ax(SessionRealtime, SER), false)]);
+}
+
+// Checker bugs the oracle found: the minimal history, the oracle's verdict
+// and elle-si's. Each is ignored until the checker is fixed.
+
+/// Decides `h` by the oracle and elle-si at `model`, asserting the oracle's
+/// verdict is `oracle_says`, and returns elle-si's.
+fn both(h: &History, level: Level, model: &str, oracle_says: bool) -> elle_si::report::Valid {
+    let v = oracle(h);
+    assert_eq!(level.holds(&v), oracle_says, "the oracle at {}", level.name());
+    let got = elle_si(&h.to_edn(), h.workload, &[model]).unwrap_or_else(|e| panic!("{e}"));
+    got[0].unwrap_or_else(|| panic!("elle-si refuses {model}"))
+}
+
+/// p0: `[:append 0 1]`, then p0: `[:append 0 2] [:r 0 [2]]`: the second
+/// transaction did not see its own session's earlier append.
+fn own_session_append_unseen() -> History {
+    hist(Workload::List, vec![(0, vec![w(0, 1)]), (0, vec![w(0, 2), r(0, &[2])])])
+}
+
+/// p0: `[:append 0 1] [:append 2 1]`; p1: `[:append 2 3] [:r 2 [1 3]]
+/// [:r 0 []]`: the second saw the first's append to key 2, then not its
+/// append to key 0.
+fn read_after_own_append_then_stale() -> History {
+    hist(
+        Workload::List,
+        vec![(0, vec![w(0, 1), w(2, 1)]), (1, vec![w(2, 3), r(2, &[1, 3]), r(0, &[])])],
+    )
+}
+
+#[test]
+fn known_bug_histories_show_the_bug() {
+    // The excuse in the comparison covers exactly these shapes.
+    let b = &oracle_support::KNOWN_BUGS[0];
+    assert!((b.shows)(&own_session_append_unseen()));
+    assert!((b.shows)(&read_after_own_append_then_stale()));
+}
+
+#[test]
+#[ignore = "checker disagrees with the oracle: read-atomic accepts a list read after the reader's own append that misses its session's earlier append"]
+fn bug_read_atomic_own_session_append_unseen() {
+    use elle_si::report::Valid;
+    let h = own_session_append_unseen();
+    assert_eq!(both(&h, Level::Axiom(Session, RA), "read-atomic", false), Valid::False);
+    assert_eq!(both(&h, Level::Axiom(Session, CC), "causal-cerone", false), Valid::False);
+}
+
+#[test]
+#[ignore = "checker disagrees with the oracle: read committed, read atomic and causal accept a stale read after a list read (following the reader's own append) that saw the writer"]
+fn bug_read_committed_read_after_own_append_then_stale() {
+    use elle_si::report::Valid;
+    let h = read_after_own_append_then_stale();
+    assert_eq!(both(&h, Level::Axiom(Sessionless, RC), "read-committed", false), Valid::False);
+    assert_eq!(
+        both(&h, Level::Axiom(Session, RC), "strong-session-read-committed", false),
+        Valid::False
+    );
+    assert_eq!(both(&h, Level::Axiom(Session, RA), "read-atomic", false), Valid::False);
+    assert_eq!(both(&h, Level::Axiom(Session, CC), "causal-cerone", false), Valid::False);
 }

@@ -281,29 +281,42 @@ fn restricted_growth(n: usize) -> Vec<Vec<u32>> {
 }
 
 fn build(workload: Workload, shapes: &[&Vec<Shape>], procs: &[u32], concurrent: bool) -> History {
-    let mut txns: Vec<Txn> = shapes
+    let txns = shapes
         .iter()
         .enumerate()
-        .map(|(i, s)| Txn {
-            process: procs[i],
-            status: Status::Ok,
-            ops: s
+        .map(|(i, s)| {
+            let ops = s
                 .iter()
                 .map(|o| match o {
                     Shape::W(k) => Op::Write(*k, i as Val + 1),
                     Shape::R(k, ts) => Op::Read(*k, ts.iter().map(|&t| t as Val + 1).collect()),
                 })
-                .collect(),
+                .collect();
+            (procs[i], Status::Ok, ops)
+        })
+        .collect();
+    timed(workload, txns, concurrent)
+}
+
+/// A history of these (process, outcome, operations), invoked in order:
+/// one after another, or all at once as far as their processes allow
+/// (each completed when its process's next one starts, the rest at the end).
+pub fn timed(workload: Workload, txns: Vec<(u32, Status, Vec<Op>)>, concurrent: bool) -> History {
+    let mut txns: Vec<Txn> = txns
+        .into_iter()
+        .map(|(process, status, ops)| Txn {
+            process,
+            status,
+            ops,
             invoke: 0,
             complete: 0,
         })
         .collect();
     let mut pos = 0;
     if concurrent {
-        // Invoke everything a process allows, then complete in order.
         let mut pending: Vec<usize> = Vec::new();
         for i in 0..txns.len() {
-            if let Some(j) = pending.iter().position(|&p| procs[p] == procs[i]) {
+            if let Some(j) = pending.iter().position(|&p| txns[p].process == txns[i].process) {
                 let p = pending.remove(j);
                 txns[p].complete = pos;
                 pos += 1;

@@ -80,13 +80,13 @@ impl Level {
 /// naming) rather than C4's read committed without sessions (today's).
 pub const READ_COMMITTED_IS_ADYA: bool = false;
 
-const RC: usize = 0;
-const RA: usize = 1;
-const CC: usize = 2;
-const PC: usize = 3;
-const PSI: usize = 4;
-const SI: usize = 5;
-const SER: usize = 6;
+pub const RC: usize = 0;
+pub const RA: usize = 1;
+pub const CC: usize = 2;
+pub const PC: usize = 3;
+pub const PSI: usize = 4;
+pub const SI: usize = 5;
+pub const SER: usize = 6;
 
 /// Each oracle level and the elle-si model (today's name) it is compared
 /// with. A model elle-si refuses (no checker yet) is skipped and counted.
@@ -181,6 +181,41 @@ pub fn self_check(h: &History, v: &Verdicts) -> Result<(), String> {
     }
 }
 
+/// A checker bug the oracle found: elle-si accepts, at these models,
+/// histories of this shape that the oracle rejects. Each has a minimal
+/// regression test in `tests/oracle.rs`, ignored until it is fixed; the
+/// comparison counts such disagreements apart (as excused) so that it
+/// still fails on any other.
+pub struct KnownBug {
+    pub what: &'static str,
+    pub models: &'static [&'static str],
+    pub shows: fn(&History) -> bool,
+}
+
+pub const KNOWN_BUGS: &[KnownBug] = &[KnownBug {
+    what: "the causal checkers take a list read that follows the reader's own append \
+           to the key as internal only: what it saw of others' appends (or did not see) \
+           is not a read from them",
+    models: &[
+        "read-committed",
+        "strong-session-read-committed",
+        "read-atomic",
+        "causal-cerone",
+    ],
+    shows: list_read_after_own_append,
+}];
+
+/// A list read of a key the transaction appended to before.
+pub fn list_read_after_own_append(h: &History) -> bool {
+    h.workload == history::Workload::List
+        && h.txns.iter().any(|t| {
+            t.ops.iter().enumerate().any(|(i, o)| {
+                matches!(o, history::Op::Read(k, _)
+                    if t.ops[..i].iter().any(|p| matches!(p, history::Op::Write(kk, _) if kk == k)))
+            })
+        })
+}
+
 /// One disagreement between the oracle and elle-si.
 #[derive(Clone, Debug)]
 pub struct Disagreement {
@@ -202,6 +237,8 @@ pub struct Tally {
     /// Per oracle level: histories it accepted, rejected.
     pub per_level: BTreeMap<String, (usize, usize)>,
     pub disagreements: Vec<Disagreement>,
+    /// Disagreements a known bug explains, per bug.
+    pub excused: BTreeMap<&'static str, usize>,
 }
 
 impl Tally {
@@ -237,8 +274,13 @@ impl Tally {
                 (true, Valid::True) | (false, Valid::False) => !nothing,
                 _ => false,
             };
+            let known = KNOWN_BUGS
+                .iter()
+                .find(|b| !want && got == Valid::True && b.models.contains(&model) && (b.shows)(h));
             if agree {
                 m.1 += 1;
+            } else if let Some(b) = known {
+                *self.excused.entry(b.what).or_default() += 1;
             } else {
                 self.disagreements.push(Disagreement {
                     edn: edn.clone(),
@@ -258,6 +300,9 @@ impl Tally {
             self.compared,
             self.disagreements.len()
         );
+        for (what, n) in &self.excused {
+            s += &format!("  excused {n} (known bug: {what})\n");
+        }
         for (m, (c, a, r)) in &self.per_model {
             s += &format!("  {m:36} compared {c:6}  agreed {a:6}  refused {r:6}\n");
         }
