@@ -31,28 +31,113 @@ impl Rng {
     }
 }
 
-/// A random history of 1..=max_txns transactions.
+/// How a random history's transactions choose what they see.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// A prefix of the commit order (a snapshot), mostly recent.
+    Snapshot,
+    /// A snapshot, and a writer of a key written since aborts (first
+    /// committer wins).
+    FirstCommitterWins,
+    /// A random set closed under what its members saw and session order.
+    Causal,
+    /// Any set.
+    Arbitrary,
+    /// Each read its own snapshot.
+    PerRead,
+}
+
+/// A random history of 1..=max_txns transactions: they run one after
+/// another in a simulated store, each seeing a set of the committed ones
+/// (chosen by the history's [`Mode`]); a read returns the key's state
+/// after the last visible writer in commit order (for a list, every
+/// append up to it). Occasionally a read is made up (a value aborted,
+/// intermediate, later or never written, or a list reordered).
 pub fn random(rng: &mut Rng, workload: Workload, max_txns: usize) -> History {
-    let n = 1 + rng.below(max_txns);
+    let n = 2 + rng.below(max_txns.max(2) - 1);
     let nkeys = 1 + rng.below(3);
     let slots = 1 + rng.below(3);
-    let stale = rng.below(60);
-    let wild = [0, 0, 3, 8][rng.below(4)];
-    // Each key's committed states, oldest first (a register's is its value
-    // or nothing; a list's is the list).
-    let mut states: Vec<Vec<Vec<Val>>> = vec![vec![Vec::new()]; nkeys];
+    let mode = [
+        Mode::Snapshot,
+        Mode::FirstCommitterWins,
+        Mode::Causal,
+        Mode::Arbitrary,
+        Mode::PerRead,
+    ][rng.below(5)];
+    let wild = [0, 0, 2, 6][rng.below(4)];
     let mut next: Vec<Val> = vec![1; nkeys];
     let mut written: Vec<Vec<Val>> = vec![Vec::new(); nkeys];
+    // Committed transactions (indices) in commit order, what each saw,
+    // and each transaction's writes.
+    let mut committed: Vec<usize> = Vec::new();
+    let mut saw: Vec<u64> = Vec::new();
+    let mut writes: Vec<Vec<(usize, Val)>> = Vec::new();
+    let mut last_of_slot: Vec<Option<usize>> = vec![None; slots];
     let mut pid: Vec<u32> = (0..slots as u32).collect();
     let mut fresh_pid = slots as u32;
     let mut txns = Vec::new();
     let mut slot_of = Vec::new();
-    for _ in 0..n {
+    for i in 0..n {
         let slot = rng.below(slots);
-        let status = match rng.below(10) {
+        let mut status = match rng.below(10) {
             0 => Status::Fail,
             1 => Status::Info,
             _ => Status::Ok,
+        };
+        let session: u64 = (0..i)
+            .filter(|&j| slot_of[j] == slot && committed.contains(&j))
+            .fold(0, |s, j| s | 1 << j);
+        let snapshot = |rng: &mut Rng| -> (u64, usize) {
+            let mut s = committed.len();
+            while s > 0 && rng.pct(35) {
+                s -= 1;
+            }
+            let mut v: u64 = committed[..s].iter().fold(0, |m, &j| m | 1 << j);
+            if rng.pct(85) {
+                // Session order mostly holds: include the session's own.
+                while s < committed.len() && session & !v != 0 {
+                    v |= 1 << committed[s];
+                    s += 1;
+                }
+            }
+            (v, s)
+        };
+        let (mut vis, snap) = snapshot(rng);
+        match mode {
+            Mode::Causal | Mode::Arbitrary => {
+                vis = committed.iter().filter(|_| rng.pct(50)).fold(0, |m, &j| m | 1 << j);
+                if rng.pct(if mode == Mode::Causal { 90 } else { 60 }) {
+                    vis |= session;
+                }
+                if mode == Mode::Causal {
+                    loop {
+                        let more = committed
+                            .iter()
+                            .enumerate()
+                            .filter(|&(_, &j)| vis & 1 << j != 0)
+                            .fold(vis, |m, (c, _)| m | saw[c]);
+                        if more == vis {
+                            break;
+                        }
+                        vis = more;
+                    }
+                }
+            }
+            _ => {}
+        }
+        let state = |vis: u64, k: usize| -> Vec<Val> {
+            let last = committed
+                .iter()
+                .enumerate()
+                .filter(|&(c, &j)| vis & 1 << j != 0 && writes[c].iter().any(|w| w.0 == k))
+                .map(|(c, _)| c)
+                .last();
+            let Some(last) = last else { return Vec::new() };
+            let vals = writes[..=last].iter().flatten().filter(|w| w.0 == k).map(|w| w.1);
+            match workload {
+                Workload::Register => writes[last].iter().rev().find(|w| w.0 == k).map(|w| vec![w.1]).unwrap_or_default(),
+                Workload::List => vals.collect(),
+            }
         };
         let mut ops = Vec::new();
         let mut mine: Vec<Vec<Val>> = vec![Vec::new(); nkeys];
@@ -66,21 +151,16 @@ pub fn random(rng: &mut Rng, workload: Workload, max_txns: usize) -> History {
                 ops.push(Op::Write(k as Key, v));
                 continue;
             }
-            let s = &states[k];
-            let mut ext = if rng.pct(stale) {
-                s[rng.below(s.len())].clone()
-            } else {
-                s[s.len() - 1].clone()
-            };
+            let seen = if mode == Mode::PerRead { snapshot(rng).0 } else { vis };
+            let mut ext = state(seen, k);
             if rng.pct(wild) {
                 // A read no correct store gives.
                 match rng.below(4) {
                     0 if !written[k].is_empty() => {
-                        ext = vec![written[k][rng.below(written[k].len())]];
-                        if workload == Workload::List {
-                            let mut l = s[s.len() - 1].clone();
-                            l.extend(ext);
-                            ext = l;
+                        let v = written[k][rng.below(written[k].len())];
+                        match workload {
+                            Workload::Register => ext = vec![v],
+                            Workload::List => ext.push(v),
                         }
                     }
                     1 if ext.len() >= 2 => {
@@ -106,23 +186,32 @@ pub fn random(rng: &mut Rng, workload: Workload, max_txns: usize) -> History {
             };
             ops.push(Op::Read(k as Key, v));
         }
+        if mode == Mode::FirstCommitterWins
+            && status != Status::Fail
+            && committed[snap..]
+                .iter()
+                .enumerate()
+                .any(|(c, _)| writes[snap + c].iter().any(|w| !mine[w.0].is_empty()))
+        {
+            status = Status::Fail;
+        }
         let commits = match status {
             Status::Ok => true,
             Status::Fail => false,
             Status::Info => rng.pct(50),
         };
         if commits {
-            for (k, vs) in mine.iter().enumerate() {
-                if vs.is_empty() {
-                    continue;
-                }
-                let mut st = states[k][states[k].len() - 1].clone();
-                match workload {
-                    Workload::Register => st = vec![vs[vs.len() - 1]],
-                    Workload::List => st.extend(vs),
-                }
-                states[k].push(st);
-            }
+            committed.push(i);
+            saw.push(vis);
+            writes.push(
+                ops.iter()
+                    .filter_map(|o| match o {
+                        Op::Write(k, v) => Some((*k as usize, *v)),
+                        _ => None,
+                    })
+                    .collect(),
+            );
+            last_of_slot[slot] = Some(i);
         }
         txns.push(Txn {
             process: pid[slot],
