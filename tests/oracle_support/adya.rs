@@ -86,7 +86,9 @@ fn check(f: &Facts, choices: &[(u8, Vec<Vec<usize>>)], pick: &[usize]) -> Verdic
     let mut wr: Vec<Set> = vec![0; n];
     let mut rw: Vec<Set> = vec![0; n];
     for (i, (k, orders)) in choices.iter().enumerate() {
-        let order: Vec<usize> = std::iter::once(0).chain(orders[pick[i]].iter().copied()).collect();
+        let order: Vec<usize> = std::iter::once(0)
+            .chain(orders[pick[i]].iter().copied())
+            .collect();
         for p in order.windows(2) {
             ww[p[1]] |= bit(p[0]);
         }
@@ -95,21 +97,20 @@ fn check(f: &Facts, choices: &[(u8, Vec<Vec<usize>>)], pick: &[usize]) -> Verdic
                 wr[r.reader] |= bit(r.src);
             }
             let at = order.iter().position(|&v| v == r.src).unwrap_or(0);
-            if let Some(&next) = order.get(at + 1) {
-                if next != r.reader {
-                    rw[next] |= bit(r.reader);
-                }
+            if let Some(&next) = order.get(at + 1).filter(|&&x| x != r.reader) {
+                rw[next] |= bit(r.reader);
             }
         }
     }
-    let union = |a: &[Set], b: &[Set]| -> Vec<Set> { a.iter().zip(b).map(|(x, y)| x | y).collect() };
+    let union =
+        |a: &[Set], b: &[Set]| -> Vec<Set> { a.iter().zip(b).map(|(x, y)| x | y).collect() };
     let dep = union(&ww, &wr);
     // (ww ∪ wr) ; rw?
     let mut si: Vec<Set> = dep.clone();
-    for c in 0..n {
-        for b in 0..n {
+    for (c, s) in si.iter_mut().enumerate() {
+        for (b, d) in dep.iter().enumerate() {
             if rw[c] & bit(b) != 0 {
-                si[c] |= dep[b];
+                *s |= d;
             }
         }
     }

@@ -81,7 +81,11 @@ pub fn decide(f: &Facts, order: Order) -> Verdicts {
                 .fold(0, |s, r| s | bit(r.src))
         })
         .collect();
-    let writers_of = |k| -> Set { (0..n).filter(|&v| f.writes_key(v, k)).fold(0, |s, v| s | bit(v)) };
+    let writers_of = |k| -> Set {
+        (0..n)
+            .filter(|&v| f.writes_key(v, k))
+            .fold(0, |s, v| s | bit(v))
+    };
     let writers: Vec<Set> = f.reads.iter().map(|r| writers_of(r.key)).collect();
     let mut ctx = Search {
         f,
@@ -106,9 +110,9 @@ fn closure(rel: &[Set]) -> Vec<Set> {
         let mut changed = false;
         for b in 0..c.len() {
             let mut s = c[b];
-            for a in 0..c.len() {
+            for (a, &ca) in c.iter().enumerate() {
                 if s & bit(a) != 0 {
-                    s |= c[a];
+                    s |= ca;
                 }
             }
             if s != c[b] {

@@ -69,7 +69,8 @@ impl Facts {
             .iter()
             .map(|r| r.key)
             .chain(
-                (1..self.n).flat_map(|v| (0..32u8).filter(move |&k| self.writes[v] & (1 << k) != 0)),
+                (1..self.n)
+                    .flat_map(|v| (0..32u8).filter(move |&k| self.writes[v] & (1 << k) != 0)),
             )
             .collect();
         ks.sort_unstable();
@@ -113,9 +114,7 @@ pub fn interpret(h: &History, committed_infos: u32) -> Interp {
     let n = txn_of.len();
     // Who wrote (key, value), and each transaction's writes per key in order.
     let writer = |k: Key, v: Val| -> Option<usize> {
-        h.txns
-            .iter()
-            .position(|t| t.ops.iter().any(|o| *o == Op::Write(k, v)))
+        h.txns.iter().position(|t| t.ops.contains(&Op::Write(k, v)))
     };
     let own = |t: usize, k: Key| -> Vec<Val> {
         h.txns[t]
@@ -221,8 +220,8 @@ pub fn interpret(h: &History, committed_infos: u32) -> Interp {
     let mut observed = Vec::new();
     if h.workload == Workload::List {
         let mut keys: Vec<Key> = lists.iter().map(|l| l.0).collect();
-        for v in 1..n {
-            keys.extend((0..32u8).filter(|&k| writes[v] & (1 << k) != 0));
+        for &ws in &writes[1..] {
+            keys.extend((0..32u8).filter(|&k| ws & (1 << k) != 0));
         }
         keys.sort_unstable();
         keys.dedup();

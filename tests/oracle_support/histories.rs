@@ -105,7 +105,10 @@ pub fn random(rng: &mut Rng, workload: Workload, max_txns: usize) -> History {
         let (mut vis, snap) = snapshot(rng);
         match mode {
             Mode::Causal | Mode::Arbitrary => {
-                vis = committed.iter().filter(|_| rng.pct(50)).fold(0, |m, &j| m | 1 << j);
+                vis = committed
+                    .iter()
+                    .filter(|_| rng.pct(50))
+                    .fold(0, |m, &j| m | 1 << j);
                 if rng.pct(if mode == Mode::Causal { 90 } else { 60 }) {
                     vis |= session;
                 }
@@ -131,11 +134,20 @@ pub fn random(rng: &mut Rng, workload: Workload, max_txns: usize) -> History {
                 .enumerate()
                 .filter(|&(c, &j)| vis & 1 << j != 0 && writes[c].iter().any(|w| w.0 == k))
                 .map(|(c, _)| c)
-                .last();
+                .next_back();
             let Some(last) = last else { return Vec::new() };
-            let vals = writes[..=last].iter().flatten().filter(|w| w.0 == k).map(|w| w.1);
+            let vals = writes[..=last]
+                .iter()
+                .flatten()
+                .filter(|w| w.0 == k)
+                .map(|w| w.1);
             match workload {
-                Workload::Register => writes[last].iter().rev().find(|w| w.0 == k).map(|w| vec![w.1]).unwrap_or_default(),
+                Workload::Register => writes[last]
+                    .iter()
+                    .rev()
+                    .find(|w| w.0 == k)
+                    .map(|w| vec![w.1])
+                    .unwrap_or_default(),
                 Workload::List => vals.collect(),
             }
         };
@@ -151,7 +163,11 @@ pub fn random(rng: &mut Rng, workload: Workload, max_txns: usize) -> History {
                 ops.push(Op::Write(k as Key, v));
                 continue;
             }
-            let seen = if mode == Mode::PerRead { snapshot(rng).0 } else { vis };
+            let seen = if mode == Mode::PerRead {
+                snapshot(rng).0
+            } else {
+                vis
+            };
             let mut ext = state(seen, k);
             if rng.pct(wild) {
                 // A read no correct store gives.
@@ -268,14 +284,26 @@ enum Shape {
     R(Key, Vec<usize>),
 }
 
-/// Every history of `ntxns` transactions, each of 1..=max_ops operations
-/// on `nkeys` keys, all :ok, under every grouping into processes, run one
-/// after another or all at once (as far as processes allow). Reads see
-/// only values some transaction of the history writes.
-pub fn exhaustive(workload: Workload, ntxns: usize, nkeys: usize, max_ops: usize) -> Vec<History> {
+/// Visits every history of `ntxns` transactions, each of 1..=max_ops
+/// operations on `nkeys` keys, all :ok, under every grouping into
+/// processes, run one after another or all at once (as far as processes
+/// allow). Reads see only values some transaction of the history writes
+/// (a list read at most `max_read` of them).
+pub fn exhaustive(
+    workload: Workload,
+    ntxns: usize,
+    nkeys: usize,
+    max_ops: usize,
+    max_read: usize,
+    visit: &mut dyn FnMut(&History),
+) {
     // Read values: ordered selections of distinct transactions.
     let mut sels: Vec<Vec<usize>> = vec![Vec::new()];
-    let max_len = if workload == Workload::Register { 1 } else { ntxns };
+    let max_len = if workload == Workload::Register {
+        1
+    } else {
+        max_read.min(ntxns)
+    };
     let mut frontier = sels.clone();
     for _ in 0..max_len {
         let mut nf = Vec::new();
@@ -321,25 +349,29 @@ pub fn exhaustive(workload: Workload, ntxns: usize, nkeys: usize, max_ops: usize
         (0..ws.len()).all(|i| !ws[i + 1..].contains(&ws[i]))
     });
     let groupings = restricted_growth(ntxns);
-    let mut out = Vec::new();
     let mut idx = vec![0usize; ntxns];
     loop {
         let shapes: Vec<&Vec<Shape>> = idx.iter().map(|&i| &txn_shapes[i]).collect();
-        let writes = |t: usize, k: Key| shapes[t].iter().any(|o| matches!(o, Shape::W(kk) if *kk == k));
-        let sound = shapes
-            .iter()
-            .all(|s| s.iter().all(|o| !matches!(o, Shape::R(k, ts) if ts.iter().any(|&t| !writes(t, *k)))));
+        let writes = |t: usize, k: Key| {
+            shapes[t]
+                .iter()
+                .any(|o| matches!(o, Shape::W(kk) if *kk == k))
+        };
+        let sound = shapes.iter().all(|s| {
+            s.iter()
+                .all(|o| !matches!(o, Shape::R(k, ts) if ts.iter().any(|&t| !writes(t, *k))))
+        });
         if sound {
             for g in &groupings {
                 for concurrent in [false, true] {
-                    out.push(build(workload, &shapes, g, concurrent));
+                    visit(&build(workload, &shapes, g, concurrent));
                 }
             }
         }
         let mut i = 0;
         loop {
             if i == ntxns {
-                return out;
+                return;
             }
             idx[i] += 1;
             if idx[i] < txn_shapes.len() {
@@ -405,7 +437,10 @@ pub fn timed(workload: Workload, txns: Vec<(u32, Status, Vec<Op>)>, concurrent: 
     if concurrent {
         let mut pending: Vec<usize> = Vec::new();
         for i in 0..txns.len() {
-            if let Some(j) = pending.iter().position(|&p| txns[p].process == txns[i].process) {
+            if let Some(j) = pending
+                .iter()
+                .position(|&p| txns[p].process == txns[i].process)
+            {
                 let p = pending.remove(j);
                 txns[p].complete = pos;
                 pos += 1;

@@ -37,7 +37,10 @@ pub const ORDERS: [Order; 3] = [Order::None, Order::Session, Order::SessionRealt
 /// Decides every level: valid iff some choice of which `:info`
 /// transactions committed makes it valid.
 pub fn oracle(h: &History) -> Verdicts {
-    let mut v = Verdicts { be: [0; 3], adya: 0 };
+    let mut v = Verdicts {
+        be: [0; 3],
+        adya: 0,
+    };
     for mask in 0..1u32 << infos(h).len() {
         if let Interp::Facts(f) = interpret(h, mask) {
             for (i, &o) in ORDERS.iter().enumerate() {
@@ -99,26 +102,48 @@ pub const MAPPING: &[(Level, &str)] = &[
         },
         "read-committed",
     ),
-    (Level::Axiom(Order::Session, RC), "strong-session-read-committed"),
+    (
+        Level::Axiom(Order::Session, RC),
+        "strong-session-read-committed",
+    ),
     (Level::Axiom(Order::Session, RA), "read-atomic"),
     (Level::Axiom(Order::Session, CC), "causal-cerone"),
     (Level::Axiom(Order::Session, PC), "prefix"),
-    (Level::Axiom(Order::Session, PSI), "parallel-snapshot-isolation"),
+    (
+        Level::Axiom(Order::Session, PSI),
+        "parallel-snapshot-isolation",
+    ),
     (Level::Axiom(Order::None, SI), "snapshot-isolation"),
     (Level::Adya(3), "snapshot-isolation"),
-    (Level::Axiom(Order::Session, SI), "strong-session-snapshot-isolation"),
-    (Level::Axiom(Order::SessionRealtime, SI), "strong-snapshot-isolation"),
+    (
+        Level::Axiom(Order::Session, SI),
+        "strong-session-snapshot-isolation",
+    ),
+    (
+        Level::Axiom(Order::SessionRealtime, SI),
+        "strong-snapshot-isolation",
+    ),
     (Level::Axiom(Order::None, SER), "serializable"),
     (Level::Adya(4), "serializable"),
     (Level::Adya(2), "repeatable-read"),
     (Level::Adya(0), "read-uncommitted"),
-    (Level::Axiom(Order::Session, SER), "strong-session-serializable"),
-    (Level::Axiom(Order::SessionRealtime, SER), "strict-serializable"),
+    (
+        Level::Axiom(Order::Session, SER),
+        "strong-session-serializable",
+    ),
+    (
+        Level::Axiom(Order::SessionRealtime, SER),
+        "strict-serializable",
+    ),
 ];
 
 /// THE adapter: elle-si's verdict on a Jepsen EDN history at each model
 /// (Elle's names), `None` where elle-si refuses the model.
-pub fn elle_si(edn: &str, workload: history::Workload, models: &[&str]) -> Result<Vec<Option<Valid>>, String> {
+pub fn elle_si(
+    edn: &str,
+    workload: history::Workload,
+    models: &[&str],
+) -> Result<Vec<Option<Valid>>, String> {
     use elle_si::check::{CheckOptions, check, resolve_models};
     use elle_si::history::{LoadOptions, Workload, load_bytes};
     let opts = LoadOptions {
@@ -128,7 +153,8 @@ pub fn elle_si(edn: &str, workload: history::Workload, models: &[&str]) -> Resul
         }),
         ..LoadOptions::default()
     };
-    let loaded = load_bytes("oracle.edn", edn.as_bytes().to_vec(), opts).map_err(|e| e.to_string())?;
+    let loaded =
+        load_bytes("oracle.edn", edn.as_bytes().to_vec(), opts).map_err(|e| e.to_string())?;
     Ok(models
         .iter()
         .map(|m| {
@@ -160,7 +186,15 @@ pub fn self_check(h: &History, v: &Verdicts) -> Result<(), String> {
         errs.push("Adya PL-SI != SI (no sessions)");
     }
     for o in 0..3 {
-        for (strong, weak) in [(SER, SI), (SI, PC), (SI, PSI), (PC, CC), (PSI, CC), (CC, RA), (RA, RC)] {
+        for (strong, weak) in [
+            (SER, SI),
+            (SI, PC),
+            (SI, PSI),
+            (PC, CC),
+            (PSI, CC),
+            (CC, RA),
+            (RA, RC),
+        ] {
             if be(o, strong) && !be(o, weak) {
                 errs.push("a stronger axiom holds where a weaker does not");
             }
@@ -192,70 +226,96 @@ pub struct KnownBug {
     pub shows: fn(&History) -> bool,
 }
 
-pub const KNOWN_BUGS: &[KnownBug] = &[KnownBug {
-    what: "the causal checkers take a list read that follows the reader's own append \
+pub const KNOWN_BUGS: &[KnownBug] = &[
+    KnownBug {
+        what: "the causal checkers take a list read that follows the reader's own append \
            to the key as internal only: what it saw of others' appends (or did not see) \
            is not a read from them",
-    models: &[
-        "read-committed",
-        "strong-session-read-committed",
-        "read-atomic",
-        "causal-cerone",
-    ],
-    shows: list_read_after_own_append,
-}, KnownBug {
-    what: "the SI and serializability checkers do not take an :info transaction as \
+        models: &[
+            "read-committed",
+            "strong-session-read-committed",
+            "read-atomic",
+            "causal-cerone",
+        ],
+        shows: list_read_after_own_append,
+    },
+    KnownBug {
+        what: "the SI and serializability checkers do not take an :info transaction as \
            committed when its append is read only inside a list (not as its last element): \
            its other writes are then not known to have happened",
-    models: &[
-        "snapshot-isolation",
-        "strong-session-snapshot-isolation",
-        "strong-snapshot-isolation",
-        "serializable",
-        "strong-session-serializable",
-        "strict-serializable",
-    ],
-    shows: info_append_read_mid_list,
-}, KnownBug {
-    what: "a list read that shows a transaction's append without, before it, the appends \
+        models: &[
+            "snapshot-isolation",
+            "strong-session-snapshot-isolation",
+            "strong-snapshot-isolation",
+            "serializable",
+            "strong-session-serializable",
+            "strict-serializable",
+        ],
+        shows: info_append_read_mid_list,
+    },
+    KnownBug {
+        what: "a list read that shows a transaction's append without, before it, the appends \
            that transaction made earlier to the key (a state no execution produces: [2] or \
            [2 1] after appends of 1 then 2) is accepted",
-    models: &[
-        "read-committed",
-        "strong-session-read-committed",
-        "read-atomic",
-        "causal-cerone",
-        "snapshot-isolation",
-        "strong-session-snapshot-isolation",
-        "strong-snapshot-isolation",
-        "serializable",
-        "strong-session-serializable",
-        "strict-serializable",
-    ],
-    shows: list_read_skips_own_earlier_append,
-}];
+        models: &[
+            "read-committed",
+            "strong-session-read-committed",
+            "read-atomic",
+            "causal-cerone",
+            "snapshot-isolation",
+            "strong-session-snapshot-isolation",
+            "strong-snapshot-isolation",
+            "serializable",
+            "strong-session-serializable",
+            "strict-serializable",
+        ],
+        shows: list_read_skips_own_earlier_append,
+    },
+    KnownBug {
+        what: "read atomic and causal accept a cycle of session order and a list's write \
+               order (G0-process: a session appends 1 then 2, a read shows [2 1]), which \
+               strong-session read committed rejects",
+        models: &["read-atomic", "causal-cerone"],
+        shows: session_write_order_cycle,
+    },
+];
+
+/// A list history that Biswas & Enea's read committed accepts without
+/// session order and rejects with it.
+pub fn session_write_order_cycle(h: &History) -> bool {
+    let v = oracle(h);
+    h.workload == history::Workload::List
+        && Level::Axiom(Order::None, RC).holds(&v)
+        && !Level::Axiom(Order::Session, RC).holds(&v)
+}
 
 /// A list read showing some transaction's append but not, before it, that
 /// transaction's previous append to the key.
 pub fn list_read_skips_own_earlier_append(h: &History) -> bool {
     use history::{Op, Status};
     h.workload == history::Workload::List
-        && h.txns.iter().filter(|t| t.status == Status::Ok).flat_map(|t| t.ops.iter()).any(|o| {
-            let Op::Read(k, vs) = o else { return false };
-            vs.iter().enumerate().any(|(i, v)| {
-                h.txns.iter().any(|t| {
-                    let mine: Vec<u32> = t
-                        .ops
-                        .iter()
-                        .filter_map(|p| match p {
-                            Op::Write(kk, x) if kk == k => Some(*x),
-                            _ => None,
-                        })
-                        .collect();
-                    mine.iter().position(|x| x == v).is_some_and(|j| j > 0 && !vs[..i].contains(&mine[j - 1]))
+        && h.txns
+            .iter()
+            .filter(|t| t.status == Status::Ok)
+            .flat_map(|t| t.ops.iter())
+            .any(|o| {
+                let Op::Read(k, vs) = o else { return false };
+                vs.iter().enumerate().any(|(i, v)| {
+                    h.txns.iter().any(|t| {
+                        let mine: Vec<u32> = t
+                            .ops
+                            .iter()
+                            .filter_map(|p| match p {
+                                Op::Write(kk, x) if kk == k => Some(*x),
+                                _ => None,
+                            })
+                            .collect();
+                        mine.iter()
+                            .position(|x| x == v)
+                            .is_some_and(|j| j > 0 && !vs[..i].contains(&mine[j - 1]))
+                    })
                 })
             })
-        })
 }
 
 /// An :info transaction's append read in a list, by no read as its last
@@ -267,13 +327,21 @@ pub fn info_append_read_mid_list(h: &History) -> bool {
         .iter()
         .filter(|t| t.status == Status::Ok)
         .flat_map(|t| t.ops.iter())
-        .filter_map(|o| if let Op::Read(k, vs) = o { Some((*k, vs)) } else { None })
+        .filter_map(|o| {
+            if let Op::Read(k, vs) = o {
+                Some((*k, vs))
+            } else {
+                None
+            }
+        })
         .collect();
     h.workload == history::Workload::List
         && h.txns.iter().filter(|t| t.status == Status::Info).any(|t| {
             let mine = |k: u8, v: u32| t.ops.contains(&Op::Write(k, v));
             reads.iter().any(|(k, vs)| vs.iter().any(|&v| mine(*k, v)))
-                && !reads.iter().any(|(k, vs)| vs.last().is_some_and(|&v| mine(*k, v)))
+                && !reads
+                    .iter()
+                    .any(|(k, vs)| vs.last().is_some_and(|&v| mine(*k, v)))
         })
 }
 
@@ -322,7 +390,8 @@ impl Tally {
         }
         let edn = h.to_edn();
         let models: Vec<&str> = MAPPING.iter().map(|m| m.1).collect();
-        let ours = elle_si(&edn, h.workload, &models).unwrap_or_else(|e| panic!("elle-si refused the history: {e}\n{edn}"));
+        let ours = elle_si(&edn, h.workload, &models)
+            .unwrap_or_else(|e| panic!("elle-si refused the history: {e}\n{edn}"));
         self.histories += 1;
         for (&(level, model), got) in MAPPING.iter().zip(ours) {
             let want = level.holds(&v);
