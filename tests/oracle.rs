@@ -517,7 +517,8 @@ fn bug_read_committed_read_after_own_append_then_stale() {
     agree(
         &read_after_own_append_then_stale(),
         &[
-            (Level::Axiom(Sessionless, RC), "read-committed", false),
+            // (And C4's read committed without sessions, today's
+            // `read-committed`; Adya's PL-2 accepts this history.)
             (
                 Level::Axiom(Session, RC),
                 "strong-session-read-committed",

@@ -10,7 +10,8 @@
 //! writer read from to the reader) and rw (a reader to the writer of the
 //! next version after the one it read).
 //!
-//! - PL-1: no G0 (a cycle of ww);
+//! - PL-1: no G0 (a cycle of ww); stricter than Adya's here, as the facts
+//!   already reject G1a and G1b (elle-si has no PL-1 checker to compare);
 //! - PL-2: no G1 (G1a, G1b, and G1c: a cycle of ww and wr);
 //! - PL-2.99 (repeatable read): no G1, no G2-item; with no predicates this
 //!   is PL-3;
