@@ -12,7 +12,7 @@
 mod oracle_support;
 
 use oracle_support::axioms::Order::{None as Sessionless, Session, SessionRealtime};
-use oracle_support::histories::{Rng, exhaustive, random, timed};
+use oracle_support::histories::{Rng, exhaustive, random, timed, with_outcomes};
 use oracle_support::history::{History, Op, Status, Workload};
 use oracle_support::{CC, Level, PC, PSI, RA, RC, SER, SI, Tally, elle_si, oracle};
 
@@ -55,6 +55,9 @@ fn tiny_histories_agree() {
     let mut t = Tally::default();
     for w in [Workload::Register, Workload::List] {
         exhaustive(w, 2, 2, 2, 2, &mut |h| t.compare(h));
+        exhaustive(w, 2, 1, 1, 2, &mut |h| {
+            with_outcomes(h, &mut |g| t.compare(g))
+        });
     }
     report(&t);
     assert!(
@@ -96,6 +99,11 @@ fn long_tiny() {
         exhaustive(w, 3, 1, 2, 2, &mut |h| t.compare(h));
     }
     exhaustive(Workload::Register, 2, 2, 3, 1, &mut |h| t.compare(h));
+    for w in [Workload::Register, Workload::List] {
+        exhaustive(w, 2, 1, 2, 2, &mut |h| {
+            with_outcomes(h, &mut |g| t.compare(g))
+        });
+    }
     report(&t);
     assert!(
         t.disagreements.is_empty(),

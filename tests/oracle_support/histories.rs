@@ -462,3 +462,27 @@ pub fn timed(workload: Workload, txns: Vec<(u32, Status, Vec<Op>)>, concurrent: 
     }
     History { workload, txns }
 }
+
+/// Visits `h` under every assignment of outcomes to its transactions
+/// (:ok, :fail, or :info for a process's last one), all :ok excepted.
+pub fn with_outcomes(h: &History, visit: &mut dyn FnMut(&History)) {
+    let n = h.txns.len();
+    let last_of_process = |i: usize| {
+        !h.txns[i + 1..]
+            .iter()
+            .any(|t| t.process == h.txns[i].process)
+    };
+    for code in 1..3usize.pow(n as u32) {
+        let mut g = h.clone();
+        let mut c = code;
+        let mut fine = true;
+        for (i, t) in g.txns.iter_mut().enumerate() {
+            t.status = [Status::Ok, Status::Fail, Status::Info][c % 3];
+            fine &= t.status != Status::Info || last_of_process(i);
+            c /= 3;
+        }
+        if fine {
+            visit(&g);
+        }
+    }
+}
