@@ -1,0 +1,539 @@
+//! elle-si against a brute-force oracle of every level (see
+//! `oracle_support`): random small histories from a fixed seed, and every
+//! history of a tiny shape; the oracle itself on classic anomalies whose
+//! verdicts are derived by hand; and the checker bugs it found, each a
+//! minimal history (ignored until fixed). The long run, many more and
+//! larger histories (`ORACLE_SEED`, `ORACLE_COUNT` to vary it):
+//!
+//! ```text
+//! cargo test --release --test oracle -- --ignored long_
+//! ```
+
+mod oracle_support;
+
+use oracle_support::axioms::Order::{None as Sessionless, Session, SessionRealtime};
+use oracle_support::histories::{Rng, exhaustive, random, timed, with_outcomes};
+use oracle_support::history::{History, Op, Status, Workload};
+use oracle_support::{CC, Level, PC, PSI, RA, RC, SER, SI, Tally, elle_si, oracle};
+
+fn report(t: &Tally) {
+    eprintln!("{}", t.summary());
+    for d in t.smallest() {
+        eprintln!(
+            "DISAGREE {} vs {}: oracle {}, elle-si {:?}\n{}",
+            d.level, d.model, d.oracle, d.elle_si, d.edn
+        );
+    }
+}
+
+fn run_random(t: &mut Tally, seed: u64, count: usize, max_txns: usize) {
+    let mut rng = Rng::new(seed);
+    for i in 0..count {
+        let w = if i % 2 == 0 {
+            Workload::Register
+        } else {
+            Workload::List
+        };
+        t.compare(&random(&mut rng, w, max_txns));
+    }
+}
+
+#[test]
+fn random_histories_agree() {
+    let mut t = Tally::default();
+    run_random(&mut t, 18, 2000, 6);
+    report(&t);
+    assert!(
+        t.disagreements.is_empty(),
+        "{} disagreements",
+        t.disagreements.len()
+    );
+}
+
+#[test]
+fn tiny_histories_agree() {
+    let mut t = Tally::default();
+    for w in [Workload::Register, Workload::List] {
+        exhaustive(w, 2, 2, 2, 2, &mut |h| t.compare(h));
+        exhaustive(w, 2, 1, 1, 2, &mut |h| {
+            with_outcomes(h, &mut |g| t.compare(g))
+        });
+    }
+    report(&t);
+    assert!(
+        t.disagreements.is_empty(),
+        "{} disagreements",
+        t.disagreements.len()
+    );
+}
+
+#[test]
+#[ignore = "long run: minutes"]
+fn long_random() {
+    let env = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let mut t = Tally::default();
+    run_random(
+        &mut t,
+        env("ORACLE_SEED", 2026),
+        env("ORACLE_COUNT", 30000) as usize,
+        7,
+    );
+    report(&t);
+    assert!(
+        t.disagreements.is_empty(),
+        "{} disagreements",
+        t.disagreements.len()
+    );
+}
+
+#[test]
+#[ignore = "long run: minutes"]
+fn long_tiny() {
+    let mut t = Tally::default();
+    for w in [Workload::Register, Workload::List] {
+        exhaustive(w, 3, 1, 2, 2, &mut |h| t.compare(h));
+    }
+    exhaustive(Workload::Register, 2, 2, 3, 1, &mut |h| t.compare(h));
+    for w in [Workload::Register, Workload::List] {
+        exhaustive(w, 2, 1, 2, 2, &mut |h| {
+            with_outcomes(h, &mut |g| t.compare(g))
+        });
+    }
+    report(&t);
+    assert!(
+        t.disagreements.is_empty(),
+        "{} disagreements",
+        t.disagreements.len()
+    );
+}
+
+// The oracle on classic anomalies, verdicts derived by hand from the
+// definitions.
+
+fn w(k: u8, v: u32) -> Op {
+    Op::Write(k, v)
+}
+fn r(k: u8, v: &[u32]) -> Op {
+    Op::Read(k, v.to_vec())
+}
+/// Transactions (process, outcome, ops), concurrent as far as processes
+/// allow, or one after another.
+fn with(workload: Workload, concurrent: bool, txns: &[(u32, Status, &[Op])]) -> History {
+    timed(
+        workload,
+        txns.iter()
+            .map(|(p, st, ops)| (*p, *st, ops.to_vec()))
+            .collect(),
+        concurrent,
+    )
+}
+/// Committed transactions, each (process, ops), all concurrent as far as
+/// processes allow.
+fn hist(workload: Workload, txns: Vec<(u32, Vec<Op>)>) -> History {
+    timed(
+        workload,
+        txns.into_iter()
+            .map(|(p, ops)| (p, Status::Ok, ops))
+            .collect(),
+        true,
+    )
+}
+fn expect(h: &History, cases: &[(Level, bool)]) {
+    let v = oracle(h);
+    oracle_support::self_check(h, &v).unwrap_or_else(|e| panic!("{e}"));
+    for &(level, want) in cases {
+        assert_eq!(level.holds(&v), want, "{} on\n{}", level.name(), h.to_edn());
+    }
+}
+fn ax(o: oracle_support::axioms::Order, l: usize) -> Level {
+    Level::Axiom(o, l)
+}
+const PL1: Level = Level::Adya(0);
+const PL2: Level = Level::Adya(1);
+const PLSI: Level = Level::Adya(3);
+const PL3: Level = Level::Adya(4);
+
+#[test]
+fn oracle_write_skew() {
+    let h = hist(
+        Workload::Register,
+        vec![
+            (0, vec![r(0, &[]), r(1, &[]), w(0, 1)]),
+            (1, vec![r(0, &[]), r(1, &[]), w(1, 1)]),
+        ],
+    );
+    expect(
+        &h,
+        &[
+            (ax(Session, SI), true),
+            (ax(Session, PSI), true),
+            (ax(Session, SER), false),
+            (PLSI, true),
+            (PL3, false),
+        ],
+    );
+}
+
+#[test]
+fn oracle_lost_update() {
+    for wl in [Workload::Register, Workload::List] {
+        let h = hist(
+            wl,
+            vec![(0, vec![r(0, &[]), w(0, 1)]), (1, vec![r(0, &[]), w(0, 2)])],
+        );
+        expect(
+            &h,
+            &[
+                (ax(Session, CC), true),
+                (ax(Session, PC), true),
+                (ax(Session, PSI), false),
+                (ax(Session, SI), false),
+                (PL2, true),
+                (PLSI, false),
+            ],
+        );
+    }
+}
+
+#[test]
+fn oracle_long_fork() {
+    let h = hist(
+        Workload::Register,
+        vec![
+            (0, vec![w(0, 1)]),
+            (1, vec![w(1, 1)]),
+            (2, vec![r(0, &[1]), r(1, &[])]),
+            (3, vec![r(0, &[]), r(1, &[1])]),
+        ],
+    );
+    expect(
+        &h,
+        &[
+            (ax(Session, CC), true),
+            (ax(Session, PSI), true),
+            (ax(Session, PC), false),
+            (ax(Session, SI), false),
+            (PLSI, false),
+        ],
+    );
+}
+
+#[test]
+fn oracle_fractured_and_causal() {
+    // Read committed as Biswas & Enea define it keeps a transaction's reads
+    // monotonic; Adya's PL-2 does not.
+    let fractured = hist(
+        Workload::Register,
+        vec![
+            (0, vec![w(0, 1), w(1, 1)]),
+            (1, vec![r(1, &[1]), r(0, &[])]),
+        ],
+    );
+    expect(
+        &fractured,
+        &[(ax(Sessionless, RC), false), (PL2, true), (PL1, true)],
+    );
+    // The other order of the reads is read committed but not read atomic.
+    let h = hist(
+        Workload::Register,
+        vec![
+            (0, vec![w(0, 1), w(1, 1)]),
+            (1, vec![r(0, &[]), r(1, &[1])]),
+        ],
+    );
+    expect(&h, &[(ax(Session, RC), true), (ax(Session, RA), false)]);
+    // A causal chain through a third transaction: read atomic, not causal.
+    let h = hist(
+        Workload::Register,
+        vec![
+            (0, vec![w(0, 1)]),
+            (1, vec![r(0, &[1]), w(1, 1)]),
+            (2, vec![r(1, &[1]), r(0, &[])]),
+        ],
+    );
+    expect(&h, &[(ax(Session, RA), true), (ax(Session, CC), false)]);
+}
+
+#[test]
+fn oracle_cycles_sessions_and_real_time() {
+    // G1c: each reads the other's write.
+    let h = hist(
+        Workload::Register,
+        vec![
+            (0, vec![w(0, 1), r(1, &[1])]),
+            (1, vec![w(1, 1), r(0, &[1])]),
+        ],
+    );
+    expect(
+        &h,
+        &[(ax(Sessionless, RC), false), (PL1, true), (PL2, false)],
+    );
+    // Not reading one's own session's write: read committed (with or
+    // without sessions), not read atomic.
+    let h = hist(
+        Workload::Register,
+        vec![(0, vec![w(0, 1)]), (0, vec![r(0, &[])])],
+    );
+    expect(
+        &h,
+        &[
+            (ax(Session, RC), true),
+            (ax(Session, RA), false),
+            (ax(Sessionless, SER), true),
+            (ax(Session, SER), false),
+        ],
+    );
+    // A stale read after the write completed: serializable, not strict.
+    let h = with(
+        Workload::Register,
+        false,
+        &[(0, Status::Ok, &[w(0, 1)]), (1, Status::Ok, &[r(0, &[])])],
+    );
+    expect(
+        &h,
+        &[
+            (ax(Session, SER), true),
+            (ax(SessionRealtime, SER), false),
+            (ax(SessionRealtime, SI), false),
+        ],
+    );
+}
+
+#[test]
+fn oracle_aborted_and_indeterminate() {
+    // A read of an aborted write (G1a): rejected.
+    let h = with(
+        Workload::Register,
+        true,
+        &[
+            (0, Status::Fail, &[w(0, 1)]),
+            (1, Status::Ok, &[r(0, &[1])]),
+        ],
+    );
+    expect(&h, &[(ax(Sessionless, RC), false), (PL2, false)]);
+    // A read of an indeterminate write: it committed.
+    let h = with(
+        Workload::Register,
+        true,
+        &[
+            (0, Status::Info, &[w(0, 1)]),
+            (1, Status::Ok, &[r(0, &[1])]),
+        ],
+    );
+    expect(&h, &[(ax(SessionRealtime, SER), true), (PL3, true)]);
+    // An indeterminate write, a read of the initial state, then one of
+    // it: serializable (the write came between them).
+    let h = with(
+        Workload::Register,
+        true,
+        &[
+            (0, Status::Info, &[w(0, 1)]),
+            (1, Status::Ok, &[r(0, &[])]),
+            (2, Status::Ok, &[r(0, &[1])]),
+        ],
+    );
+    expect(&h, &[(ax(Session, SER), true)]);
+}
+
+#[test]
+fn oracle_list_order() {
+    // Reads that are not prefixes of one another: nothing accepts them.
+    let h = hist(
+        Workload::List,
+        vec![
+            (0, vec![w(0, 1)]),
+            (1, vec![w(0, 2)]),
+            (2, vec![r(0, &[1, 2])]),
+            (3, vec![r(0, &[2, 1])]),
+        ],
+    );
+    expect(&h, &[(ax(Sessionless, RC), false), (PL2, false)]);
+    // The order a read shows: 2 before 1, so the reader of [1] alone saw
+    // a state that never was.
+    let h = hist(
+        Workload::List,
+        vec![
+            (0, vec![w(0, 1)]),
+            (1, vec![w(0, 2)]),
+            (2, vec![r(0, &[2, 1])]),
+            (3, vec![r(0, &[1])]),
+        ],
+    );
+    expect(&h, &[(ax(Sessionless, RC), false)]);
+    // An append no read shows follows every element a read shows: a
+    // reader of [1] after it completed is not strict serializable.
+    let h = with(
+        Workload::List,
+        false,
+        &[
+            (0, Status::Ok, &[w(0, 2)]),
+            (1, Status::Ok, &[w(0, 1)]),
+            (2, Status::Ok, &[r(0, &[1])]),
+        ],
+    );
+    expect(
+        &h,
+        &[(ax(Session, SER), true), (ax(SessionRealtime, SER), false)],
+    );
+}
+
+// Checker bugs the oracle found: the minimal history, the oracle's verdict
+// and elle-si's. Each is ignored until the checker is fixed.
+
+/// For each (level, model, verdict): the oracle's verdict at the level is
+/// this, and so is elle-si's at the model.
+fn agree(h: &History, cases: &[(Level, &str, bool)]) {
+    use elle_si::report::Valid;
+    let v = oracle(h);
+    for &(level, model, want) in cases {
+        assert_eq!(level.holds(&v), want, "the oracle at {}", level.name());
+        let got = elle_si(&h.to_edn(), h.workload, &[model]).unwrap_or_else(|e| panic!("{e}"));
+        let got = got[0].unwrap_or_else(|| panic!("elle-si refuses {model}"));
+        let want = if want { Valid::True } else { Valid::False };
+        assert_eq!(got, want, "elle-si at {model} on\n{}", h.to_edn());
+    }
+}
+
+/// p0: `[:append 0 1]`, then p0: `[:append 0 2] [:r 0 [2]]`: the second
+/// transaction did not see its own session's earlier append.
+fn own_session_append_unseen() -> History {
+    hist(
+        Workload::List,
+        vec![(0, vec![w(0, 1)]), (0, vec![w(0, 2), r(0, &[2])])],
+    )
+}
+
+/// p0: `[:append 0 1] [:append 2 1]`; p1: `[:append 2 3] [:r 2 [1 3]]
+/// [:r 0 []]`: the second saw the first's append to key 2, then not its
+/// append to key 0.
+fn read_after_own_append_then_stale() -> History {
+    hist(
+        Workload::List,
+        vec![
+            (0, vec![w(0, 1), w(2, 1)]),
+            (1, vec![w(2, 3), r(2, &[1, 3]), r(0, &[])]),
+        ],
+    )
+}
+
+/// p0 (:info): `[:append 0 1] [:append 1 1]`; p1: `[:append 0 2]
+/// [:r 0 [1 2]] [:r 1 []]`: the first committed (its 1 was read), before
+/// the second (key 0's order), which did not see its append to key 1.
+fn info_append_read_mid_list() -> History {
+    with(
+        Workload::List,
+        true,
+        &[
+            (0, Status::Info, &[w(0, 1), w(1, 1)]),
+            (1, Status::Ok, &[w(0, 2), r(0, &[1, 2]), r(1, &[])]),
+        ],
+    )
+}
+
+#[test]
+fn known_bug_histories_show_the_bug() {
+    // The excuses in the comparison cover these shapes.
+    let bugs = oracle_support::KNOWN_BUGS;
+    assert!((bugs[0].shows)(&own_session_append_unseen()));
+    assert!((bugs[0].shows)(&read_after_own_append_then_stale()));
+    assert!((bugs[1].shows)(&info_append_read_mid_list()));
+    assert!(!(bugs[1].shows)(&read_after_own_append_then_stale()));
+    assert!((bugs[2].shows)(&list_read_skips_earlier_append()));
+    assert!(!(bugs[2].shows)(&info_append_read_mid_list()));
+    assert!((bugs[3].shows)(&session_appends_read_reversed()));
+    assert!((bugs[3].shows)(&own_session_append_unseen()));
+    assert!(!(bugs[3].shows)(&read_after_own_append_then_stale()));
+}
+
+/// p0: `[:append 0 1]`, then p0: `[:append 0 2]`; p1: `[:r 0 [2 1]]`.
+fn session_appends_read_reversed() -> History {
+    hist(
+        Workload::List,
+        vec![
+            (0, vec![w(0, 1)]),
+            (0, vec![w(0, 2)]),
+            (1, vec![r(0, &[2, 1])]),
+        ],
+    )
+}
+
+#[test]
+#[ignore = "checker disagrees with the oracle: read atomic and causal accept a cycle of session order and list write order (G0-process)"]
+fn bug_causal_session_write_order_cycle() {
+    for h in [session_appends_read_reversed(), own_session_append_unseen()] {
+        agree(
+            &h,
+            &[
+                (
+                    Level::Axiom(Session, RC),
+                    "strong-session-read-committed",
+                    false,
+                ),
+                (Level::Axiom(Session, RA), "read-atomic", false),
+                (Level::Axiom(Session, CC), "causal-cerone", false),
+            ],
+        );
+    }
+}
+
+/// p0: `[:append 0 1] [:append 0 2]`; p1: `[:r 0 [2]]`: a state that never
+/// was (2 is appended after 1 in one transaction).
+fn list_read_skips_earlier_append() -> History {
+    hist(
+        Workload::List,
+        vec![(0, vec![w(0, 1), w(0, 2)]), (1, vec![r(0, &[2])])],
+    )
+}
+
+#[test]
+#[ignore = "checker disagrees with the oracle: every model accepts a list read [2] after one transaction appended 1 then 2"]
+fn bug_list_read_skips_earlier_append() {
+    agree(
+        &list_read_skips_earlier_append(),
+        &[
+            (Level::Axiom(Sessionless, RC), "read-committed", false),
+            (
+                Level::Axiom(SessionRealtime, SER),
+                "strict-serializable",
+                false,
+            ),
+        ],
+    );
+}
+
+#[test]
+#[ignore = "checker disagrees with the oracle: SI and serializability accept an :info transaction's unseen write when its append is read only mid-list"]
+fn bug_si_info_append_read_mid_list() {
+    agree(
+        &info_append_read_mid_list(),
+        &[
+            (Level::Axiom(Sessionless, SI), "snapshot-isolation", false),
+            (Level::Axiom(Sessionless, SER), "serializable", false),
+            (Level::Axiom(Session, CC), "causal-cerone", true),
+        ],
+    );
+}
+
+#[test]
+#[ignore = "checker disagrees with the oracle: read committed, read atomic and causal accept a stale read after a list read (following the reader's own append) that saw the writer"]
+fn bug_read_committed_read_after_own_append_then_stale() {
+    agree(
+        &read_after_own_append_then_stale(),
+        &[
+            // (And C4's read committed without sessions, today's
+            // `read-committed`; Adya's PL-2 accepts this history.)
+            (
+                Level::Axiom(Session, RC),
+                "strong-session-read-committed",
+                false,
+            ),
+            (Level::Axiom(Session, RA), "read-atomic", false),
+            (Level::Axiom(Session, CC), "causal-cerone", false),
+        ],
+    );
+}

@@ -1,0 +1,283 @@
+//! What a history says, for one choice of which `:info` transactions
+//! committed: the committed transactions as nodes (node 0 is the initial
+//! transaction, which wrote every key's initial state), who each external
+//! read read from, session order, real-time order, and for lists the write
+//! order the reads reveal. A history no level can accept (a read of a value
+//! nobody wrote, of an aborted or uncommitted write, of an intermediate
+//! write, a read that contradicts the transaction's own writes, list reads
+//! that are not prefixes of one another) is `Broken` with the reason.
+//!
+//! Read-from is by value (writes are unique per key): a register read of v
+//! reads from v's writer; a list read reads from the writer of its last
+//! element not appended by the reader itself. Every list read, the
+//! reader's own appends included, is a prefix of the key's one version
+//! order (Elle's list-append convention: else "incompatible order"), and
+//! the longest reveals the order of the writers of its elements (each
+//! writer's appends contiguous and in its own order). Appends no read shows
+//! come after every element a read shows (Elle's convention), in any order.
+
+use super::history::{History, Key, Op, Status, Val, Workload};
+
+/// A set of nodes (at most 16: the oracle is for tiny histories).
+pub type Set = u16;
+
+pub fn bit(n: usize) -> Set {
+    1 << n
+}
+
+/// An external read: `reader` read `key` from `src` (0 = initial state).
+#[derive(Clone, Copy, Debug)]
+pub struct Read {
+    pub reader: usize,
+    pub key: Key,
+    pub src: usize,
+}
+
+#[derive(Debug)]
+pub struct Facts {
+    /// Number of nodes, the initial transaction included.
+    pub n: usize,
+    /// For each node but 0, the history's transaction index.
+    pub txn_of: Vec<usize>,
+    /// Per node, the keys it wrote (bit k); node 0 writes all.
+    pub writes: Vec<u32>,
+    /// External reads, each reader's in program order.
+    pub reads: Vec<Read>,
+    /// Session order pairs (transitive), between committed transactions.
+    pub so: Vec<(usize, usize)>,
+    /// Real-time order pairs: a completed :ok before the other's invocation.
+    pub rt: Vec<(usize, usize)>,
+    /// Lists: the write order the reads reveal (pairs of nodes).
+    pub wo: Vec<(usize, usize)>,
+    /// Lists: per key, the writers in the order reads show them, and the
+    /// committed writers no read shows.
+    pub observed: Vec<(Key, Vec<usize>, Vec<usize>)>,
+}
+
+pub enum Interp {
+    Broken(&'static str),
+    Facts(Facts),
+}
+
+impl Facts {
+    pub fn writes_key(&self, node: usize, key: Key) -> bool {
+        self.writes[node] & (1 << key) != 0
+    }
+    pub fn keys(&self) -> Vec<Key> {
+        let mut ks: Vec<Key> = self
+            .reads
+            .iter()
+            .map(|r| r.key)
+            .chain(
+                (1..self.n)
+                    .flat_map(|v| (0..32u8).filter(move |&k| self.writes[v] & (1 << k) != 0)),
+            )
+            .collect();
+        ks.sort_unstable();
+        ks.dedup();
+        ks
+    }
+}
+
+/// Indices of the `:info` transactions (each may be committed or not).
+pub fn infos(h: &History) -> Vec<usize> {
+    (0..h.txns.len())
+        .filter(|&i| h.txns[i].status == Status::Info)
+        .collect()
+}
+
+/// Interprets `h` with the `:info` transactions in `committed_infos` (bit i
+/// of the mask for the i-th of [`infos`]) taken as committed.
+pub fn interpret(h: &History, committed_infos: u32) -> Interp {
+    let infos = infos(h);
+    let committed: Vec<bool> = h
+        .txns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| match t.status {
+            Status::Ok => true,
+            Status::Fail => false,
+            Status::Info => {
+                let j = infos.iter().position(|&x| x == i).unwrap_or(0);
+                committed_infos & (1 << j) != 0
+            }
+        })
+        .collect();
+    let mut node_of = vec![usize::MAX; h.txns.len()];
+    let mut txn_of = vec![usize::MAX];
+    for (i, &c) in committed.iter().enumerate() {
+        if c {
+            node_of[i] = txn_of.len();
+            txn_of.push(i);
+        }
+    }
+    let n = txn_of.len();
+    // Who wrote (key, value), and each transaction's writes per key in order.
+    let writer = |k: Key, v: Val| -> Option<usize> {
+        h.txns.iter().position(|t| t.ops.contains(&Op::Write(k, v)))
+    };
+    let own = |t: usize, k: Key| -> Vec<Val> {
+        h.txns[t]
+            .ops
+            .iter()
+            .filter_map(|o| match o {
+                Op::Write(kk, v) if *kk == k => Some(*v),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut writes = vec![u32::MAX; n];
+    for v in 1..n {
+        writes[v] = 0;
+        for o in &h.txns[txn_of[v]].ops {
+            if let Op::Write(k, _) = o {
+                writes[v] |= 1 << k;
+            }
+        }
+    }
+    let mut reads = Vec::new();
+    // Lists: every external read's list, per key.
+    let mut lists: Vec<(Key, Vec<Val>)> = Vec::new();
+    for (t, txn) in h.txns.iter().enumerate() {
+        if txn.status != Status::Ok {
+            continue;
+        }
+        for (p, op) in txn.ops.iter().enumerate() {
+            let Op::Read(k, vs) = op else { continue };
+            let k = *k;
+            let mine: Vec<Val> = txn.ops[..p]
+                .iter()
+                .filter_map(|o| match o {
+                    Op::Write(kk, v) if *kk == k => Some(*v),
+                    _ => None,
+                })
+                .collect();
+            // The part of the value that came from outside.
+            let ext: &[Val] = match h.workload {
+                Workload::Register => {
+                    if let Some(last) = mine.last() {
+                        if vs.as_slice() != [*last] {
+                            return Interp::Broken("internal: not its own last write");
+                        }
+                        continue;
+                    }
+                    vs
+                }
+                Workload::List => {
+                    if !mine.is_empty() {
+                        if vs.len() < mine.len() || vs[vs.len() - mine.len()..] != mine[..] {
+                            return Interp::Broken("internal: not ending in its own appends");
+                        }
+                        &vs[..vs.len() - mine.len()]
+                    } else {
+                        vs
+                    }
+                }
+            };
+            for &v in ext {
+                match writer(k, v) {
+                    None => return Interp::Broken("thin-air read"),
+                    Some(w) if w == t => return Interp::Broken("future read of its own write"),
+                    Some(w) if !committed[w] => return Interp::Broken("G1a: aborted read"),
+                    Some(_) => {}
+                }
+            }
+            let src = match ext.last() {
+                None => 0,
+                Some(&v) => {
+                    let w = writer(k, v).unwrap_or(0);
+                    if own(w, k).last() != Some(&v) {
+                        return Interp::Broken("G1b: intermediate read");
+                    }
+                    node_of[w]
+                }
+            };
+            if h.workload == Workload::List {
+                // The whole list, own appends included, shows the order.
+                lists.push((k, vs.clone()));
+            }
+            reads.push(Read {
+                reader: node_of[t],
+                key: k,
+                src,
+            });
+        }
+    }
+    let mut so = Vec::new();
+    let mut rt = Vec::new();
+    for a in 1..n {
+        for b in 1..n {
+            let (ta, tb) = (&h.txns[txn_of[a]], &h.txns[txn_of[b]]);
+            if a != b && ta.process == tb.process && ta.invoke < tb.invoke {
+                so.push((a, b));
+            }
+            if a != b && ta.status == Status::Ok && ta.complete < tb.invoke {
+                rt.push((a, b));
+            }
+        }
+    }
+    let mut wo = Vec::new();
+    let mut observed = Vec::new();
+    if h.workload == Workload::List {
+        let mut keys: Vec<Key> = lists.iter().map(|l| l.0).collect();
+        for &ws in &writes[1..] {
+            keys.extend((0..32u8).filter(|&k| ws & (1 << k) != 0));
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        for k in keys {
+            let mut longest: &[Val] = &[];
+            for (kk, l) in &lists {
+                if *kk != k {
+                    continue;
+                }
+                let (short, long) = if l.len() > longest.len() {
+                    (longest, l.as_slice())
+                } else {
+                    (l.as_slice(), longest)
+                };
+                if long[..short.len()] != *short {
+                    return Interp::Broken("incompatible list orders");
+                }
+                longest = long;
+            }
+            // The writers in list order, each writer's appends contiguous
+            // and in its own order.
+            let mut seq: Vec<usize> = Vec::new();
+            let mut i = 0;
+            while i < longest.len() {
+                let w = writer(k, longest[i]).unwrap_or(0);
+                let mine = own(w, k);
+                let start = mine.iter().position(|&v| v == longest[i]).unwrap_or(0);
+                let take = (mine.len() - start).min(longest.len() - i);
+                if start != 0 || longest[i..i + take] != mine[..take] || seq.contains(&node_of[w]) {
+                    return Interp::Broken("G0: a transaction's appends split or reordered");
+                }
+                seq.push(node_of[w]);
+                i += take;
+            }
+            let unobserved: Vec<usize> = (1..n)
+                .filter(|&v| writes[v] & (1 << k) != 0 && !seq.contains(&v))
+                .collect();
+            for p in seq.windows(2) {
+                wo.push((p[0], p[1]));
+            }
+            if let Some(&last) = seq.last() {
+                for &u in &unobserved {
+                    wo.push((last, u));
+                }
+            }
+            observed.push((k, seq, unobserved));
+        }
+    }
+    Interp::Facts(Facts {
+        n,
+        txn_of,
+        writes,
+        reads,
+        so,
+        rt,
+        wo,
+        observed,
+    })
+}
