@@ -515,14 +515,14 @@ fn no_fault_no_anomaly_at_the_stores_level_long() {
 /// strong-session read committed (Biswas and Enea's read committed premise,
 /// an earlier read from the writer, is inside both of theirs).
 const IMPLIES: [(&str, &str); 14] = [
-    ("strong-session-read-committed", "read-committed"),
-    ("read-atomic", "strong-session-read-committed"),
+    ("strong-session-read-committed-c4", "read-committed-c4"),
+    ("read-atomic", "strong-session-read-committed-c4"),
     ("causal-cerone", "read-atomic"),
-    ("snapshot-isolation", "read-committed"),
+    ("snapshot-isolation", "read-committed-c4"),
     ("strong-session-snapshot-isolation", "snapshot-isolation"),
     (
         "strong-session-snapshot-isolation",
-        "strong-session-read-committed",
+        "strong-session-read-committed-c4",
     ),
     ("strong-session-snapshot-isolation", "causal-cerone"),
     (
@@ -537,7 +537,7 @@ const IMPLIES: [(&str, &str); 14] = [
     ),
     ("strict-serializable", "strong-session-serializable"),
     ("strict-serializable", "strong-snapshot-isolation"),
-    ("causal-cerone", "strong-session-read-committed"),
+    ("causal-cerone", "strong-session-read-committed-c4"),
 ];
 
 fn mixed_strategy(size: Size) -> impl Strategy<Value = GenOptions> {

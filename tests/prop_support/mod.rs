@@ -19,8 +19,8 @@ use proptest::test_runner::{Config, RngSeed, TestCaseError};
 /// The models checked, weakest first (Elle's names; read-atomic and
 /// causal-cerone carry session order, as Cerone defines them).
 pub const MODELS: [&str; 10] = [
-    "read-committed",
-    "strong-session-read-committed",
+    "read-committed-c4",
+    "strong-session-read-committed-c4",
     "read-atomic",
     "causal-cerone",
     "snapshot-isolation",
@@ -33,8 +33,8 @@ pub const MODELS: [&str; 10] = [
 
 /// The models that do not look at real time (a text history has none).
 pub const UNTIMED: [&str; 8] = [
-    "read-committed",
-    "strong-session-read-committed",
+    "read-committed-c4",
+    "strong-session-read-committed-c4",
     "read-atomic",
     "causal-cerone",
     "snapshot-isolation",
@@ -43,7 +43,7 @@ pub const UNTIMED: [&str; 8] = [
     "strong-session-serializable",
 ];
 
-const SSRC: &str = "strong-session-read-committed";
+const SSRC: &str = "strong-session-read-committed-c4";
 
 /// Whether fault-free histories of `db` satisfy `model`. The generator's
 /// table has no strong-session read committed: every store gives it, since
@@ -70,7 +70,7 @@ pub fn guarantees(db: Db, model: &str) -> bool {
 /// and strong-session read committed forbids only G1 with process edges).
 pub fn violates(fault: Fault, model: &str) -> bool {
     let model = if model == SSRC {
-        "read-committed"
+        "read-committed-c4"
     } else {
         model
     };
@@ -127,7 +127,7 @@ pub fn accepted_names(f: &FiredFault) -> Vec<&'static str> {
 pub fn graph_family(model: &str) -> bool {
     !matches!(
         model,
-        "read-committed" | "strong-session-read-committed" | "read-atomic" | "causal-cerone"
+        "read-committed-c4" | "strong-session-read-committed-c4" | "read-atomic" | "causal-cerone"
     )
 }
 
