@@ -60,7 +60,6 @@
 //! element), as `jepsen.history/history` numbers ops. Errors name the op by
 //! its position, `history[12]`, since there is no file line to point at.
 
-use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::Arc;

@@ -376,10 +376,11 @@ fn weaker(v: si::polygraph::Variant) -> Option<(si::polygraph::Variant, &'static
 /// accept the history. So when the weaker variant does not reject, every
 /// cycle found rests on what it leaves out, and takes its suffix.
 ///
-/// Likewise a cycle serializability finds may use an order inferred from
-/// a cycle SI allows (two adjacent anti-dependencies): when SI does not
-/// reject, the cycles keep their names (their steps are as told) but rule
-/// out only the serializable model checked.
+/// Likewise a cycle serializability finds through a constraint it had to
+/// order (a contradiction or an unsatisfiable core) may use an order
+/// inferred from a cycle SI allows (two adjacent anti-dependencies): when
+/// SI does not reject, such cycles keep their names (their steps are as
+/// told) but rule out only the serializable model checked.
 fn qualify(outcomes: &mut Outcomes<'_>, v: si::polygraph::Variant, outcome: &mut si::Outcome) {
     // The weakest variant known to reject.
     let mut base = v;
@@ -407,8 +408,13 @@ fn qualify(outcomes: &mut Outcomes<'_>, v: si::polygraph::Variant, outcome: &mut
             ..base
         })
     {
+        // A cycle of known edges alone (no `:unordered` constraint chosen
+        // for it; inferred steps are already narrowed where found) is what
+        // its steps name.
         for a in &mut outcome.anomalies {
-            a.rules_out.get_or_insert(base.cycle_exists());
+            if a.get("unordered").is_some() {
+                a.rules_out.get_or_insert(base.cycle_exists());
+            }
         }
     }
 }
