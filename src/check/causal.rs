@@ -61,7 +61,7 @@ impl Level {
     }
 
     /// The same, for a finding that needs session order (see
-    /// `lattice::SESSION_ANOMALIES`): it rules out only the models that
+    /// `spec::AnomalyType::is_session`): it rules out only the models that
     /// keep sessions.
     fn session_marker(self) -> &'static str {
         match self {

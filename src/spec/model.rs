@@ -80,14 +80,14 @@ const FRIENDLY: &[(&str, Model)] = &[
     ("strong-session-read-committed", StrongSessionReadCommitted),
     ("strong-read-uncommitted", StrongReadUncommitted),
     ("strong-read-committed", StrongReadCommitted),
-    // Ours: Cerone's transactional causal consistency is Elle's
-    // causal-cerone; newer Elle's name for update-atomic.
-    ("transactional-causal-consistency", CausalCerone),
-    ("ROLA", UpdateAtomic),
 ];
 
 /// Short aliases the CLI and the JNI accept.
 const ALIASES: &[(&str, Model)] = &[
+    // Cerone's transactional causal consistency is Elle's causal-cerone;
+    // newer Elle's name for update-atomic.
+    ("transactional-causal-consistency", CausalCerone),
+    ("ROLA", UpdateAtomic),
     ("rc", ReadCommitted),
     ("rc-c4", ReadCommittedC4),
     ("ssrc", StrongSessionReadCommitted),

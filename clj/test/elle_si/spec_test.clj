@@ -36,7 +36,8 @@
     (let [r (la/check {:consistency-models [m]} thin-air)]
       (is (contains? #{false :unknown} (:valid? r)) (str m)))
     (is (contains? #{true :unknown}
-                   (:valid? (la/check {:consistency-models [m]} read-skew)))
+                   (:valid? (la/check {:consistency-models [m]}
+                                      (history [(la-op 0 :ok "ax1") (la-op 1 :ok "rx1")]))))
         (str m))))
 
 (deftest read-committed-is-adya
