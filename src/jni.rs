@@ -1774,25 +1774,24 @@ mod tests {
 
     #[test]
     fn anomalies_reach_the_checker() {
+        use crate::spec::{AnomalyType as A, Model};
         let copts = |text: &str| BridgeOptions::parse(text).unwrap().check_options();
-        // Alone: the strictest checkers look, and only G0 is prohibited.
+        // Alone: only G0 (and what implies it) is prohibited.
         let o = copts("{:models [] :anomalies [:G0]}").unwrap();
         assert!(o.models.is_empty());
-        assert_eq!(o.anomalies, ["G0"]);
-        // Beside models that prohibit them.
+        assert_eq!(o.anomalies, [A::G0]);
+        // Beside models.
         let o = copts(r#"{:models ["serializable"] :anomalies [:G0 ":G1c"]}"#).unwrap();
-        assert_eq!(o.models, ["PL-3"]);
-        assert_eq!(o.anomalies, ["G0", "G1c"]);
-        // Beside models whose checkers would not look for them.
-        let err = copts(r#"{:models ["read-committed"] :anomalies [:G2-item :G0]}"#)
-            .err()
-            .unwrap();
-        assert!(
-            err.starts_with(":G2-item is not prohibited by :read-committed"),
-            "{err}"
-        );
+        assert_eq!(o.models, [Model::Serializable]);
+        assert_eq!(o.anomalies, [A::G0, A::G1c]);
+        // Beside models that allow them: looked for too.
+        let o = copts(r#"{:models ["read-committed"] :anomalies [:G2-item]}"#).unwrap();
+        assert_eq!(o.anomalies, [A::G2Item]);
+        // An anomaly no checker finds, and an unknown one, are refused.
+        let err = copts("{:models [] :anomalies [:G-cursor]}").err().unwrap();
+        assert!(err.contains("G-cursor"), "{err}");
         let err = copts("{:models [] :anomalies [:G0 :G9]}").err().unwrap();
-        assert!(err.starts_with("unknown anomaly :G9"), "{err}");
+        assert!(err.starts_with("unknown anomaly type `G9`"), "{err}");
         let err = copts("{:models []}").err().unwrap();
         assert!(err.starts_with("nothing to check"), "{err}");
     }

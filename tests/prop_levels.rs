@@ -220,7 +220,16 @@ fn fault_findings(
         // As Elle, the checker tells no cycle of a type implied by one it
         // told in the same component: a lost update (G-single-item) stands
         // for the G-single-item-process of a stale read in its session.
-        let told = elle_si::report::lattice::implied_anomalies(&found);
+        let found_types: Vec<elle_si::spec::AnomalyType> = found
+            .iter()
+            .filter_map(|n| elle_si::spec::AnomalyType::parse(n).ok())
+            .collect();
+        let told: std::collections::BTreeSet<&str> =
+            elle_si::spec::lattice::implied_anomalies(&found_types)
+                .into_iter()
+                .map(|t| t.name())
+                .chain(found.iter().map(String::as_str))
+                .collect();
         for f in &g.faults {
             let expected = accepted_names(f);
             if !expected.iter().any(|e| told.contains(*e)) && !told_as_data_cycle(f, &r) {

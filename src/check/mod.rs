@@ -68,23 +68,24 @@ fn split(names: &[String]) -> impl Iterator<Item = &str> {
 /// Parses user-given model names (comma-separated allowed); an unknown
 /// name is an error listing the accepted ones.
 pub fn resolve_models(names: &[String]) -> Result<Vec<Model>, Error> {
-    let mut out = Vec::new();
-    for n in split(names) {
-        let m = Model::parse(n).map_err(|e| Error::Usage(e.to_string()))?;
-        if !out.contains(&m) {
-            out.push(m);
-        }
-    }
-    Ok(out)
+    parse_all(names, Model::parse)
 }
 
 /// Parses user-given anomaly names (comma-separated allowed).
 pub fn resolve_anomalies(names: &[String]) -> Result<Vec<AnomalyType>, Error> {
+    parse_all(names, AnomalyType::parse)
+}
+
+/// Parses each name once, in order.
+fn parse_all<T: PartialEq, E: std::fmt::Display>(
+    names: &[String],
+    parse: impl Fn(&str) -> Result<T, E>,
+) -> Result<Vec<T>, Error> {
     let mut out = Vec::new();
     for n in split(names) {
-        let a = AnomalyType::parse(n).map_err(|e| Error::Usage(e.to_string()))?;
-        if !out.contains(&a) {
-            out.push(a);
+        let x = parse(n).map_err(|e| Error::Usage(e.to_string()))?;
+        if !out.contains(&x) {
+            out.push(x);
         }
     }
     Ok(out)

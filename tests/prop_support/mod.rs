@@ -12,7 +12,8 @@ use std::time::Duration;
 use elle_si::check::{self, CheckOptions};
 use elle_si::generator::{Db, Distribution, Fault, FiredFault, GenOptions, faults_edn};
 use elle_si::history::{Format, LoadOptions, Loaded, Workload, load_bytes};
-use elle_si::report::{CheckResult, Valid, lattice, names_of};
+use elle_si::report::{CheckResult, Valid, names_of};
+use elle_si::spec::anomaly::pattern_name;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError};
 
@@ -307,10 +308,10 @@ pub fn check_at(l: &Loaded, model: &str) -> CheckResult {
 pub fn names(r: &CheckResult) -> Vec<String> {
     let mut v: Vec<String> = r.anomaly_types.clone();
     for a in r.anomalies.values().flatten() {
-        v.extend(names_of(a));
+        v.extend(names_of(a).iter().map(|t| t.name().to_string()));
         if let Some(p) = a.pattern {
             v.push(p.to_string());
-            v.push(lattice::pattern_name(p));
+            v.push(pattern_name(p));
         }
     }
     v.sort();
