@@ -72,9 +72,11 @@ enum Cmd {
         files: Vec<PathBuf>,
         #[command(flatten)]
         input: InputArgs,
-        /// Comma-separated consistency models (Elle's names, or rc, ra, tcc,
-        /// si, ssi, ser).
-        #[arg(short, long, default_value = "strict-serializable")]
+        /// Comma-separated consistency models (any of Elle's names, or rc,
+        /// rc-c4, ra, tcc, si, ssi, ser, strict). Default:
+        /// strict-serializable, as in Elle; with -a and no -c, only the
+        /// anomalies are prohibited (Elle's `:consistency-models nil`).
+        #[arg(short, long)]
         consistency_models: Vec<String>,
         /// Output: a human summary, Elle's EDN result map, or JSON.
         #[arg(short, long, value_enum, default_value = "text")]
@@ -289,7 +291,11 @@ fn run_check(
     timeout: Option<f64>,
 ) -> Result<u8, Error> {
     let opts = load_opts(input)?;
-    let models = check::resolve_models(models)?;
+    let models = if models.is_empty() && anomalies.is_empty() {
+        vec![Model::StrictSerializable]
+    } else {
+        check::resolve_models(models)?
+    };
     let copts = CheckOptions {
         models: models.clone(),
         timeout: timeout.map(Duration::from_secs_f64),

@@ -235,3 +235,44 @@ fn reported_types_never_rule_out_what_the_history_satisfies() {
         }
     }
 }
+
+/// Runs the CLI; exit status and stderr.
+fn cli(args: &[&str], history: &str) -> (i32, String) {
+    let dir = std::env::temp_dir().join(format!("elle-si-spec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join(format!("h{}.edn", history.len()));
+    std::fs::write(&f, history).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .arg("check")
+        .args(args)
+        .arg(&f)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_cli_accepts_and_refuses_as_the_library() {
+    assert_eq!(cli(&["-c", "read-committed"], READ_SKEW).0, 0);
+    assert_eq!(cli(&["-c", "read-atomic"], READ_SKEW).0, 1);
+    // Default: strict-serializable.
+    assert_eq!(cli(&[], READ_SKEW).0, 1);
+    // Anomalies alone, and beside a model that allows them.
+    assert_eq!(cli(&["-a", "G-single"], READ_SKEW).0, 1);
+    assert_eq!(cli(&["-a", "G1"], READ_SKEW).0, 0);
+    assert_ne!(cli(&["-c", "snapshot-isolation", "-a", "G2-item"], WRITE_SKEW).0, 0);
+    assert_eq!(cli(&["-c", "snapshot-isolation"], WRITE_SKEW).0, 0);
+    let (code, err) = cli(&["-a", "G-cursor"], READ_SKEW);
+    assert_eq!(code, 3);
+    assert!(err.contains("G-cursor"), "{err}");
+    let (code, err) = cli(&["-c", "serialisable"], READ_SKEW);
+    assert_eq!(code, 3);
+    assert!(err.contains("serialisable") && err.contains("accepted names"), "{err}");
+    for name in Model::accepted_names() {
+        let (code, err) = cli(&["-c", name], THIN_AIR);
+        assert!(code == 1 || code == 2, "{name}: {code} {err}");
+    }
+}
