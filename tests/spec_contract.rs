@@ -263,14 +263,20 @@ fn the_cli_accepts_and_refuses_as_the_library() {
     // Anomalies alone, and beside a model that allows them.
     assert_eq!(cli(&["-a", "G-single"], READ_SKEW).0, 1);
     assert_eq!(cli(&["-a", "G1"], READ_SKEW).0, 0);
-    assert_ne!(cli(&["-c", "snapshot-isolation", "-a", "G2-item"], WRITE_SKEW).0, 0);
+    assert_ne!(
+        cli(&["-c", "snapshot-isolation", "-a", "G2-item"], WRITE_SKEW).0,
+        0
+    );
     assert_eq!(cli(&["-c", "snapshot-isolation"], WRITE_SKEW).0, 0);
     let (code, err) = cli(&["-a", "G-cursor"], READ_SKEW);
     assert_eq!(code, 3);
     assert!(err.contains("G-cursor"), "{err}");
     let (code, err) = cli(&["-c", "serialisable"], READ_SKEW);
     assert_eq!(code, 3);
-    assert!(err.contains("serialisable") && err.contains("accepted names"), "{err}");
+    assert!(
+        err.contains("serialisable") && err.contains("accepted names"),
+        "{err}"
+    );
     for name in Model::accepted_names() {
         let (code, err) = cli(&["-c", name], THIN_AIR);
         assert!(code == 1 || code == 2, "{name}: {code} {err}");
