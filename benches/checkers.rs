@@ -17,7 +17,7 @@
 //!
 //! Groups (FILTER is a substring of `group/config/level`):
 //! - `c4`: C4's default workload (25 sessions x 200 txns x 20 ops, 50%
-//!   reads, 10k uniform keys) at ssrc, ra and tcc, in rw-register and
+//!   reads, 10k uniform keys) at ssrc-c4, ra and tcc, in rw-register and
 //!   list-append; then C4's fig. 8 sweep at tcc, one parameter at a time.
 //! - `wide`: 50 sessions, 50 ops per txn, zipf and hotspot keys.
 //! - `polysi`: PolySI's GeneralRH / RW / WH at si, ssi and ser.
@@ -213,7 +213,7 @@ fn configs(o: &Opts) -> Vec<Config> {
             "c4",
             format!("default-{wn}"),
             c4(w),
-            lib(&["ssrc", "ra", "tcc"]),
+            lib(&["ssrc-c4", "ra", "tcc"]),
         ));
     }
     // Elle's folder for a history with about a thousand anomalies.
@@ -319,7 +319,7 @@ fn configs(o: &Opts) -> Vec<Config> {
                     distribution: d,
                     ..c4(w)
                 },
-                lib(&["ssrc", "ra", "tcc"]),
+                lib(&["ssrc-c4", "ra", "tcc"]),
             ));
         }
     }

@@ -60,7 +60,6 @@
 //! element), as `jepsen.history/history` numbers ops. Errors name the op by
 //! its position, `history[12]`, since there is no file line to point at.
 
-use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::Arc;
@@ -82,8 +81,7 @@ use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn,
 use crate::history::jepsen::OpType;
 use crate::history::model::*;
 use crate::history::{self, Format, LoadOptions, Loaded};
-use crate::report::folder;
-use crate::report::{lattice, render};
+use crate::report::{folder, render};
 use crate::source::Source;
 
 /// The encoding's version; `elle_si.HistoryEncoder` writes the same.
@@ -225,74 +223,20 @@ impl BridgeOptions {
         Ok(o)
     }
 
-    /// Resolves the model names and Elle's `:anomalies`.
+    /// Parses the model names and Elle's `:anomalies` into a typed request,
+    /// refused (by name) where it cannot be honoured, as the CLI refuses it.
     ///
-    /// An empty model list is Elle's `:consistency-models nil`: with
-    /// anomalies, [`check::check`] runs its strictest checkers and prohibits
-    /// only those anomalies (and the ones implying them). With models, the
-    /// checkers run are the models' own, which look for what the models
-    /// prohibit: an anomaly beyond that would go unlooked-for and the
-    /// history could pass with it, so such a request is refused.
+    /// An empty model list is Elle's `:consistency-models nil`: only the
+    /// anomalies (and the ones implying them) are prohibited, looked for by
+    /// whichever checkers can find them ([`check::plan`]).
     fn check_options(&self) -> Result<CheckOptions, String> {
-        let models = if self.models.is_empty() {
-            Vec::new()
-        } else {
-            check::resolve_models(&self.models).map_err(|e| e.to_string())?
-        };
-        let anomalies: Vec<String> = self
-            .anomalies
-            .iter()
-            .map(|a| a.trim_start_matches(':').to_string())
-            .collect();
-        // A name no model prohibits is a typo or not an anomaly: prohibiting
-        // it would pass every history.
-        let unknown: Vec<String> = anomalies
-            .iter()
-            .filter(|a| lattice::impossible_models(&BTreeSet::from([(*a).clone()])).is_empty())
-            .map(|a| format!(":{a}"))
-            .collect();
-        if !unknown.is_empty() {
-            return Err(format!(
-                "unknown anomaly {}: :anomalies takes names like :G0 :G1c :G-single :G2-item :lost-update",
-                unknown.join(" ")
-            ));
-        }
-        if !models.is_empty() {
-            let prohibited = lattice::prohibited_by(&models);
-            let extra: Vec<String> = anomalies
-                .iter()
-                .filter(|a| !prohibited.contains(a.as_str()))
-                .map(|a| format!(":{a}"))
-                .collect();
-            if !extra.is_empty() {
-                return Err(format!(
-                    "{} not prohibited by {}, so their checkers would not look for {}; \
-                     give a model that prohibits {}, or :consistency-models nil with the :anomalies alone",
-                    if extra.len() == 1 {
-                        format!("{} is", extra[0])
-                    } else {
-                        format!("{} are", extra.join(" "))
-                    },
-                    models
-                        .iter()
-                        .map(|m| format!(":{}", lattice::friendly(m)))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    if extra.len() == 1 { "it" } else { "them" },
-                    if extra.len() == 1 { "it" } else { "them" },
-                ));
-            }
-        }
-        if models.is_empty() && anomalies.is_empty() {
-            return Err(
-                "nothing to check: :consistency-models is nil and :anomalies is empty".into(),
-            );
-        }
-        Ok(CheckOptions {
-            models,
+        let o = CheckOptions {
+            models: check::resolve_models(&self.models).map_err(|e| e.to_string())?,
             timeout: self.timeout,
-            anomalies,
-        })
+            anomalies: check::resolve_anomalies(&self.anomalies).map_err(|e| e.to_string())?,
+        };
+        check::plan(&o).map_err(|e| e.to_string())?;
+        Ok(o)
     }
 }
 
@@ -1130,7 +1074,11 @@ fn check_loaded(
     times: &[(&str, Duration)],
 ) -> Result<String, String> {
     let t0 = Instant::now();
-    let result = check::check(loaded, copts);
+    let result = check::entry::check_loaded(loaded, None, copts).unwrap_or_else(|e| {
+        let mut r = check::check(loaded, copts);
+        r.notes.push(e.to_string());
+        r
+    });
     let check_time = t0.elapsed();
     if let Some(dir) = &opts.directory {
         folder::write_folder(
@@ -1931,25 +1879,24 @@ mod tests {
 
     #[test]
     fn anomalies_reach_the_checker() {
+        use crate::spec::{AnomalyType as A, Model};
         let copts = |text: &str| BridgeOptions::parse(text).unwrap().check_options();
-        // Alone: the strictest checkers look, and only G0 is prohibited.
+        // Alone: only G0 (and what implies it) is prohibited.
         let o = copts("{:models [] :anomalies [:G0]}").unwrap();
         assert!(o.models.is_empty());
-        assert_eq!(o.anomalies, ["G0"]);
-        // Beside models that prohibit them.
+        assert_eq!(o.anomalies, [A::G0]);
+        // Beside models.
         let o = copts(r#"{:models ["serializable"] :anomalies [:G0 ":G1c"]}"#).unwrap();
-        assert_eq!(o.models, ["PL-3"]);
-        assert_eq!(o.anomalies, ["G0", "G1c"]);
-        // Beside models whose checkers would not look for them.
-        let err = copts(r#"{:models ["read-committed"] :anomalies [:G2-item :G0]}"#)
-            .err()
-            .unwrap();
-        assert!(
-            err.starts_with(":G2-item is not prohibited by :read-committed"),
-            "{err}"
-        );
+        assert_eq!(o.models, [Model::Serializable]);
+        assert_eq!(o.anomalies, [A::G0, A::G1c]);
+        // Beside models that allow them: looked for too.
+        let o = copts(r#"{:models ["read-committed"] :anomalies [:G2-item]}"#).unwrap();
+        assert_eq!(o.anomalies, [A::G2Item]);
+        // An anomaly no checker finds, and an unknown one, are refused.
+        let err = copts("{:models [] :anomalies [:G-cursor]}").err().unwrap();
+        assert!(err.contains("G-cursor"), "{err}");
         let err = copts("{:models [] :anomalies [:G0 :G9]}").err().unwrap();
-        assert!(err.starts_with("unknown anomaly :G9"), "{err}");
+        assert!(err.starts_with("unknown anomaly type `G9`"), "{err}");
         let err = copts("{:models []}").err().unwrap();
         assert!(err.starts_with("nothing to check"), "{err}");
     }

@@ -2,6 +2,8 @@
 //! histories (Jepsen list-append and rw-register, and the formats of the
 //! field), complete where graph heuristics are not.
 //!
+//! [`spec`] is Elle's contract as typed data (models, anomalies, what each
+//! model prohibits, which checker decides it); every layer reads it.
 //! Data flows one way: [`edn`] reads bytes, [`history`] compiles ops into the
 //! one model every checker reads, [`check`] decides each consistency model,
 //! and [`report`] renders Elle's result map.
@@ -18,5 +20,6 @@ pub mod history;
 pub mod jni;
 pub mod report;
 pub mod source;
+pub mod spec;
 
 pub use error::{Error, InputError};

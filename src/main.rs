@@ -11,9 +11,10 @@ use clap::{Parser, Subcommand, ValueEnum};
 use elle_si::check::{self, CheckOptions};
 use elle_si::convert::{self, ConvertOptions};
 use elle_si::error::Error;
-use elle_si::history::formats::dbcop::{self, Duplicates};
+use elle_si::history::formats::dbcop::Duplicates;
 use elle_si::history::{self, Format, LoadOptions, Loaded, Workload};
 use elle_si::report::{CheckResult, Valid, folder, render};
+use elle_si::spec::Model;
 
 #[derive(Parser)]
 #[command(
@@ -80,9 +81,11 @@ enum Cmd {
         files: Vec<PathBuf>,
         #[command(flatten)]
         input: InputArgs,
-        /// Comma-separated consistency models (Elle's names, or rc, ra, tcc,
-        /// si, ssi, ser).
-        #[arg(short, long, default_value = "strong-session-snapshot-isolation")]
+        /// Comma-separated consistency models (any of Elle's names, or rc,
+        /// rc-c4, ra, tcc, si, ssi, ser, strict). Default:
+        /// strict-serializable, as in Elle; with -a and no -c, only the
+        /// anomalies are prohibited (Elle's `:consistency-models nil`).
+        #[arg(short, long)]
         consistency_models: Vec<String>,
         /// Output: a human summary, Elle's EDN result map, or JSON.
         #[arg(short, long, value_enum, default_value = "text")]
@@ -263,11 +266,11 @@ fn verbose_notes(l: &Loaded) {
     }
 }
 
-fn text_summary(l: &Loaded, r: &CheckResult, models: &[&str]) -> String {
-    let names: Vec<String> = models
-        .iter()
-        .map(|m| elle_si::report::lattice::friendly(m))
-        .collect();
+fn text_summary(l: &Loaded, r: &CheckResult, models: &[Model], anomalies: &[String]) -> String {
+    let mut names: Vec<String> = models.iter().map(|m| m.friendly().to_string()).collect();
+    if !anomalies.is_empty() {
+        names.push(format!("anomalies {}", anomalies.join(",")));
+    }
     let mut out = format!(
         "{}: {} under {}\n",
         l.source.name(),
@@ -287,6 +290,10 @@ fn text_summary(l: &Loaded, r: &CheckResult, models: &[&str]) -> String {
                 .map(|&t| elle_si::explain::text::place(&l.history, t))
                 .collect();
             let pat = a.pattern.map(|p| format!(" ({p})")).unwrap_or_default();
+            if let Some(elle_si::anomaly::Datum::Str(why)) = a.get("reason") {
+                out.push_str(&format!("    {}: {why}\n", a.name));
+                continue;
+            }
             out.push_str(&format!("    {}{pat} at {}\n", a.name, lines.join(", ")));
             out.push_str(&elle_si::explain::text::explain(&l.history, a, "      "));
         }
@@ -304,93 +311,6 @@ fn text_summary(l: &Loaded, r: &CheckResult, models: &[&str]) -> String {
     out
 }
 
-/// Models decided by the causal checkers, which read a guessed writer
-/// where a read has several candidates (the SI and serializability
-/// checkers weigh them all).
-const CAUSAL_MODELS: [&str; 4] = [
-    "PL-2",
-    "strong-session-PL-2",
-    "read-atomic",
-    "causal-cerone",
-];
-
-/// A violation found with duplicate writes resolved to the last writer
-/// may be an artefact of that guess: it stands only if the history without
-/// those reads (a subset of every resolution's dependencies) still has
-/// one, or (reads with candidates) if the SI and serializability models
-/// asked for, checked exactly, have one; otherwise the answer is unknown,
-/// never a guessed false.
-fn settle_guessed_reads(
-    f: &std::path::Path,
-    opts: LoadOptions,
-    l: &Loaded,
-    r: CheckResult,
-    copts: &CheckOptions,
-) -> CheckResult {
-    let guessed = l.notes.0.iter().any(|n| n.contains(dbcop::GUESSED_NOTE));
-    let candidates = l.notes.0.iter().any(|n| n.contains(dbcop::CANDIDATES_NOTE));
-    if !guessed && !candidates {
-        return r;
-    }
-    // With candidates, only the causal checkers guess.
-    if candidates
-        && copts.anomalies.is_empty()
-        && !copts.models.iter().any(|m| CAUSAL_MODELS.contains(m))
-    {
-        return r;
-    }
-    let strict = LoadOptions {
-        dbcop_duplicates: Duplicates::DropReads,
-        ..opts
-    };
-    let again = load(f, strict).map(|l2| check::check(&l2, copts));
-    let exact: Vec<&'static str> = copts
-        .models
-        .iter()
-        .copied()
-        .filter(|m| !CAUSAL_MODELS.contains(m))
-        .collect();
-    match again {
-        Ok(mut r2) if r2.valid == Valid::False => {
-            r2.notes.push(
-                "violations found again with the reads of duplicated writes left out: they hold whichever write was read"
-                    .into(),
-            );
-            r2
-        }
-        _ if candidates
-            && !exact.is_empty()
-            && let r3 = check::check(
-                l,
-                &CheckOptions {
-                    models: exact,
-                    timeout: copts.timeout,
-                    anomalies: Vec::new(),
-                },
-            )
-            && r3.valid == Valid::False =>
-        {
-            let mut r3 = r3;
-            r3.notes.push(
-                "violations of SI or serializability, weighing every writer a read may have observed; the causal levels' own findings rested on a guessed writer and are left out"
-                    .into(),
-            );
-            r3
-        }
-        _ => {
-            let mut r = r;
-            r.valid = Valid::Unknown;
-            r.not.clear();
-            r.also_not.clear();
-            r.notes.push(
-                "every violation found depends on which of two equal writes a read observed (duplicates resolved to the last writer): unknown"
-                    .into(),
-            );
-            r
-        }
-    }
-}
-
 fn run_check(
     files: &[PathBuf],
     input: &InputArgs,
@@ -401,12 +321,18 @@ fn run_check(
     folder: Option<(&std::path::Path, folder::PlotOptions)>,
 ) -> Result<u8, Error> {
     let opts = load_opts(input)?;
-    let models = check::resolve_models(models)?;
+    let models = if models.is_empty() && anomalies.is_empty() {
+        vec![Model::StrictSerializable]
+    } else {
+        check::resolve_models(models)?
+    };
     let copts = CheckOptions {
         models: models.clone(),
         timeout: timeout.map(Duration::from_secs_f64),
-        anomalies: anomalies.to_vec(),
+        anomalies: check::resolve_anomalies(anomalies)?,
     };
+    // Refuse what cannot be honoured before reading any file.
+    check::plan(&copts)?;
     let files = &convert::expand_inputs(files)?;
     let mut worst = 0u8;
     let mut stdout = std::io::stdout().lock();
@@ -431,15 +357,7 @@ fn run_check(
         if input.verbose {
             verbose_notes(&l);
         }
-        let mut r = check::check(&l, &copts);
-        if r.valid == Valid::False
-            && matches!(
-                opts.dbcop_duplicates,
-                Duplicates::LastWriter | Duplicates::Any
-            )
-        {
-            r = settle_guessed_reads(f, opts, &l, r, &copts);
-        }
+        let r = check::entry::check_loaded(&l, Some((f, opts)), &copts)?;
         if input.verbose {
             for n in &r.notes {
                 eprintln!("{}: {n}", l.source.name());
@@ -450,7 +368,7 @@ fn run_check(
             worst = code;
         }
         let text = match output {
-            OutputArg::Text => text_summary(&l, &r, &models),
+            OutputArg::Text => text_summary(&l, &r, &models, anomalies),
             OutputArg::Edn => {
                 let v = render::result_value(&l.history, &r);
                 if files.len() > 1 {

@@ -43,12 +43,12 @@ fn run(path: std::path::PathBuf, case: &str, pattern: &str, rc: bool, plain_rc: 
     );
     let expect = |b: bool| if b { Valid::False } else { Valid::True };
     assert_eq!(
-        check_models(&l, "ssrc").valid,
+        check_models(&l, "ssrc-c4").valid,
         expect(rc),
         "{case} at read committed"
     );
     assert_eq!(
-        check_models(&l, "rc").valid,
+        check_models(&l, "rc-c4").valid,
         expect(plain_rc),
         "{case} at Elle's read committed"
     );
@@ -123,11 +123,11 @@ fn violations_and_valid_histories() {
     let yb = load(&shared("violations/yugabyte-tcc.txt"));
     assert_eq!(verdict(&yb, "tcc").0, Valid::False);
     assert_eq!(verdict(&yb, "ra").0, Valid::False);
-    assert_eq!(verdict(&yb, "rc").0, Valid::True);
-    assert_eq!(verdict(&yb, "ssrc").0, Valid::True);
+    assert_eq!(verdict(&yb, "rc-c4").0, Valid::True);
+    assert_eq!(verdict(&yb, "ssrc-c4").0, Valid::True);
     // A lost update is no causal anomaly.
     let galera = load(&shared("violations/galera-lost-update.txt"));
-    for m in ["rc", "ra", "tcc"] {
+    for m in ["rc-c4", "ra", "tcc"] {
         assert_eq!(verdict(&galera, m).0, Valid::True, "galera at {m}");
     }
     for f in [
@@ -137,7 +137,7 @@ fn violations_and_valid_histories() {
         "valid/list-append/fig10-sess10.edn",
     ] {
         let l = load(&shared(f));
-        for m in ["rc", "ra", "tcc"] {
+        for m in ["rc-c4", "ra", "tcc"] {
             assert_eq!(verdict(&l, m), (Valid::True, vec![]), "{f} at {m}");
         }
     }

@@ -8,7 +8,9 @@ mod common;
 use common::*;
 use elle_si::report::Valid;
 
-const ALL: &[&str] = &["rc", "ssrc", "ra", "tcc", "si", "ssi", "ser", "strict"];
+const ALL: &[&str] = &[
+    "rc-c4", "ssrc-c4", "ra", "tcc", "si", "ssi", "ser", "strict",
+];
 
 fn expect(text: &str, verdicts: &[(&str, Valid)]) {
     let l = load_str("unread.edn", text);
@@ -39,8 +41,8 @@ fn stale_read_of_an_unread_append_is_rejected_at_read_atomic_and_causal() {
     expect(
         STALE_UNREAD,
         &[
-            ("rc", Valid::True),
-            ("ssrc", Valid::True),
+            ("rc-c4", Valid::True),
+            ("ssrc-c4", Valid::True),
             ("ra", Valid::False),
             ("tcc", Valid::False),
             ("si", Valid::False),
@@ -67,8 +69,8 @@ fn stale_read_after_reading_the_unread_appender_is_rejected_at_read_committed() 
     expect(
         &text,
         &[
-            ("rc", Valid::False),
-            ("ssrc", Valid::False),
+            ("rc-c4", Valid::False),
+            ("ssrc-c4", Valid::False),
             ("ra", Valid::False),
             ("tcc", Valid::False),
         ],
@@ -137,7 +139,7 @@ fn unread_append_before_a_stale_read_in_its_session_is_rejected_with_sessions() 
     expect(
         &swapped,
         &[
-            ("rc", Valid::True),
+            ("rc-c4", Valid::True),
             ("ra", Valid::False),
             ("tcc", Valid::False),
             ("ssi", Valid::False),
@@ -149,7 +151,7 @@ fn unread_append_before_a_stale_read_in_its_session_is_rejected_with_sessions() 
     // sessionless models.
     let l = load_str("unread.edn", &swapped);
     let r = check_models(&l, "tcc");
-    for m in ["snapshot-isolation", "serializable", "read-committed"] {
+    for m in ["snapshot-isolation", "serializable", "read-committed-c4"] {
         assert!(
             !r.not.contains(m) && !r.also_not.contains(m),
             "{m}: {:?} {:?}",

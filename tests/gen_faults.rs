@@ -220,7 +220,7 @@ fn shows(seen: &Seen, f: &FiredFault, db: Db) {
     // the levels it allows hold, where the store gives them.
     if list {
         let judged = [
-            ("read-committed", seen.rc),
+            ("read-committed-c4", seen.rc),
             ("read-atomic", seen.ra),
             ("causal-cerone", seen.tcc),
             ("snapshot-isolation", seen.si),

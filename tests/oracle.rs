@@ -471,7 +471,7 @@ fn bug_causal_session_write_order_cycle() {
             &[
                 (
                     Level::Axiom(Session, RC),
-                    "strong-session-read-committed",
+                    "strong-session-read-committed-c4",
                     false,
                 ),
                 (Level::Axiom(Session, RA), "read-atomic", false),
@@ -529,7 +529,7 @@ fn bug_read_committed_read_after_own_append_then_stale() {
             // `read-committed`; Adya's PL-2 accepts this history.)
             (
                 Level::Axiom(Session, RC),
-                "strong-session-read-committed",
+                "strong-session-read-committed-c4",
                 false,
             ),
             (Level::Axiom(Session, RA), "read-atomic", false),

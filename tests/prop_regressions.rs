@@ -320,7 +320,7 @@ fn a_cycle_of_inferred_write_orders_claims_only_the_model_checked() {
         );
     }
     assert_eq!(
-        check_at(&l, "strong-session-read-committed").valid,
+        check_at(&l, "strong-session-read-committed-c4").valid,
         Valid::True
     );
 }

@@ -94,7 +94,7 @@ fn the_folder_holds_prose_and_a_picture_per_cycle() {
         LONG_FORK,
         &l.history,
         &r,
-        &["serializable"],
+        &[elle_si::spec::Model::Serializable],
         &PlotOptions::default(),
     )
     .expect("written");
@@ -131,7 +131,15 @@ fn pictures_are_capped_per_type_and_the_file_says_so() {
         max_pictures: 1,
         ..PlotOptions::default()
     };
-    write_folder(&d, LONG_FORK, &l.history, &r, &["serializable"], &opts).expect("written");
+    write_folder(
+        &d,
+        LONG_FORK,
+        &l.history,
+        &r,
+        &[elle_si::spec::Model::Serializable],
+        &opts,
+    )
+    .expect("written");
     for (t, list) in &r.anomalies {
         assert!(d.join(t).join("0.svg").is_file());
         assert!(!d.join(t).join("1.svg").exists());
@@ -152,7 +160,15 @@ fn max_plot_bytes_and_plot_timeout_are_honoured() {
         max_plot_bytes: 10,
         ..PlotOptions::default()
     };
-    let w = write_folder(&d, LONG_FORK, &l.history, &r, &["serializable"], &opts).expect("written");
+    let w = write_folder(
+        &d,
+        LONG_FORK,
+        &l.history,
+        &r,
+        &[elle_si::spec::Model::Serializable],
+        &opts,
+    )
+    .expect("written");
     assert_eq!(w.pictures, 0);
     assert!(files(&d, "svg").is_empty());
     let txt: String = files(&d, "txt")
@@ -166,7 +182,15 @@ fn max_plot_bytes_and_plot_timeout_are_honoured() {
         plot_timeout: Duration::ZERO,
         ..PlotOptions::default()
     };
-    let w = write_folder(&d, LONG_FORK, &l.history, &r, &["serializable"], &opts).expect("written");
+    let w = write_folder(
+        &d,
+        LONG_FORK,
+        &l.history,
+        &r,
+        &[elle_si::spec::Model::Serializable],
+        &opts,
+    )
+    .expect("written");
     assert_eq!(w.pictures, 0);
     assert!(w.skipped > 0);
 }
@@ -243,7 +267,7 @@ fn causal_patterns_are_drawn_as_their_transactions_and_edges() {
         "tap-m",
         &l.history,
         &r,
-        &["causal-cerone"],
+        &[elle_si::spec::Model::CausalCerone],
         &PlotOptions::default(),
     )
     .expect("written");
@@ -300,7 +324,7 @@ fn index_html_renders_in_a_real_browser() {
         LONG_FORK,
         &l.history,
         &r,
-        &["serializable"],
+        &[elle_si::spec::Model::Serializable],
         &PlotOptions::default(),
     )
     .expect("written");

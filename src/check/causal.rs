@@ -61,7 +61,7 @@ impl Level {
     }
 
     /// The same, for a finding that needs session order (see
-    /// `lattice::SESSION_ANOMALIES`): it rules out only the models that
+    /// `spec::AnomalyType::is_session`): it rules out only the models that
     /// keep sessions.
     fn session_marker(self) -> &'static str {
         match self {
@@ -1038,7 +1038,7 @@ fn instance(
         (false, false, true) => "FracturedReadAO",
         (false, false, false) => "ConflictAO",
     };
-    let mut a = Anomaly::new(crate::report::lattice::pattern_name(pattern))
+    let mut a = Anomaly::new(crate::spec::anomaly::pattern_name(pattern))
         .pattern(pattern)
         .txn(t3);
     // What the instance proves. One that needs session order (in how t2 is
@@ -1046,12 +1046,13 @@ fn instance(
     // keep sessions wrong, not Elle's sessionless ones: it gets a session
     // name, at the pattern's own level (CO family) or the level checked
     // (AO family, whose cycle needs that level's derived edges).
-    let nominal = if pattern.starts_with("NonMono") {
-        Level::ReadCommitted
-    } else if pattern.starts_with("Fractured") {
-        Level::ReadAtomic
-    } else {
-        Level::Causal
+    let nominal = {
+        use crate::spec::AnomalyType as A;
+        match A::parse(&a.name) {
+            Ok(A::NonMonoReadCo | A::NonMonoReadAo) => Level::ReadCommitted,
+            Ok(A::FracturedReadCo | A::FracturedReadAo) => Level::ReadAtomic,
+            _ => Level::Causal,
+        }
     };
     let at = if co_family { nominal } else { level };
     if !free {

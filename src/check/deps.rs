@@ -107,3 +107,37 @@ pub fn realtime_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
     }
     edges
 }
+
+/// Whether the dependency graph has an edge: some committed read of a key
+/// that another transaction (not aborted) writes, which gives a
+/// write-read or an anti-dependency edge. Without one, as in Elle's
+/// `:empty-transaction-graph`, nothing could be checked.
+pub fn has_edges(h: &History) -> bool {
+    // Per key: one reader and one writer seen, and whether there were
+    // others.
+    let mut reader: Vec<Option<TxnId>> = vec![None; h.keys.len()];
+    let mut writer: Vec<Option<TxnId>> = vec![None; h.keys.len()];
+    let mut many_r = vec![false; h.keys.len()];
+    let mut many_w = vec![false; h.keys.len()];
+    for m in &h.mops {
+        let k = m.key as usize;
+        let status = h.txns[m.txn as usize].status;
+        let (slot, many) = if m.is_read() && status == Status::Committed {
+            (&mut reader, &mut many_r)
+        } else if m.is_write() && status != Status::Aborted {
+            (&mut writer, &mut many_w)
+        } else {
+            continue;
+        };
+        let Some(s) = slot.get_mut(k) else { continue };
+        match *s {
+            None => *s = Some(m.txn),
+            Some(t) if t != m.txn => many[k] = true,
+            Some(_) => {}
+        }
+    }
+    (0..h.keys.len()).any(|k| match (reader[k], writer[k]) {
+        (Some(r), Some(w)) => r != w || many_r[k] || many_w[k],
+        _ => false,
+    })
+}

@@ -5,114 +5,221 @@ pub mod basic;
 pub mod causal;
 pub mod clocks;
 pub mod deps;
+pub mod entry;
 pub mod graph;
 pub mod si;
 
-use crate::anomaly::Anomaly;
+use std::collections::BTreeSet;
+
+use crate::anomaly::{Anomaly, Datum};
 use crate::error::Error;
 use crate::history::Loaded;
-use crate::report::{self, CheckResult, lattice};
+use crate::report::{self, CheckResult, Valid};
+use crate::spec::{AnomalyType, Checker, Decider, Model, lattice};
 
-/// What to check.
+/// What to check: typed, so that no model or anomaly can be asked for by
+/// a name that is then ignored (parse names with [`resolve_models`] and
+/// [`resolve_anomalies`]).
 #[derive(Clone, Debug, Default)]
 pub struct CheckOptions {
-    /// Canonical model names (see [`resolve_models`]).
-    pub models: Vec<&'static str>,
+    /// The models the history must satisfy (Elle's `:consistency-models`).
+    pub models: Vec<Model>,
     /// Give up (`:valid? :unknown`) after this long.
     pub timeout: Option<std::time::Duration>,
     /// Anomaly types to prohibit besides the models' (Elle's `:anomalies`):
     /// each, and every anomaly that implies it.
-    pub anomalies: Vec<String>,
+    pub anomalies: Vec<AnomalyType>,
 }
 
-/// The causal-family level that decides a model, if one does, and whether
-/// session order takes part.
-fn causal_level(canon: &str) -> Option<(causal::Level, bool)> {
-    match canon {
-        "PL-2" => Some((causal::Level::ReadCommitted, false)),
-        "strong-session-PL-2" => Some((causal::Level::ReadCommitted, true)),
-        "read-atomic" => Some((causal::Level::ReadAtomic, true)),
-        "causal-cerone" => Some((causal::Level::Causal, true)),
+/// The causal-family level a checker runs, and whether session order
+/// takes part.
+fn causal_level(c: Checker) -> Option<(causal::Level, bool)> {
+    match c {
+        Checker::ReadCommittedC4 { sessions } => Some((causal::Level::ReadCommitted, sessions)),
+        Checker::ReadAtomic => Some((causal::Level::ReadAtomic, true)),
+        Checker::Causal => Some((causal::Level::Causal, true)),
         _ => None,
     }
 }
 
-/// The dependency-graph variant that decides a model, if one does.
-fn si_variant(canon: &str) -> Option<si::polygraph::Variant> {
+/// The dependency-graph variant a checker runs.
+fn si_variant(c: Checker) -> Option<si::polygraph::Variant> {
     let v = |serializable, session, realtime| si::polygraph::Variant {
         serializable,
         session,
         realtime,
     };
-    match canon {
-        "PL-SI" => Some(v(false, false, false)),
-        "strong-session-snapshot-isolation" => Some(v(false, true, false)),
-        "strong-snapshot-isolation" => Some(v(false, true, true)),
-        "PL-3" => Some(v(true, false, false)),
-        "strong-session-serializable" => Some(v(true, true, false)),
-        "PL-SS" => Some(v(true, true, true)),
+    match c {
+        Checker::SnapshotIsolation { session, realtime } => Some(v(false, session, realtime)),
+        Checker::Serializable { session, realtime } => Some(v(true, session, realtime)),
         _ => None,
     }
 }
 
-/// Models whose every prohibited anomaly some checker here can find.
-fn supported(canon: &str) -> bool {
-    causal_level(canon).is_some() || si_variant(canon).is_some()
-}
-
-/// Resolves user-given model names; refuses unknown and unsupported ones.
-pub fn resolve_models(names: &[String]) -> Result<Vec<&'static str>, Error> {
-    let mut out = Vec::new();
-    for n in names
+/// Splits comma-separated names.
+fn split(names: &[String]) -> impl Iterator<Item = &str> {
+    names
         .iter()
         .flat_map(|n| n.split(','))
         .map(str::trim)
         .filter(|n| !n.is_empty())
-    {
-        let Some(c) = lattice::canonical(n) else {
-            return Err(Error::Usage(format!(
-                "unknown consistency model `{n}`; known models: {}",
-                lattice::known_names().join(", ")
-            )));
-        };
-        if !supported(c) {
-            return Err(Error::Usage(format!(
-                "elle-si cannot check `{n}` yet: no checker for it exists, and it will not pass a history it has not checked"
-            )));
+}
+
+/// Parses user-given model names (comma-separated allowed); an unknown
+/// name is an error listing the accepted ones.
+pub fn resolve_models(names: &[String]) -> Result<Vec<Model>, Error> {
+    parse_all(names, Model::parse)
+}
+
+/// Parses user-given anomaly names (comma-separated allowed).
+pub fn resolve_anomalies(names: &[String]) -> Result<Vec<AnomalyType>, Error> {
+    parse_all(names, AnomalyType::parse)
+}
+
+/// Parses each name once, in order.
+fn parse_all<T: PartialEq, E: std::fmt::Display>(
+    names: &[String],
+    parse: impl Fn(&str) -> Result<T, E>,
+) -> Result<Vec<T>, Error> {
+    let mut out = Vec::new();
+    for n in split(names) {
+        let x = parse(n).map_err(|e| Error::Usage(e.to_string()))?;
+        if !out.contains(&x) {
+            out.push(x);
         }
-        if !out.contains(&c) {
-            out.push(c);
-        }
-    }
-    if out.is_empty() {
-        return Err(Error::Usage("no consistency model given".into()));
     }
     Ok(out)
 }
 
-/// Checks a loaded history against the given models.
-pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
-    // Anomalies asked for without a model: look with the strictest
-    // checker, and prohibit only what was asked.
-    // Anomalies asked for beyond what the models prohibit need the
-    // strictest checkers to be looked for.
-    let by_models = report::lattice::prohibited_by(&opts.models);
-    let asked = report::lattice::anomalies_implying(&opts.anomalies);
-    let mut run_models: Vec<&str> = opts.models.clone();
-    if !asked.is_subset(&by_models) {
-        run_models.extend(["PL-SS", "causal-cerone"]);
+/// What a request runs and prohibits.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The checkers to run.
+    pub checkers: BTreeSet<Checker>,
+    /// The anomaly types that make the history invalid.
+    pub prohibited: BTreeSet<AnomalyType>,
+    /// Models decided through a stronger one: (model, stronger).
+    pub implied_by: Vec<(Model, Model)>,
+}
+
+/// The checkers a request needs, by the specification: a model's complete
+/// checker, or the finders of every anomaly Elle prohibits for it; and the
+/// finders of every requested anomaly and of every anomaly implying it.
+/// Refuses an empty request and an anomaly no checker can find.
+pub fn plan(opts: &CheckOptions) -> Result<Plan, Error> {
+    if opts.models.is_empty() && opts.anomalies.is_empty() {
+        return Err(Error::Usage(
+            "nothing to check: no consistency model and no anomaly given".into(),
+        ));
     }
+    let mut checkers = BTreeSet::from([Checker::Basic]);
+    let mut implied_by = Vec::new();
+    for &m in &opts.models {
+        match m.decider() {
+            Decider::Complete(c) => {
+                checkers.insert(c);
+            }
+            Decider::ElleAnomalies => {
+                for a in lattice::prohibited_by(&[m]) {
+                    checkers.extend(a.finders().iter().copied());
+                }
+            }
+            Decider::ImpliedBy(s) => {
+                if let Decider::Complete(c) = s.decider() {
+                    checkers.insert(c);
+                }
+                implied_by.push((m, s));
+            }
+        }
+    }
+    let mut unfindable = Vec::new();
+    for &a in &opts.anomalies {
+        let finders: BTreeSet<Checker> = lattice::anomalies_implying(&[a])
+            .iter()
+            .flat_map(|b| b.finders().iter().copied())
+            .collect();
+        if finders.is_empty() {
+            unfindable.push(a.name());
+        }
+        checkers.extend(finders);
+    }
+    if !unfindable.is_empty() {
+        return Err(Error::Usage(format!(
+            "elle-si has no checker that can find {} (nor any anomaly implying it), so it cannot \
+             prohibit it; anomaly types it can find: {}",
+            unfindable.join(", "),
+            findable().join(", ")
+        )));
+    }
+    let mut prohibited = lattice::prohibited_by(&opts.models);
+    prohibited.extend(lattice::anomalies_implying(&opts.anomalies));
+    Ok(Plan {
+        checkers,
+        prohibited,
+        implied_by,
+    })
+}
+
+/// Every anomaly type some checker can find, itself or through one that
+/// implies it.
+pub fn findable() -> Vec<&'static str> {
+    AnomalyType::ALL
+        .iter()
+        .filter(|a| {
+            lattice::anomalies_implying(&[**a])
+                .iter()
+                .any(|b| !b.finders().is_empty())
+        })
+        .map(|a| a.name())
+        .collect()
+}
+
+/// Elle's `:empty-transaction-graph`, saying why the graph has no edges.
+fn empty_graph(h: &crate::history::model::History) -> Anomaly {
+    use crate::history::Status;
+    let count = |s: Status| h.txns.iter().filter(|t| t.status == s).count();
+    let (ok, info, fail) = (
+        count(Status::Committed),
+        count(Status::Indeterminate),
+        count(Status::Aborted),
+    );
+    Anomaly::new("empty-transaction-graph").field(
+        "reason",
+        Datum::Str(format!(
+            "no committed transaction read a key another transaction wrote, so no \
+             dependency could be checked ({ok} committed, {info} indeterminate, {fail} aborted)"
+        )),
+    )
+}
+
+/// Checks a loaded history as a request asks; a request [`plan`] refuses
+/// is answered `:unknown` with the reason in the notes (callers that can
+/// report an error call [`plan`] first).
+pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
+    match plan(opts) {
+        Ok(p) => check_plan(loaded, opts, &p),
+        Err(e) => {
+            let mut r = report::result_map(&BTreeSet::new(), Vec::new());
+            r.valid = Valid::Unknown;
+            r.notes.push(e.to_string());
+            r
+        }
+    }
+}
+
+/// Runs a plan's checkers and judges what they find.
+pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckResult {
     let h = &loaded.history;
     let mut found: Vec<Anomaly> = loaded.anomalies.clone();
-    if h.txns
-        .iter()
-        .all(|t| t.status == crate::history::Status::Aborted)
-    {
-        found.push(Anomaly::new("empty-transaction-graph"));
+    if !deps::has_edges(h) {
+        found.push(empty_graph(h));
     }
     found.extend(basic::anomalies(h));
-    let mut levels: Vec<(causal::Level, bool)> =
-        run_models.iter().filter_map(|m| causal_level(m)).collect();
+    let mut levels: Vec<(causal::Level, bool)> = plan
+        .checkers
+        .iter()
+        .filter_map(|&c| causal_level(c))
+        .collect();
     levels.sort_unstable();
     levels.dedup();
     let mut graph: Vec<Anomaly> = Vec::new();
@@ -147,8 +254,11 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
                 .field("does-not-contain", crate::anomaly::Datum::List(Vec::new())),
         );
     }
-    let mut variants: Vec<si::polygraph::Variant> =
-        run_models.iter().filter_map(|m| si_variant(m)).collect();
+    let mut variants: Vec<si::polygraph::Variant> = plan
+        .checkers
+        .iter()
+        .filter_map(|&c| si_variant(c))
+        .collect();
     variants.dedup();
     let mut outcomes = Outcomes {
         h,
@@ -200,10 +310,31 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
             }
         }
     }
-    let mut prohibited = by_models;
-    prohibited.extend(asked);
-    let mut r = report::result_map(&prohibited, found);
+    // Models decided through a stronger one: what that one rejects leaves
+    // them undecided.
+    let undecided: Vec<String> = plan
+        .implied_by
+        .iter()
+        .filter(|(_, s)| {
+            let by_s = lattice::prohibited_by(&[*s]);
+            found
+                .iter()
+                .any(|a| report::names_of(a).iter().any(|n| by_s.contains(n)))
+        })
+        .map(|(m, s)| {
+            format!(
+                "{}: elle-si decides it only through {}, which the history violates: unknown",
+                m.friendly(),
+                s.friendly()
+            )
+        })
+        .collect();
+    let mut r = report::result_map(&plan.prohibited, found);
     r.notes = notes;
+    if !undecided.is_empty() && r.valid == Valid::True {
+        r.valid = Valid::Unknown;
+    }
+    r.notes.extend(undecided);
     r
 }
 
@@ -270,10 +401,11 @@ fn weaker(v: si::polygraph::Variant) -> Option<(si::polygraph::Variant, &'static
 /// accept the history. So when the weaker variant does not reject, every
 /// cycle found rests on what it leaves out, and takes its suffix.
 ///
-/// Likewise a cycle serializability finds may use an order inferred from
-/// a cycle SI allows (two adjacent anti-dependencies): when SI does not
-/// reject, the cycles keep their names (their steps are as told) but rule
-/// out only the serializable model checked.
+/// Likewise a cycle serializability finds through a constraint it had to
+/// order (a contradiction or an unsatisfiable core) may use an order
+/// inferred from a cycle SI allows (two adjacent anti-dependencies): when
+/// SI does not reject, such cycles keep their names (their steps are as
+/// told) but rule out only the serializable model checked.
 fn qualify(outcomes: &mut Outcomes<'_>, v: si::polygraph::Variant, outcome: &mut si::Outcome) {
     // The weakest variant known to reject.
     let mut base = v;
@@ -301,8 +433,13 @@ fn qualify(outcomes: &mut Outcomes<'_>, v: si::polygraph::Variant, outcome: &mut
             ..base
         })
     {
+        // A cycle of known edges alone (no `:unordered` constraint chosen
+        // for it; inferred steps are already narrowed where found) is what
+        // its steps name.
         for a in &mut outcome.anomalies {
-            a.rules_out.get_or_insert(base.cycle_exists());
+            if a.get("unordered").is_some() {
+                a.rules_out.get_or_insert(base.cycle_exists());
+            }
         }
     }
 }

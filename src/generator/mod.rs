@@ -99,7 +99,7 @@ pub use keys::Distribution;
 
 use crate::error::Error;
 use crate::history::{Format, Workload};
-use crate::report::lattice;
+use crate::spec::Model;
 
 /// The simulated database, by the isolation level it gives.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -114,22 +114,23 @@ pub enum Db {
     ReadCommitted,
 }
 
-/// The models the level table speaks of, canonical names, weakest first.
-const MODELS: [&str; 10] = [
-    "PL-1",
-    "PL-2",
-    "read-atomic",
-    "causal-cerone",
-    "PL-SI",
-    "strong-session-snapshot-isolation",
-    "strong-snapshot-isolation",
-    "PL-3",
-    "strong-session-serializable",
-    "PL-SS",
+/// The models the level table speaks of, weakest first. The stores'
+/// read committed is C4's.
+const MODELS: [Model; 10] = [
+    Model::ReadUncommitted,
+    Model::ReadCommittedC4,
+    Model::ReadAtomic,
+    Model::CausalCerone,
+    Model::SnapshotIsolation,
+    Model::StrongSessionSnapshotIsolation,
+    Model::StrongSnapshotIsolation,
+    Model::Serializable,
+    Model::StrongSessionSerializable,
+    Model::StrictSerializable,
 ];
 
 fn model_bit(model: &str) -> Option<u16> {
-    let c = lattice::canonical(model)?;
+    let c = Model::parse(model).ok()?;
     MODELS.iter().position(|m| *m == c).map(|i| 1 << i)
 }
 
@@ -163,7 +164,7 @@ impl Db {
             Db::SnapshotIsolation => "strong-snapshot-isolation",
             Db::Causal => "causal-cerone",
             Db::ReadAtomic => "read-atomic",
-            Db::ReadCommitted => "read-committed",
+            Db::ReadCommitted => "read-committed-c4",
         }
     }
 
@@ -178,7 +179,7 @@ impl Db {
     }
 
     /// Whether fault-free histories of this store satisfy `model` (any name
-    /// [`lattice::canonical`] knows); None for models outside the table.
+    /// [`Model::parse`] knows); None for models outside the table.
     pub fn guarantees(self, model: &str) -> Option<bool> {
         model_bit(model).map(|b| self.guaranteed() & b != 0)
     }
@@ -260,7 +261,7 @@ impl Fault {
     }
 
     /// Whether a history with this fault violates `model` (any name
-    /// [`lattice::canonical`] knows); None for models outside the table.
+    /// [`Model::parse`] knows); None for models outside the table.
     pub fn violates(self, model: &str) -> Option<bool> {
         model_bit(model).map(|b| self.violated() & b != 0)
     }

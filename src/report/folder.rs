@@ -19,7 +19,8 @@ use crate::error::Error;
 use crate::explain::text::{explain, place};
 use crate::history::model::History;
 use crate::report::html::{self, ModelVerdict, Page, Section, Shown};
-use crate::report::{CheckResult, Valid, lattice, names_of, picture, render};
+use crate::report::{CheckResult, Valid, names_of, picture, render};
+use crate::spec::{Model, lattice};
 
 /// What the pictures are drawn as.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -91,18 +92,18 @@ fn write_file(path: &Path, text: &str) -> Result<(), Error> {
 
 /// Each requested model's verdict: invalid when a reported anomaly is one
 /// it prohibits, else unknown when the check could not decide, else valid.
-fn model_verdicts(r: &CheckResult, models: &[&str]) -> Vec<ModelVerdict> {
+fn model_verdicts(r: &CheckResult, models: &[Model]) -> Vec<ModelVerdict> {
     models
         .iter()
         .map(|m| {
-            let prohibited = lattice::prohibited_by(&[m]);
+            let prohibited = lattice::prohibited_by(&[*m]);
             let bad = r
                 .anomalies
                 .values()
                 .flatten()
                 .any(|a| names_of(a).iter().any(|n| prohibited.contains(n)));
             ModelVerdict {
-                name: lattice::friendly(m),
+                name: m.friendly().to_string(),
                 verdict: if bad {
                     "invalid"
                 } else if r.valid == Valid::Unknown {
@@ -132,7 +133,7 @@ pub fn write_folder(
     source: &str,
     h: &History,
     r: &CheckResult,
-    models: &[&str],
+    models: &[Model],
     opts: &PlotOptions,
 ) -> Result<Written, Error> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;

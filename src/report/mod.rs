@@ -4,7 +4,6 @@
 pub mod dot;
 pub mod folder;
 pub mod html;
-pub mod lattice;
 pub mod picture;
 pub mod render;
 pub mod svg;
@@ -12,6 +11,7 @@ pub mod svg;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::anomaly::Anomaly;
+use crate::spec::{AnomalyType, anomaly::pattern_name, lattice};
 
 /// Elle's three-valued verdict.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -62,42 +62,48 @@ impl CheckResult {
     }
 }
 
-/// Every name an anomaly counts under: its type and its pattern.
-pub fn names_of(a: &Anomaly) -> Vec<String> {
-    let mut v = vec![a.name.clone()];
+/// Every anomaly type an anomaly counts under: its type and its pattern,
+/// or, when its claim is narrowed (`rules_out`), that alone. Markers
+/// (`empty-transaction-graph`, ...) count under none.
+pub fn names_of(a: &Anomaly) -> Vec<AnomalyType> {
     if let Some(r) = a.rules_out {
-        v[0] = r.to_string();
-        return v;
+        return AnomalyType::parse(r).into_iter().collect();
     }
-    if let Some(p) = a.pattern {
-        let n = lattice::pattern_name(p);
-        if n != a.name {
-            v.push(n);
-        }
+    let mut v: Vec<AnomalyType> = AnomalyType::parse(&a.name).into_iter().collect();
+    if let Some(p) = a.pattern
+        && let Ok(t) = AnomalyType::parse(&pattern_name(p))
+        && !v.contains(&t)
+    {
+        v.push(t);
     }
     v
 }
 
+/// The types an anomaly's own steps name, whatever its narrowed claim.
+fn told_names(a: &Anomaly) -> Vec<AnomalyType> {
+    AnomalyType::parse(&a.name).into_iter().collect()
+}
+
 /// Elle's `result-map`: which anomalies are prohibited (by the models
 /// checked, see [`lattice::prohibited_by`]) decides `:valid?` and what is
-/// reported; all anomalies found shape `:not`.
-pub fn result_map(prohibited: &BTreeSet<String>, found: Vec<Anomaly>) -> CheckResult {
-    let mut all: BTreeSet<String> = BTreeSet::new();
+/// reported; all anomalies found shape `:not`. An anomaly whose steps name
+/// a prohibited type but whose claim was narrowed (its cycle rests on an
+/// inferred order) is reported and makes the verdict `:unknown`: it may or
+/// may not be what it looks like.
+pub fn result_map(prohibited: &BTreeSet<AnomalyType>, found: Vec<Anomaly>) -> CheckResult {
+    let mut all: BTreeSet<AnomalyType> = BTreeSet::new();
     let mut anomalies: BTreeMap<String, Vec<Anomaly>> = BTreeMap::new();
     let mut bad = false;
     for a in found {
         let names = names_of(&a);
         let is_bad = names.iter().any(|n| prohibited.contains(n));
+        let maybe = !is_bad && told_names(&a).iter().any(|n| prohibited.contains(n));
         let unknown = UNKNOWN_TYPES.contains(&a.name.as_str());
         all.extend(names);
-        if is_bad || unknown {
+        if is_bad || maybe || unknown {
             bad |= is_bad;
             anomalies.entry(a.name.clone()).or_default().push(a);
         }
-    }
-    // Unknown markers are not anomalies of the history.
-    for u in UNKNOWN_TYPES {
-        all.remove(*u);
     }
     if anomalies.is_empty() {
         return CheckResult {

@@ -33,7 +33,8 @@ use elle_si::edn::{self, Value};
 use elle_si::error::Error;
 use elle_si::generator::{Db, Fault, GenOptions, generate};
 use elle_si::history::{Format, LoadOptions, Loaded, Workload, load_bytes};
-use elle_si::report::{CheckResult, Valid, lattice, render};
+use elle_si::report::{CheckResult, Valid, render};
+use elle_si::spec::Model;
 
 /// The name mutants are read under (errors must name it).
 pub const NAME: &str = "mutant.edn";
@@ -624,19 +625,9 @@ fn pick_value(d: &mut Draw, xs: &[Value]) -> Option<Value> {
 // ---------------------------------------------------------------------------
 // The run
 
-/// Every model the CLI accepts, by canonical name, once each.
-pub fn accepted_models() -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Vec::new();
-    for n in lattice::known_names() {
-        if let Ok(ms) = check::resolve_models(&[n.to_string()]) {
-            for m in ms {
-                if !out.contains(&m) {
-                    out.push(m);
-                }
-            }
-        }
-    }
-    out
+/// Every model the CLI accepts, once each.
+pub fn accepted_models() -> Vec<Model> {
+    Model::ALL.to_vec()
 }
 
 /// Whether a committed transaction reads a value (an integer, or a list
@@ -697,7 +688,7 @@ fn render_all(l: &Loaded, r: &CheckResult) {
     let _ = render::json(&v).to_string();
 }
 
-fn check_one(l: &Loaded, models: Vec<&'static str>, seen: &mut Seen) -> CheckResult {
+fn check_one(l: &Loaded, models: Vec<Model>, seen: &mut Seen) -> CheckResult {
     let r = check::check(
         l,
         &CheckOptions {

@@ -81,7 +81,19 @@ impl Level {
 
 /// Whether elle-si's `read-committed` is Adya's PL-2 (the spec helper's
 /// naming) rather than C4's read committed without sessions (today's).
-pub const READ_COMMITTED_IS_ADYA: bool = false;
+pub const READ_COMMITTED_IS_ADYA: bool = true;
+
+/// Compared for soundness only (elle-si must never reject what the oracle
+/// accepts): the models elle-si decides by Elle's anomaly set, not
+/// completely, and Elle's read committed, which (as Elle's table says)
+/// does not prohibit `:internal` reads, while the oracle rejects those at
+/// every level.
+pub const SOUND_ONLY: &[&str] = &[
+    "prefix",
+    "parallel-snapshot-isolation",
+    "repeatable-read",
+    "read-committed",
+];
 
 pub const RC: usize = 0;
 pub const RA: usize = 1;
@@ -104,9 +116,10 @@ pub const MAPPING: &[(Level, &str)] = &[
         },
         "read-committed",
     ),
+    (Level::Axiom(Order::None, RC), "read-committed-c4"),
     (
         Level::Axiom(Order::Session, RC),
-        "strong-session-read-committed",
+        "strong-session-read-committed-c4",
     ),
     (Level::Axiom(Order::Session, RA), "read-atomic"),
     (Level::Axiom(Order::Session, CC), "causal-cerone"),
@@ -167,6 +180,17 @@ pub fn elle_si(
                     timeout: None,
                     anomalies: Vec::new(),
                 },
+            );
+            // An undecided answer must be Elle's for a graph with no edges
+            // (there is no deadline here).
+            assert!(
+                r.valid != Valid::Unknown
+                    || SOUND_ONLY.contains(m)
+                    || r.anomaly_types
+                        .iter()
+                        .any(|t| t == "empty-transaction-graph"),
+                "{m}: unknown without an empty graph: {:?}\n{edn}",
+                r.anomaly_types
             );
             Some(r.valid)
         })
@@ -241,16 +265,17 @@ pub enum Family {
 
 impl Family {
     pub fn contains(self, model: &str) -> bool {
-        const CAUSAL: [&str; 4] = [
+        const CAUSAL: [&str; 5] = [
             "read-committed",
-            "strong-session-read-committed",
+            "read-committed-c4",
+            "strong-session-read-committed-c4",
             "read-atomic",
             "causal-cerone",
         ];
         match self {
             Family::Causal => CAUSAL.contains(&model),
             Family::Solver => !CAUSAL.contains(&model),
-            Family::AtomicAndCausal => CAUSAL[2..].contains(&model),
+            Family::AtomicAndCausal => CAUSAL[3..].contains(&model),
             Family::All => true,
         }
     }
@@ -417,9 +442,13 @@ impl Tally {
             self.compared += 1;
             // Nothing committed: Elle's empty-transaction-graph, :unknown.
             let nothing = h.txns.iter().all(|t| t.status == history::Status::Fail);
+            // Elle's :unknown (empty-transaction-graph, which the adapter
+            // makes sure of) where the history is valid and no dependency
+            // was observed.
             let agree = match (want, got) {
-                (_, Valid::Unknown) => nothing,
+                (_, Valid::Unknown) => nothing || want || SOUND_ONLY.contains(&model),
                 (true, Valid::True) | (false, Valid::False) => !nothing,
+                (false, Valid::True) => SOUND_ONLY.contains(&model),
                 _ => false,
             };
             let known = KNOWN_BUGS

@@ -12,15 +12,16 @@ use std::time::Duration;
 use elle_si::check::{self, CheckOptions};
 use elle_si::generator::{Db, Distribution, Fault, FiredFault, GenOptions, faults_edn};
 use elle_si::history::{Format, LoadOptions, Loaded, Workload, load_bytes};
-use elle_si::report::{CheckResult, Valid, lattice, names_of};
+use elle_si::report::{CheckResult, Valid, names_of};
+use elle_si::spec::anomaly::pattern_name;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError};
 
 /// The models checked, weakest first (Elle's names; read-atomic and
 /// causal-cerone carry session order, as Cerone defines them).
 pub const MODELS: [&str; 10] = [
-    "read-committed",
-    "strong-session-read-committed",
+    "read-committed-c4",
+    "strong-session-read-committed-c4",
     "read-atomic",
     "causal-cerone",
     "snapshot-isolation",
@@ -33,8 +34,8 @@ pub const MODELS: [&str; 10] = [
 
 /// The models that do not look at real time (a text history has none).
 pub const UNTIMED: [&str; 8] = [
-    "read-committed",
-    "strong-session-read-committed",
+    "read-committed-c4",
+    "strong-session-read-committed-c4",
     "read-atomic",
     "causal-cerone",
     "snapshot-isolation",
@@ -43,7 +44,7 @@ pub const UNTIMED: [&str; 8] = [
     "strong-session-serializable",
 ];
 
-const SSRC: &str = "strong-session-read-committed";
+const SSRC: &str = "strong-session-read-committed-c4";
 
 /// Whether fault-free histories of `db` satisfy `model`. The generator's
 /// table has no strong-session read committed: every store gives it, since
@@ -70,7 +71,7 @@ pub fn guarantees(db: Db, model: &str) -> bool {
 /// and strong-session read committed forbids only G1 with process edges).
 pub fn violates(fault: Fault, model: &str) -> bool {
     let model = if model == SSRC {
-        "read-committed"
+        "read-committed-c4"
     } else {
         model
     };
@@ -127,7 +128,7 @@ pub fn accepted_names(f: &FiredFault) -> Vec<&'static str> {
 pub fn graph_family(model: &str) -> bool {
     !matches!(
         model,
-        "read-committed" | "strong-session-read-committed" | "read-atomic" | "causal-cerone"
+        "read-committed-c4" | "strong-session-read-committed-c4" | "read-atomic" | "causal-cerone"
     )
 }
 
@@ -307,10 +308,10 @@ pub fn check_at(l: &Loaded, model: &str) -> CheckResult {
 pub fn names(r: &CheckResult) -> Vec<String> {
     let mut v: Vec<String> = r.anomaly_types.clone();
     for a in r.anomalies.values().flatten() {
-        v.extend(names_of(a));
+        v.extend(names_of(a).iter().map(|t| t.name().to_string()));
         if let Some(p) = a.pattern {
             v.push(p.to_string());
-            v.push(lattice::pattern_name(p));
+            v.push(pattern_name(p));
         }
     }
     v.sort();

@@ -1226,7 +1226,13 @@ fn known_cycles(
             let name = cycle::name(&rels);
             let names = told.entry(whole.comp[u as usize]).or_default();
             if !names.contains(&name)
-                && crate::report::lattice::implied_anomalies(names).contains(&name)
+                && crate::spec::AnomalyType::parse(&name).is_ok_and(|t| {
+                    let told: Vec<_> = names
+                        .iter()
+                        .filter_map(|n| crate::spec::AnomalyType::parse(n).ok())
+                        .collect();
+                    crate::spec::lattice::implied_anomalies(&told).contains(&t)
+                })
             {
                 // Counted, so a large component's pass ends as it would
                 // have had it told them.
@@ -1305,7 +1311,7 @@ fn contradiction(
         claiming(cycle_anomaly(h, g, &c2), g, &c2, inferred),
     );
     let claims = |a: &Anomaly| {
-        crate::report::lattice::impossible_models(&crate::report::names_of(a).into_iter().collect())
+        crate::spec::lattice::impossible_models(&crate::report::names_of(a).into_iter().collect())
     };
     let (k1, k2) = (claims(&a1), claims(&a2));
     let first = if k1 == k2 {

@@ -9,11 +9,10 @@
                           [:strict-serializable], as in Elle; nil checks no
                           model.
     :anomalies            Anomalies to prohibit, each with every anomaly
-                          implying it. With :consistency-models nil, the
-                          strictest checkers look for them; beside models,
-                          only anomalies the models prohibit are accepted
-                          (the models' checkers look for nothing else), and
-                          the rest are refused rather than left unchecked.
+                          implying it, with or without models: the checkers
+                          that can find them look for them. An anomaly no
+                          checker can find is refused by name rather than
+                          left unchecked.
     :cycle-search-timeout Milliseconds: elle-si gives up after this long
                           on the whole check (Elle: per cycle search), and
                           answers :valid? :unknown.

@@ -1,0 +1,319 @@
+//! Every anomaly type: Elle's (`implied-anomalies` and the names its
+//! `direct-proscribed-anomalies` uses), C4's patterns under kebab-case
+//! names, and ours (`thin-air-read`); which imply which; and which elle-si
+//! checkers can report each.
+
+use super::{Checker, named};
+
+named! {
+    /// An anomaly type, by the name Elle (or C4, kebab-cased) gives it.
+    pub enum AnomalyType {
+        G0 = "G0",
+        G0Process = "G0-process",
+        G0Realtime = "G0-realtime",
+        G1a = "G1a",
+        G1b = "G1b",
+        G1c = "G1c",
+        G1cProcess = "G1c-process",
+        G1cRealtime = "G1c-realtime",
+        G1 = "G1",
+        G1Process = "G1-process",
+        G1Realtime = "G1-realtime",
+        GSingleItem = "G-single-item",
+        GSingleItemProcess = "G-single-item-process",
+        GSingleItemRealtime = "G-single-item-realtime",
+        GSingle = "G-single",
+        GSingleProcess = "G-single-process",
+        GSingleRealtime = "G-single-realtime",
+        GNonadjacentItem = "G-nonadjacent-item",
+        GNonadjacentItemProcess = "G-nonadjacent-item-process",
+        GNonadjacentItemRealtime = "G-nonadjacent-item-realtime",
+        GNonadjacent = "G-nonadjacent",
+        GNonadjacentProcess = "G-nonadjacent-process",
+        GNonadjacentRealtime = "G-nonadjacent-realtime",
+        G2 = "G2",
+        G2Process = "G2-process",
+        G2Realtime = "G2-realtime",
+        G2Item = "G2-item",
+        G2ItemProcess = "G2-item-process",
+        G2ItemRealtime = "G2-item-realtime",
+        GSIa = "GSIa",
+        GSIb = "GSIb",
+        GSI = "GSI",
+        IncompatibleOrder = "incompatible-order",
+        FutureRead = "future-read",
+        DirtyUpdate = "dirty-update",
+        LostUpdate = "lost-update",
+        WriteSkew = "write-skew",
+        Internal = "internal",
+        GCursor = "G-cursor",
+        GMonotonic = "G-monotonic",
+        GMsr = "G-MSR",
+        /// Elle's forward-consistent-view spelling (not `GSIb`).
+        GSIbAdya = "G-SIb",
+        /// Elle's snapshot-isolation spelling (not `GSI`).
+        GSIAdya = "G-SI",
+        GUpdate = "G-update",
+        PredicateReadMiss = "predicate-read-miss",
+        DuplicateElements = "duplicate-elements",
+        CyclicVersions = "cyclic-versions",
+        Pl1CycleExists = "PL-1-cycle-exists",
+        Pl2CycleExists = "PL-2-cycle-exists",
+        Pl299CycleExists = "PL-2.99-cycle-exists",
+        Pl3CycleExists = "PL-3-cycle-exists",
+        PlSiCycleExists = "PL-SI-cycle-exists",
+        PlSsCycleExists = "PL-SS-cycle-exists",
+        StrongSessionPl1CycleExists = "strong-session-PL-1-cycle-exists",
+        StrongSessionPl2CycleExists = "strong-session-PL-2-cycle-exists",
+        StrongPl1CycleExists = "strong-PL-1-cycle-exists",
+        StrongPl2CycleExists = "strong-PL-2-cycle-exists",
+        StrongSessionSiCycleExists = "strong-session-snapshot-isolation-cycle-exists",
+        StrongSiCycleExists = "strong-snapshot-isolation-cycle-exists",
+        StrongSessionSerCycleExists = "strong-session-serializable-cycle-exists",
+        // C4's patterns (Plume's names, kebab-cased).
+        NotMyOwnWrite = "not-my-own-write",
+        NotMyLastWrite = "not-my-last-write",
+        NonMonoReadCo = "non-mono-read-co",
+        NonMonoReadAo = "non-mono-read-ao",
+        NonMonoReadProcess = "non-mono-read-process",
+        FracturedReadCo = "fractured-read-co",
+        FracturedReadAo = "fractured-read-ao",
+        FracturedReadProcess = "fractured-read-process",
+        CoConflictAo = "co-conflict-ao",
+        ConflictAo = "conflict-ao",
+        ConflictProcess = "conflict-process",
+        CyclicCo = "cyclic-co",
+        NonRepeatableRead = "non-repeatable-read",
+        AbortedRead = "aborted-read",
+        IntermediateRead = "intermediate-read",
+        ThinAirRead = "thin-air-read",
+    }
+}
+
+use AnomalyType::*;
+
+/// Anomaly -> the anomalies it is also an instance of: Elle's
+/// `implied-anomalies`, plus C4's patterns that are Elle's by another name.
+pub(super) const IMPLIED: &[(AnomalyType, &[AnomalyType])] = &[
+    (G0, &[G1c, G0Process]),
+    (G0Process, &[G1cProcess, G0Realtime]),
+    (G0Realtime, &[G1cRealtime]),
+    (G1a, &[G1]),
+    (G1b, &[G1]),
+    (G1c, &[G1, G1cProcess]),
+    (G1cProcess, &[G1cRealtime, G1Process]),
+    (G1cRealtime, &[G1Realtime]),
+    (G1, &[G1Process]),
+    (G1Process, &[G1Realtime]),
+    (
+        GSingleItem,
+        &[GSingle, GSingleItemProcess, GNonadjacentItem],
+    ),
+    (
+        GSingleItemProcess,
+        &[GSingleProcess, GSingleItemRealtime, GNonadjacentItemProcess],
+    ),
+    (
+        GSingleItemRealtime,
+        &[GSingleRealtime, GNonadjacentItemRealtime],
+    ),
+    (GSingle, &[GNonadjacent, GSIb, GSingleProcess]),
+    (GSingleProcess, &[GNonadjacentProcess, GSingleRealtime]),
+    (GSingleRealtime, &[GNonadjacentRealtime]),
+    (
+        GNonadjacentItem,
+        &[GNonadjacent, G2Item, GNonadjacentItemProcess],
+    ),
+    (
+        GNonadjacentItemProcess,
+        &[GNonadjacentProcess, G2ItemProcess, GNonadjacentItemRealtime],
+    ),
+    (
+        GNonadjacentItemRealtime,
+        &[G2ItemRealtime, GNonadjacentRealtime],
+    ),
+    (GNonadjacent, &[G2, GNonadjacentProcess]),
+    (GNonadjacentProcess, &[G2Process, GNonadjacentRealtime]),
+    (GNonadjacentRealtime, &[G2Realtime]),
+    (G2, &[G2Process]),
+    (G2Item, &[G2, G2ItemProcess]),
+    (G2ItemProcess, &[G2Process, G2ItemRealtime]),
+    (G2ItemRealtime, &[G2Realtime]),
+    (G2Process, &[G2Realtime]),
+    (GSIa, &[GSI]),
+    (GSIb, &[GSI]),
+    (IncompatibleOrder, &[G1a]),
+    (FutureRead, &[G1c]),
+    (DirtyUpdate, &[G1a]),
+    (LostUpdate, &[WriteSkew, G2Item]),
+    (WriteSkew, &[G2]),
+    (AbortedRead, &[G1a]),
+    (IntermediateRead, &[G1b]),
+    (ThinAirRead, &[G1a]),
+];
+
+/// C4 findings that need session order: a pattern instance whose
+/// visibility or order runs through a session, or a cycle of session order
+/// and reads (`cyclic-co`). They rule out only models that keep sessions.
+pub(super) const SESSION: &[AnomalyType] = &[
+    CyclicCo,
+    NonMonoReadProcess,
+    FracturedReadProcess,
+    ConflictProcess,
+];
+
+/// An anomaly name no anomaly type has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownAnomaly(pub String);
+
+impl std::fmt::Display for UnknownAnomaly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let known: Vec<&str> = AnomalyType::ALL.iter().map(|a| a.name()).collect();
+        write!(
+            f,
+            "unknown anomaly type `{}`; known types: {}",
+            self.0,
+            known.join(", ")
+        )
+    }
+}
+
+impl AnomalyType {
+    /// Parses a name, with or without a leading colon.
+    pub fn parse(name: &str) -> Result<AnomalyType, UnknownAnomaly> {
+        AnomalyType::from_name(name.trim().trim_start_matches(':'))
+            .ok_or_else(|| UnknownAnomaly(name.to_string()))
+    }
+
+    /// The anomaly types this one is directly also an instance of.
+    pub fn implies(self) -> &'static [AnomalyType] {
+        IMPLIED
+            .iter()
+            .find(|(a, _)| *a == self)
+            .map_or(&[], |p| p.1)
+    }
+
+    /// Whether only models that keep sessions prohibit it.
+    pub fn is_session(self) -> bool {
+        SESSION.contains(&self)
+    }
+
+    /// The checkers that can report an anomaly of exactly this type (an
+    /// anomaly implying it is looked for by its own finders). Empty when
+    /// no checker of elle-si reports it.
+    pub fn finders(self) -> &'static [Checker] {
+        use Checker as C;
+        const SI: C = C::SnapshotIsolation {
+            session: false,
+            realtime: false,
+        };
+        const SI_P: C = C::SnapshotIsolation {
+            session: true,
+            realtime: false,
+        };
+        const SI_R: C = C::SnapshotIsolation {
+            session: true,
+            realtime: true,
+        };
+        const SER: C = C::Serializable {
+            session: false,
+            realtime: false,
+        };
+        const SER_P: C = C::Serializable {
+            session: true,
+            realtime: false,
+        };
+        const SER_R: C = C::Serializable {
+            session: true,
+            realtime: true,
+        };
+        const RC: C = C::ReadCommittedC4 { sessions: false };
+        const RC_P: C = C::ReadCommittedC4 { sessions: true };
+        match self {
+            G1a | G1b | Internal | DirtyUpdate | LostUpdate | FutureRead | IncompatibleOrder
+            | DuplicateElements | ThinAirRead | AbortedRead | IntermediateRead
+            | NonRepeatableRead => &[C::Basic],
+            G0 | G1c => &[RC, SI],
+            G0Process | G1cProcess => &[RC_P, SI_P],
+            G0Realtime | G1cRealtime => &[SI_R],
+            GSingleItem | GNonadjacentItem => &[SI],
+            GSingleItemProcess | GNonadjacentItemProcess => &[SI_P],
+            GSingleItemRealtime | GNonadjacentItemRealtime => &[SI_R],
+            G2Item => &[SER],
+            G2ItemProcess => &[SER_P],
+            G2ItemRealtime => &[SER_R],
+            PlSiCycleExists => &[SI],
+            StrongSessionSiCycleExists => &[SI_P],
+            StrongSiCycleExists => &[SI_R],
+            Pl3CycleExists => &[SER],
+            StrongSessionSerCycleExists => &[SER_P],
+            PlSsCycleExists => &[SER_R],
+            NotMyOwnWrite | NotMyLastWrite | NonMonoReadCo | NonMonoReadAo => &[RC],
+            NonMonoReadProcess | CyclicCo => &[RC_P],
+            FracturedReadCo | FracturedReadAo | FracturedReadProcess => &[C::ReadAtomic],
+            CoConflictAo | ConflictAo | ConflictProcess => &[C::Causal],
+            // Unions of other types (G1, G-single, G2, ...), found through
+            // the types that imply them; and what no checker reports
+            // (predicate reads, Adya's cursor and monotonic phenomena,
+            // cycle-exists markers of levels without a complete checker).
+            _ => &[],
+        }
+    }
+}
+
+/// The kebab-case anomaly name of a C4 pattern (`FracturedReadCO` ->
+/// `fractured-read-co`).
+pub fn pattern_name(pattern: &str) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = pattern.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() {
+            let prev_lower = i > 0 && chars[i - 1].is_ascii_lowercase();
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            let prev_upper = i > 0 && chars[i - 1].is_ascii_uppercase();
+            if i > 0 && (prev_lower || (prev_upper && next_lower)) {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pattern_names() {
+        assert_eq!(pattern_name("FracturedReadCO"), "fractured-read-co");
+        assert_eq!(pattern_name("COConflictAO"), "co-conflict-ao");
+        assert_eq!(pattern_name("NotMyOwnWrite"), "not-my-own-write");
+        assert_eq!(pattern_name("ThinAirRead"), "thin-air-read");
+        assert_eq!(pattern_name("CyclicCO"), "cyclic-co");
+        for p in [
+            "FracturedReadCO",
+            "COConflictAO",
+            "NonRepeatableRead",
+            "AbortedRead",
+        ] {
+            assert!(AnomalyType::parse(&pattern_name(p)).is_ok(), "{p}");
+        }
+    }
+
+    #[test]
+    fn names_parse_back() {
+        for a in AnomalyType::ALL {
+            assert_eq!(AnomalyType::parse(a.name()), Ok(*a));
+        }
+        assert_eq!(AnomalyType::parse(":G2-item"), Ok(G2Item));
+        assert!(
+            AnomalyType::parse("G3")
+                .unwrap_err()
+                .to_string()
+                .contains("G2-item")
+        );
+    }
+}

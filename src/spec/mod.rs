@@ -1,0 +1,85 @@
+//! Elle's contract as one typed specification: every consistency model
+//! Elle knows ([`Model`], `elle.consistency-model`'s `models` graph and
+//! names), every anomaly type ([`AnomalyType`], Elle's `implied-anomalies`
+//! plus C4's patterns and ours), what each model prohibits, and which
+//! elle-si checker decides it ([`Decider`]). Checkers, the generator and the
+//! report read this module; names are parsed into it only at the edges (CLI,
+//! JNI), by [`Model::parse`] and [`AnomalyType::parse`].
+//!
+//! Data flow: a request names models and anomalies; [`lattice`] closes them
+//! over Elle's graphs into the set of prohibited anomaly types; [`Decider`]
+//! and [`AnomalyType::finders`] pick the checkers that look for them; the
+//! anomalies found are judged against the same set, and `:not` /
+//! `:also-not` come from [`lattice::boundary`].
+
+pub mod anomaly;
+pub mod lattice;
+pub mod model;
+
+pub use anomaly::AnomalyType;
+pub use model::Model;
+
+/// Defines a name-carrying enum: every variant, its one spelling, and the
+/// parse from that spelling.
+macro_rules! named {
+    ($(#[$m:meta])* pub enum $E:ident { $($(#[$vm:meta])* $V:ident = $n:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum $E { $($(#[$vm])* $V,)* }
+        impl $E {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [$E] = &[$($E::$V,)*];
+            /// The name Elle (or elle-si, for our own) gives it.
+            pub fn name(self) -> &'static str {
+                match self { $($E::$V => $n,)* }
+            }
+            /// The variant of exactly this name.
+            pub fn from_name(s: &str) -> Option<$E> {
+                match s { $($n => Some($E::$V),)* _ => None }
+            }
+        }
+        impl std::fmt::Display for $E {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+pub(crate) use named;
+
+/// A checker of elle-si, as the specification names it (the check module
+/// maps each to its implementation).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Checker {
+    /// Anomalies seen without a dependency graph (G1a, G1b, internal,
+    /// dirty updates, lost updates, thin-air reads, ...): always run.
+    Basic,
+    /// C4's read committed (Biswas & Enea): with or without session order.
+    ReadCommittedC4 { sessions: bool },
+    /// Cerone's read atomic (with session order).
+    ReadAtomic,
+    /// Cerone's transactional causal consistency.
+    Causal,
+    /// Snapshot isolation over the dependency polygraph; session order
+    /// and real time optional.
+    SnapshotIsolation { session: bool, realtime: bool },
+    /// Serializability over the dependency polygraph.
+    Serializable { session: bool, realtime: bool },
+}
+
+/// How elle-si decides a model.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Decider {
+    /// A checker complete for the model: it rejects exactly the histories
+    /// the model prohibits.
+    Complete(Checker),
+    /// Elle's anomaly set: every anomaly Elle's table prohibits for the
+    /// model is looked for with the checkers that can find it
+    /// ([`AnomalyType::finders`]); the verdict is as complete as Elle's.
+    ElleAnomalies,
+    /// Elle prohibits no anomaly for the model (single-object models,
+    /// view serializability): a stronger model with a complete checker
+    /// implies it, so a history that model accepts is accepted; one it
+    /// rejects is `:unknown`.
+    ImpliedBy(Model),
+}

@@ -1,0 +1,284 @@
+//! Elle's contract through the typed specification: every model name is
+//! accepted and decided through the library entry point, read committed
+//! means Adya's, anomalies asked for alone are looked for (or refused by
+//! name), and a history with no dependency is `:unknown`.
+
+mod common;
+use common::*;
+use elle_si::check::{self, CheckOptions, entry};
+use elle_si::history::Loaded;
+use elle_si::report::{CheckResult, Valid};
+use elle_si::spec::{AnomalyType, Model, lattice};
+
+/// T1 appends to x and y; T2 sees its x and misses its y: read skew
+/// inside one transaction (a G-single, not a G1).
+const READ_SKEW: &str = "\
+{:index 0, :type :invoke, :process 0, :f :txn, :value [[:append :x 1] [:append :y 1]]}
+{:index 1, :type :ok, :process 0, :f :txn, :value [[:append :x 1] [:append :y 1]]}
+{:index 2, :type :invoke, :process 1, :f :txn, :value [[:r :x nil] [:r :y nil]]}
+{:index 3, :type :ok, :process 1, :f :txn, :value [[:r :x [1]] [:r :y []]]}
+";
+
+/// A read of an element nobody appended: a thin-air read, which every
+/// transactional model prohibits.
+const THIN_AIR: &str = "\
+{:index 0, :type :invoke, :process 0, :f :txn, :value [[:append :x 1]]}
+{:index 1, :type :ok, :process 0, :f :txn, :value [[:append :x 1]]}
+{:index 2, :type :invoke, :process 1, :f :txn, :value [[:r :x nil]]}
+{:index 3, :type :ok, :process 1, :f :txn, :value [[:r :x [1 9]]]}
+";
+
+/// A read of an aborted append (G1a).
+const ABORTED_READ: &str = "\
+{:index 0, :type :invoke, :process 0, :f :txn, :value [[:append :x 1]]}
+{:index 1, :type :fail, :process 0, :f :txn, :value [[:append :x 1]]}
+{:index 2, :type :invoke, :process 1, :f :txn, :value [[:r :x nil]]}
+{:index 3, :type :ok, :process 1, :f :txn, :value [[:r :x [1]]]}
+";
+
+/// Write skew: each reads both keys empty and appends to one; a later
+/// read sees both.
+const WRITE_SKEW: &str = "\
+{:index 0, :type :invoke, :process 0, :f :txn, :value [[:r :x nil] [:r :y nil] [:append :x 1]]}
+{:index 1, :type :invoke, :process 1, :f :txn, :value [[:r :x nil] [:r :y nil] [:append :y 1]]}
+{:index 2, :type :ok, :process 0, :f :txn, :value [[:r :x []] [:r :y []] [:append :x 1]]}
+{:index 3, :type :ok, :process 1, :f :txn, :value [[:r :x []] [:r :y []] [:append :y 1]]}
+{:index 4, :type :invoke, :process 2, :f :txn, :value [[:r :x nil] [:r :y nil]]}
+{:index 5, :type :ok, :process 2, :f :txn, :value [[:r :x [1]] [:r :y [1]]]}
+";
+
+fn run(l: &Loaded, models: &[Model], anomalies: &[AnomalyType]) -> CheckResult {
+    entry::check_loaded(
+        l,
+        None,
+        &CheckOptions {
+            models: models.to_vec(),
+            timeout: None,
+            anomalies: anomalies.to_vec(),
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn read_skew_is_read_committed_but_not_read_atomic() {
+    let l = load_str("read-skew.edn", READ_SKEW);
+    let at = |m: &str| run(&l, &[Model::parse(m).unwrap()], &[]).valid;
+    assert_eq!(at("read-committed"), Valid::True);
+    assert_eq!(at("PL-2"), Valid::True);
+    assert_eq!(at("read-uncommitted"), Valid::True);
+    assert_eq!(at("read-atomic"), Valid::False);
+    assert_eq!(at("read-committed-c4"), Valid::False);
+    assert_eq!(at("snapshot-isolation"), Valid::False);
+    assert_eq!(at("consistent-view"), Valid::False);
+    assert_eq!(at("repeatable-read"), Valid::False);
+    let r = run(&l, &[Model::SnapshotIsolation], &[]);
+    assert!(!r.not.contains("read-committed"), "{:?}", r.not);
+}
+
+#[test]
+fn every_accepted_name_is_checked_through_the_entry_point() {
+    let l = load_str("thin-air.edn", THIN_AIR);
+    for name in Model::accepted_names() {
+        let m = Model::parse(name).unwrap();
+        let r = run(&l, &[m], &[]);
+        match m.decider() {
+            // Decided only through a stronger model, which rejects.
+            elle_si::spec::Decider::ImpliedBy(_) => {
+                assert_eq!(r.valid, Valid::Unknown, "{name}")
+            }
+            _ => assert_eq!(r.valid, Valid::False, "{name}: {:?}", r.anomaly_types),
+        }
+    }
+    // And a history they all accept passes each, or is undecided where
+    // the model has no checker of its own.
+    let ok = load(
+        &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test-logs/la-ser-valid.edn"),
+    );
+    for m in Model::ALL {
+        assert_eq!(run(&ok, &[*m], &[]).valid, Valid::True, "{m}");
+    }
+}
+
+#[test]
+fn unknown_names_are_refused_with_the_accepted_ones() {
+    let e = check::resolve_models(&["serialisable".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("serialisable") && e.contains("serializable") && e.contains("ssi"),
+        "{e}"
+    );
+    let e = check::resolve_anomalies(&["G3".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("G3") && e.contains("G2-item"), "{e}");
+}
+
+#[test]
+fn anomalies_alone_are_looked_for() {
+    let skew = load_str("read-skew.edn", READ_SKEW);
+    for a in [
+        AnomalyType::GSingle,
+        AnomalyType::GSingleItem,
+        AnomalyType::G2,
+    ] {
+        assert_eq!(run(&skew, &[], &[a]).valid, Valid::False, "{a}");
+    }
+    assert_eq!(run(&skew, &[], &[AnomalyType::G1]).valid, Valid::True);
+    let g1a = load_str("g1a.edn", ABORTED_READ);
+    for a in [AnomalyType::G1a, AnomalyType::G1] {
+        assert_eq!(run(&g1a, &[], &[a]).valid, Valid::False, "{a}");
+    }
+    let lost = load(
+        &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test-logs/la-lost-update.edn"),
+    );
+    assert_eq!(
+        run(&lost, &[], &[AnomalyType::LostUpdate]).valid,
+        Valid::False
+    );
+    // A write skew is a G2-item that only serializability's checker finds;
+    // next to snapshot isolation, which allows it, it is never passed.
+    let ws = load_str("write-skew.edn", WRITE_SKEW);
+    for a in [AnomalyType::G2Item, AnomalyType::G2] {
+        let r = run(&ws, &[Model::SnapshotIsolation], &[a]);
+        assert_ne!(r.valid, Valid::True, "{a}");
+        assert_ne!(run(&ws, &[], &[a]).valid, Valid::True, "{a}");
+    }
+    assert_eq!(
+        run(&ws, &[Model::SnapshotIsolation], &[]).valid,
+        Valid::True
+    );
+}
+
+#[test]
+fn anomalies_no_checker_finds_are_refused_by_name() {
+    for a in [
+        AnomalyType::GCursor,
+        AnomalyType::PredicateReadMiss,
+        AnomalyType::GUpdate,
+    ] {
+        let o = CheckOptions {
+            models: vec![],
+            timeout: None,
+            anomalies: vec![a],
+        };
+        let e = check::plan(&o).unwrap_err().to_string();
+        assert!(e.contains(a.name()), "{e}");
+    }
+    // Every other type of Elle's graph can be asked for.
+    for a in AnomalyType::ALL {
+        let findable = lattice::anomalies_implying(&[*a])
+            .iter()
+            .any(|b| !b.finders().is_empty());
+        let o = CheckOptions {
+            models: vec![],
+            timeout: None,
+            anomalies: vec![*a],
+        };
+        assert_eq!(check::plan(&o).is_ok(), findable, "{a}");
+    }
+}
+
+#[test]
+fn no_dependency_is_unknown_with_empty_transaction_graph() {
+    let one = load_str(
+        "one.edn",
+        "{:index 0, :type :invoke, :process 0, :f :txn, :value [[:append :x 1]]}\n\
+         {:index 1, :type :ok, :process 0, :f :txn, :value [[:append :x 1]]}\n",
+    );
+    let r = run(&one, &[Model::StrictSerializable], &[]);
+    assert_eq!(r.valid, Valid::Unknown);
+    assert_eq!(r.anomaly_types, vec!["empty-transaction-graph".to_string()]);
+    let info = load_str(
+        "info.edn",
+        "{:index 0, :type :invoke, :process 0, :f :txn, :value [[:append :x 1]]}\n\
+         {:index 1, :type :info, :process 0, :f :txn, :value [[:append :x 1]]}\n\
+         {:index 2, :type :invoke, :process 1, :f :txn, :value [[:r :x nil]]}\n\
+         {:index 3, :type :info, :process 1, :f :txn, :value [[:r :x nil]]}\n",
+    );
+    assert_eq!(
+        run(&info, &[Model::Serializable], &[]).valid,
+        Valid::Unknown
+    );
+    // One read of another's write is an edge.
+    let skew = load_str("read-skew.edn", READ_SKEW);
+    assert!(
+        !run(&skew, &[Model::ReadCommitted], &[])
+            .anomalies
+            .contains_key("empty-transaction-graph")
+    );
+}
+
+#[test]
+fn reported_types_never_rule_out_what_the_history_satisfies() {
+    // On the hand-made logs: the models the result rules out are exactly
+    // ones a checker of elle-si rejects the history at.
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test-logs");
+    for f in [
+        "la-lost-update.edn",
+        "la-long-fork.edn",
+        "la-si-valid.edn",
+        "la-ser-valid.edn",
+    ] {
+        let l = load(&dir.join(f));
+        let r = run(&l, &[Model::StrictSerializable], &[]);
+        for n in r.not.iter().chain(&r.also_not) {
+            let m = Model::parse(n).unwrap();
+            if let elle_si::spec::Decider::Complete(_) = m.decider() {
+                assert_eq!(
+                    run(&l, &[m], &[]).valid,
+                    Valid::False,
+                    "{f}: claims not {n}"
+                );
+            }
+        }
+    }
+}
+
+/// Runs the CLI; exit status and stderr.
+fn cli(args: &[&str], history: &str) -> (i32, String) {
+    let dir = std::env::temp_dir().join(format!("elle-si-spec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join(format!("h{}.edn", history.len()));
+    std::fs::write(&f, history).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .arg("check")
+        .args(args)
+        .arg(&f)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_cli_accepts_and_refuses_as_the_library() {
+    assert_eq!(cli(&["-c", "read-committed"], READ_SKEW).0, 0);
+    assert_eq!(cli(&["-c", "read-atomic"], READ_SKEW).0, 1);
+    // Default: strict-serializable.
+    assert_eq!(cli(&[], READ_SKEW).0, 1);
+    // Anomalies alone, and beside a model that allows them.
+    assert_eq!(cli(&["-a", "G-single"], READ_SKEW).0, 1);
+    assert_eq!(cli(&["-a", "G1"], READ_SKEW).0, 0);
+    assert_ne!(
+        cli(&["-c", "snapshot-isolation", "-a", "G2-item"], WRITE_SKEW).0,
+        0
+    );
+    assert_eq!(cli(&["-c", "snapshot-isolation"], WRITE_SKEW).0, 0);
+    let (code, err) = cli(&["-a", "G-cursor"], READ_SKEW);
+    assert_eq!(code, 3);
+    assert!(err.contains("G-cursor"), "{err}");
+    let (code, err) = cli(&["-c", "serialisable"], READ_SKEW);
+    assert_eq!(code, 3);
+    assert!(
+        err.contains("serialisable") && err.contains("accepted names"),
+        "{err}"
+    );
+    for name in Model::accepted_names() {
+        let (code, err) = cli(&["-c", name], THIN_AIR);
+        assert!(code == 1 || code == 2, "{name}: {code} {err}");
+    }
+}
