@@ -392,8 +392,17 @@ fn run_check(
         };
         let _ = stdout.write_all(text.as_bytes());
         if let Some((dir, plot)) = &folder {
+            // Several files (a store's runs are all history.edn): a
+            // folder each, named by the whole path.
             let dir = if files.len() > 1 {
-                dir.join(f.file_name().unwrap_or(f.as_os_str()))
+                let name: String = f
+                    .display()
+                    .to_string()
+                    .trim_start_matches("./")
+                    .chars()
+                    .map(|c| if c == '/' || c == '\\' { '_' } else { c })
+                    .collect();
+                dir.join(name)
             } else {
                 dir.to_path_buf()
             };

@@ -768,9 +768,12 @@ fn input_error(e: &Error) {
 // from the op maps as `elle_si.HistoryEncoder` writes it from the JVM's.
 
 #[cfg(feature = "jni")]
-fn jni_path(m: &Mutant, models: &[&str]) {
+fn jni_path(m: &Mutant, models: &[Model]) {
     let (values, ops) = encode(&m.ops);
-    let names: Vec<String> = models.iter().map(|m| format!("\"{m}\"")).collect();
+    let names: Vec<String> = models
+        .iter()
+        .map(|m| format!("\"{}\"", m.friendly()))
+        .collect();
     let options = format!(
         "{{:models [{}] :timeout-ms {} :name \"{NAME}\"}}",
         names.join(" "),
