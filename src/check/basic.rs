@@ -1,6 +1,7 @@
 //! Anomalies visible without a dependency graph: reads of aborted writes
-//! (G1a), of intermediate writes (G1b), of values nobody wrote, dirty
-//! updates, and Elle's linear-time lost-update detector.
+//! (G1a), of intermediate writes (G1b), of values nobody wrote, list reads
+//! showing a state that never was, dirty updates, and Elle's linear-time
+//! lost-update detector.
 //!
 //! Reads inside aborted or indeterminate transactions returned nothing we
 //! can trust, so only committed reads are examined.
@@ -14,7 +15,10 @@ use crate::history::model::*;
 pub fn anomalies(h: &History) -> Vec<Anomaly> {
     let mut out = Vec::new();
     match h.workload {
-        Some(Workload::ListAppend) => list_reads(h, &mut out),
+        Some(Workload::ListAppend) => {
+            list_reads(h, &mut out);
+            skipped_appends(h, &mut out);
+        }
         _ => register_reads(h, &mut out),
     }
     intermediate_reads(h, &mut out);
@@ -137,6 +141,103 @@ fn list_reads(h: &History, out: &mut Vec<Anomaly>) {
                 out.push(aborted_read(h, m, r, w, Some(o.elems[p])));
             }
         }
+    }
+}
+
+/// A committed list read that shows a transaction's append without, before
+/// it, an append that transaction made earlier to the key: `[2]` (or
+/// `[2 1]`) after one transaction appended 1 then 2. No execution produces
+/// that list. Elle has no name of its own for it; its nearest is
+/// `incompatible-order`: the read and the writer's own appends (1 before 2)
+/// are two views of the key's list that no single order explains. Reported
+/// once per such position in a key's order, by its shortest committed
+/// reader other than the writer, with both views as `:values`.
+fn skipped_appends(h: &History, out: &mut Vec<Anomaly>) {
+    // Each write's first position in its key's order.
+    const ABSENT: u32 = u32::MAX;
+    let mut pos = vec![ABSENT; h.mops.len()];
+    for o in &h.orders {
+        for (p, &w) in o.writes.iter().enumerate() {
+            if w < from::THIN_AIR && pos[w as usize] == ABSENT {
+                pos[w as usize] = p as u32;
+            }
+        }
+    }
+    // (key, position) whose append skips an earlier one of its transaction.
+    let mut bad: FxHashMap<KeyId, Vec<u32>> = FxHashMap::default();
+    // Per key, within one transaction: the furthest position of its
+    // appends so far, or ABSENT once one is missing from the order.
+    let mut furthest: FxHashMap<KeyId, u32> = FxHashMap::default();
+    for t in &h.txns {
+        furthest.clear();
+        for (i, m) in h.mops[t.mops()].iter().enumerate() {
+            if !m.is_write() {
+                continue;
+            }
+            let p = pos[t.start as usize + i];
+            if let Some(&f) = furthest.get(&m.key)
+                && p != ABSENT
+                && (f == ABSENT || f > p)
+            {
+                bad.entry(m.key).or_default().push(p);
+            }
+            let f = furthest.entry(m.key).or_insert(p);
+            if p == ABSENT || *f != ABSENT && p > *f {
+                *f = p;
+            }
+        }
+    }
+    if bad.is_empty() {
+        return;
+    }
+    for ps in bad.values_mut() {
+        ps.sort_unstable();
+    }
+    // The shortest committed regular reader of each bad position.
+    let mut first: FxHashMap<(KeyId, u32), (u32, MopId)> = FxHashMap::default();
+    for (r, m) in committed_reads(h) {
+        let Some(ps) = bad.get(&m.key) else { continue };
+        if m.has(flag::IRREGULAR) {
+            continue;
+        }
+        let o = &h.orders[m.key as usize];
+        for &p in ps.iter().take_while(|&&p| p < m.len) {
+            if h.txn_of(o.writes[p as usize]) == m.txn {
+                continue;
+            }
+            let e = first.entry((m.key, p)).or_insert((m.len, r));
+            if m.len < e.0 {
+                *e = (m.len, r);
+            }
+        }
+    }
+    let mut found: Vec<_> = first.into_iter().collect();
+    found.sort_unstable();
+    for ((k, p), (len, r)) in found {
+        let o = &h.orders[k as usize];
+        let writer = h.txn_of(o.writes[p as usize]);
+        let reader = h.mops[r as usize].txn;
+        let appended: Vec<Val> = h.mops[h.txns[writer as usize].mops()]
+            .iter()
+            .filter(|m| m.is_write() && m.key == k)
+            .map(|m| m.val)
+            .collect();
+        out.push(
+            Anomaly::new("incompatible-order")
+                .txn(reader)
+                .txn(writer)
+                .field("key", Datum::Key(k))
+                .field(
+                    "values",
+                    Datum::List(vec![
+                        Datum::Vals(o.elems[..len as usize].to_vec()),
+                        Datum::Vals(appended),
+                    ]),
+                )
+                .field("op", Datum::Txn(reader))
+                .field("mop", Datum::Mop(r))
+                .field("writer", Datum::Txn(writer)),
+        );
     }
 }
 

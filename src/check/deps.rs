@@ -15,20 +15,42 @@ pub fn external_source(h: &History, m: &Mop, t3: TxnId) -> Option<TxnId> {
 
 /// Which transactions take part: committed ones, and indeterminate ones
 /// somebody read from (those took effect). Aborted transactions and unread
-/// indeterminate ones are left out.
+/// indeterminate ones are left out. A committed list read shows every
+/// append up to its length, not only its last element: an indeterminate
+/// append anywhere in it took effect too (even when the read's last
+/// element is the reader's own append).
 pub fn included(h: &History) -> Vec<bool> {
     let mut inc: Vec<bool> = h
         .txns
         .iter()
         .map(|t| t.status == Status::Committed)
         .collect();
+    // Per list-append key, the longest committed regular read.
+    let mut seen = vec![0u32; h.orders.len()];
     for m in &h.mops {
-        if let Some(w) = m.observed()
-            && h.txns[m.txn as usize].status == Status::Committed
-        {
+        if h.txns[m.txn as usize].status != Status::Committed || !m.is_read() {
+            continue;
+        }
+        if let Some(w) = m.observed() {
             let t = h.txn_of(w);
             if t != m.txn && h.txns[t as usize].status == Status::Indeterminate {
                 inc[t as usize] = true;
+            }
+        }
+        if m.from != from::UNKNOWN
+            && !m.has(flag::IRREGULAR)
+            && let Some(s) = seen.get_mut(m.key as usize)
+        {
+            *s = (*s).max(m.len);
+        }
+    }
+    for (o, &len) in h.orders.iter().zip(&seen) {
+        for &w in o.writes.iter().take(len as usize) {
+            if w < from::THIN_AIR {
+                let t = h.txn_of(w);
+                if h.txns[t as usize].status == Status::Indeterminate {
+                    inc[t as usize] = true;
+                }
             }
         }
     }

@@ -290,20 +290,6 @@ pub const KNOWN_BUGS: &[KnownBug] = &[
         shows: list_read_after_own_append,
     },
     KnownBug {
-        what: "the SI and serializability checkers do not take an :info transaction as \
-               committed when its append is read only inside a list (not as its last \
-               element): its other writes are then not known to have happened",
-        models: Family::Solver,
-        shows: info_append_read_mid_list,
-    },
-    KnownBug {
-        what: "a list read that shows a transaction's append without, before it, the \
-               appends that transaction made earlier to the key (a state no execution \
-               produces: [2] or [2 1] after appends of 1 then 2) is accepted",
-        models: Family::All,
-        shows: list_read_skips_own_earlier_append,
-    },
-    KnownBug {
         what: "read atomic and causal accept a cycle of session order and a list's write \
                order (G0-process: a session appends 1 then 2, a read shows [2 1]), which \
                strong-session read committed rejects",
@@ -321,62 +307,6 @@ pub fn list_read_after_own_append(h: &History) -> bool {
                     if t.ops[..i].iter().any(|p| matches!(p, history::Op::Write(kk, _) if kk == k)))
             })
         })
-}
-
-/// An :info transaction's append read in a list, by no read as its last
-/// element.
-pub fn info_append_read_mid_list(h: &History) -> bool {
-    use history::{Op, Status};
-    let reads: Vec<(u8, &Vec<u32>)> = h
-        .txns
-        .iter()
-        .filter(|t| t.status == Status::Ok)
-        .flat_map(|t| t.ops.iter())
-        .filter_map(|o| {
-            if let Op::Read(k, vs) = o {
-                Some((*k, vs))
-            } else {
-                None
-            }
-        })
-        .collect();
-    h.workload == history::Workload::List
-        && h.txns.iter().filter(|t| t.status == Status::Info).any(|t| {
-            let mine = |k: u8, v: u32| t.ops.contains(&Op::Write(k, v));
-            reads.iter().any(|(k, vs)| vs.iter().any(|&v| mine(*k, v)))
-                && !reads
-                    .iter()
-                    .any(|(k, vs)| vs.last().is_some_and(|&v| mine(*k, v)))
-        })
-}
-
-/// A list read showing some transaction's append but not, before it, that
-/// transaction's previous append to the key.
-pub fn list_read_skips_own_earlier_append(h: &History) -> bool {
-    use history::{Op, Status};
-    h.workload == history::Workload::List
-        && h.txns
-            .iter()
-            .filter(|t| t.status == Status::Ok)
-            .flat_map(|t| t.ops.iter())
-            .any(|o| {
-                let Op::Read(k, vs) = o else { return false };
-                vs.iter().enumerate().any(|(i, v)| {
-                    h.txns.iter().any(|t| {
-                        let mine: Vec<u32> = t
-                            .ops
-                            .iter()
-                            .filter_map(|p| match p {
-                                Op::Write(kk, x) if kk == k => Some(*x),
-                                _ => None,
-                            })
-                            .collect();
-                        mine.iter()
-                            .position(|x| x == v)
-                            .is_some_and(|j| j > 0 && !vs[..i].contains(&mine[j - 1]))
-                    })
-                })
-            })
 }
 
 /// A list history that Biswas & Enea's read committed accepts without
