@@ -439,15 +439,10 @@ fn info_append_read_mid_list() -> History {
 fn known_bug_histories_show_the_bug() {
     // The excuses in the comparison cover these shapes.
     let bugs = oracle_support::KNOWN_BUGS;
-    assert!((bugs[0].shows)(&own_session_append_unseen()));
-    assert!((bugs[0].shows)(&read_after_own_append_then_stale()));
-    assert!((bugs[1].shows)(&info_append_read_mid_list()));
-    assert!(!(bugs[1].shows)(&read_after_own_append_then_stale()));
-    assert!((bugs[2].shows)(&list_read_skips_earlier_append()));
-    assert!(!(bugs[2].shows)(&info_append_read_mid_list()));
-    assert!((bugs[3].shows)(&session_appends_read_reversed()));
-    assert!((bugs[3].shows)(&own_session_append_unseen()));
-    assert!(!(bugs[3].shows)(&read_after_own_append_then_stale()));
+    assert!((bugs[0].shows)(&info_append_read_mid_list()));
+    assert!(!(bugs[0].shows)(&read_after_own_append_then_stale()));
+    assert!((bugs[1].shows)(&list_read_skips_earlier_append()));
+    assert!(!(bugs[1].shows)(&info_append_read_mid_list()));
 }
 
 /// p0: `[:append 0 1]`, then p0: `[:append 0 2]`; p1: `[:r 0 [2 1]]`.
@@ -463,7 +458,6 @@ fn session_appends_read_reversed() -> History {
 }
 
 #[test]
-#[ignore = "checker disagrees with the oracle: read atomic and causal accept a cycle of session order and list write order (G0-process)"]
 fn bug_causal_session_write_order_cycle() {
     for h in [session_appends_read_reversed(), own_session_append_unseen()] {
         agree(
@@ -520,7 +514,6 @@ fn bug_si_info_append_read_mid_list() {
 }
 
 #[test]
-#[ignore = "checker disagrees with the oracle: read committed, read atomic and causal accept a stale read after a list read (following the reader's own append) that saw the writer"]
 fn bug_read_committed_read_after_own_append_then_stale() {
     agree(
         &read_after_own_append_then_stale(),

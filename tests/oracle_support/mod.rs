@@ -258,13 +258,6 @@ impl Family {
 
 pub const KNOWN_BUGS: &[KnownBug] = &[
     KnownBug {
-        what: "the causal checkers take a list read that follows the reader's own append \
-               to the key as internal only: what it saw of others' appends (or did not see) \
-               is not a read from them",
-        models: Family::Causal,
-        shows: list_read_after_own_append,
-    },
-    KnownBug {
         what: "the SI and serializability checkers do not take an :info transaction as \
                committed when its append is read only inside a list (not as its last \
                element): its other writes are then not known to have happened",
@@ -278,25 +271,7 @@ pub const KNOWN_BUGS: &[KnownBug] = &[
         models: Family::All,
         shows: list_read_skips_own_earlier_append,
     },
-    KnownBug {
-        what: "read atomic and causal accept a cycle of session order and a list's write \
-               order (G0-process: a session appends 1 then 2, a read shows [2 1]), which \
-               strong-session read committed rejects",
-        models: Family::AtomicAndCausal,
-        shows: session_write_order_cycle,
-    },
 ];
-
-/// A list read of a key the transaction appended to before.
-pub fn list_read_after_own_append(h: &History) -> bool {
-    h.workload == history::Workload::List
-        && h.txns.iter().any(|t| {
-            t.ops.iter().enumerate().any(|(i, o)| {
-                matches!(o, history::Op::Read(k, _)
-                    if t.ops[..i].iter().any(|p| matches!(p, history::Op::Write(kk, _) if kk == k)))
-            })
-        })
-}
 
 /// An :info transaction's append read in a list, by no read as its last
 /// element.
@@ -352,15 +327,6 @@ pub fn list_read_skips_own_earlier_append(h: &History) -> bool {
                     })
                 })
             })
-}
-
-/// A list history that Biswas & Enea's read committed accepts without
-/// session order and rejects with it.
-pub fn session_write_order_cycle(h: &History) -> bool {
-    let v = oracle(h);
-    h.workload == history::Workload::List
-        && Level::Axiom(Order::None, RC).holds(&v)
-        && !Level::Axiom(Order::Session, RC).holds(&v)
 }
 
 /// One disagreement between the oracle and elle-si.
