@@ -387,8 +387,10 @@ fn derive(ctx: &Ctx, level: Level, redundant_too: bool, mut emit: impl FnMut(Tri
     derive_search(ctx, level, redundant_too, emit);
 }
 
-/// The external reads `derive` answers, in order: the micro-op and the
-/// transaction it read from (`INIT` for the initial state).
+/// The reads from outside the transaction `derive` answers, in order (see
+/// `deps::outside_from`: a list read after the reader's own appends counts
+/// by what it shows before them): the micro-op and the transaction it read
+/// from (`INIT` for the initial state).
 fn external_reads<'a>(ctx: &'a Ctx<'a>, t3: TxnId) -> impl Iterator<Item = (MopId, u32)> + 'a {
     let h = ctx.h;
     h.txns[t3 as usize].mops().filter_map(move |i| {
