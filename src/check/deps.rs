@@ -63,8 +63,8 @@ pub fn included(h: &History) -> Vec<bool> {
         .iter()
         .map(|t| t.status == Status::Committed)
         .collect();
-    for m in &h.mops {
-        if let Some(w) = m.observed()
+    for (i, m) in h.mops.iter().enumerate() {
+        if let Some(w) = outside_from(h, i).filter(|&w| w < from::THIN_AIR)
             && h.txns[m.txn as usize].status == Status::Committed
         {
             let t = h.txn_of(w);
