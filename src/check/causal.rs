@@ -36,7 +36,7 @@ use rustc_hash::FxHashSet;
 
 use crate::anomaly::{Anomaly, Datum};
 use crate::check::clocks::{TreeClock, Vectors};
-use crate::check::deps::{external_source, included, so_edges, wr_edges};
+use crate::check::deps::{external_source, included, outside_from, so_edges, wr_edges};
 use crate::check::graph::{Digraph, sccs, shortest_path};
 use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
@@ -387,16 +387,14 @@ fn derive(ctx: &Ctx, level: Level, redundant_too: bool, mut emit: impl FnMut(Tri
     derive_search(ctx, level, redundant_too, emit);
 }
 
-/// The external reads `derive` answers, in order: the micro-op and the
-/// transaction it read from (`INIT` for the initial state).
+/// The reads from outside the transaction `derive` answers, in order (see
+/// `deps::outside_from`: a list read after the reader's own appends counts
+/// by what it shows before them): the micro-op and the transaction it read
+/// from (`INIT` for the initial state).
 fn external_reads<'a>(ctx: &'a Ctx<'a>, t3: TxnId) -> impl Iterator<Item = (MopId, u32)> + 'a {
     let h = ctx.h;
     h.txns[t3 as usize].mops().filter_map(move |i| {
-        let m = &h.mops[i];
-        if !m.is_read() || !m.has(flag::EXTERNAL) {
-            return None;
-        }
-        let t1 = match m.from {
+        let t1 = match outside_from(h, i)? {
             from::INITIAL => INIT,
             w if w < from::THIN_AIR => {
                 let t1 = h.txn_of(w);
@@ -445,7 +443,7 @@ fn derive_causal(ctx: &Ctx, redundant_too: bool, emit: &mut impl FnMut(Triangle,
             }
             // (A superset of the reads `external_reads` gives is fine.)
             for m in h.txn_mops(t3) {
-                if m.is_read() && m.has(flag::EXTERNAL) && slot[m.key as usize] == u32::MAX {
+                if m.is_read() && slot[m.key as usize] == u32::MAX {
                     slot[m.key as usize] = slot_keys.len() as u32;
                     slot_keys.push(m.key);
                 }
@@ -545,11 +543,7 @@ fn derive_search(
         seen.clear();
         all_from.clear();
         if level == Level::ReadAtomic {
-            all_from.extend(
-                h.mops[txn.mops()]
-                    .iter()
-                    .filter_map(|m| external_source(h, m, t3)),
-            );
+            all_from.extend(txn.mops().filter_map(|i| external_source(h, i, t3)));
             all_from.sort_unstable();
             all_from.dedup();
         }
@@ -915,15 +909,15 @@ fn step(ctx: &Ctx, a: TxnId, b: TxnId, ww: Option<&FxHashSet<(u32, u32)>>) -> Da
             ("value'".into(), Datum::Val(vb)),
         ]);
     }
-    for m in &h.mops[h.txns[b as usize].mops()] {
-        if let Some(w) = m.observed()
-            && m.has(flag::EXTERNAL)
+    for i in h.txns[b as usize].mops() {
+        if let Some(w) = outside_from(h, i)
+            && w < from::THIN_AIR
             && h.txn_of(w) == a
         {
             return Datum::Map(vec![
                 ("type".into(), Datum::kw("wr")),
-                ("key".into(), Datum::Key(m.key)),
-                ("value".into(), Datum::Val(m.val)),
+                ("key".into(), Datum::Key(h.mops[i].key)),
+                ("value".into(), Datum::Val(h.mops[w as usize].val)),
             ]);
         }
     }
@@ -957,10 +951,19 @@ fn rel_of(step: &Datum) -> Option<Rel> {
 }
 
 /// An Elle-named cycle anomaly through `path` (first node repeated last).
+/// One through session order (G0-process, G1c-process) is a cycle of the
+/// level's graph all the same: no commit order extends session order,
+/// reads and the lists' write order, which every level with sessions asks
+/// for. It counts as `CyclicCO` too, the finding that rules out the models
+/// keeping sessions (read atomic and causal as well as strong-session read
+/// committed, which Elle's name alone rules out).
 fn cycle_anomaly(ctx: &Ctx, path: &[u32], ww: Option<&FxHashSet<(u32, u32)>>) -> Anomaly {
     let steps: Vec<Datum> = path.windows(2).map(|w| step(ctx, w[0], w[1], ww)).collect();
     let rels: Vec<Rel> = steps.iter().filter_map(rel_of).collect();
     let mut a = Anomaly::new(cycle::name(&rels));
+    if rels.contains(&Rel::Process) {
+        a = a.pattern("CyclicCO");
+    }
     for &v in &path[..path.len() - 1] {
         a = a.txn(v);
     }
@@ -1120,9 +1123,9 @@ fn instance(
 fn reads_from(h: &History, t3: TxnId, t2: TxnId, read: MopId) -> (bool, bool) {
     let txn = &h.txns[t3 as usize];
     let (mut before, mut after) = (false, false);
-    for (i, m) in h.mops[txn.mops()].iter().enumerate() {
-        if external_source(h, m, t3) == Some(t2) {
-            if (txn.start as usize + i) < read as usize {
+    for i in txn.mops() {
+        if external_source(h, i, t3) == Some(t2) {
+            if i < read as usize {
                 before = true;
             } else {
                 after = true;
@@ -1199,8 +1202,8 @@ fn cyclic_co(ctx: &Ctx, comp: &[u32], out: &mut Vec<Anomaly>) {
         if !ctx.included[t as usize] || txn.status != Status::Committed {
             continue;
         }
-        for m in &h.mops[txn.mops()] {
-            let Some(src) = external_source(h, m, t) else {
+        for i in txn.mops() {
+            let Some(src) = external_source(h, i, t) else {
                 continue;
             };
             let c = comp[t as usize];

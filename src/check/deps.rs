@@ -3,12 +3,53 @@
 
 use crate::history::model::*;
 
-/// The transaction an external read observed, if it is another one.
-pub fn external_source(h: &History, m: &Mop, t3: TxnId) -> Option<TxnId> {
-    if !m.is_read() || !m.has(flag::EXTERNAL) {
+/// What read micro-op `i` observed from outside its transaction: the
+/// write (or a [`from`] constant) an external read returned; for a list
+/// read after its transaction's own appends to the key, which it shows
+/// last, the write of the element before them (or the initial state).
+/// `None` for a read that shows nothing from outside.
+pub fn outside_from(h: &History, i: usize) -> Option<u32> {
+    let m = &h.mops[i];
+    if !m.is_read() {
         return None;
     }
-    let w = m.observed()?;
+    if m.has(flag::EXTERNAL) {
+        return Some(m.from);
+    }
+    if m.has(flag::IRREGULAR) || m.observed().is_none() {
+        return None;
+    }
+    let start = h.txns[m.txn as usize].start as usize;
+    let own = h.mops[start..i]
+        .iter()
+        .filter(|p| p.is_write() && p.key == m.key)
+        .count();
+    let len = m.len as usize;
+    if own == 0 || len < own {
+        return None;
+    }
+    let writes = &h.orders.get(m.key as usize)?.writes;
+    let tail = writes.get(len - own..len)?;
+    if !tail
+        .iter()
+        .all(|&w| w < from::THIN_AIR && h.txn_of(w) == m.txn)
+    {
+        return None;
+    }
+    Some(if len == own {
+        from::INITIAL
+    } else {
+        writes[len - own - 1]
+    })
+}
+
+/// The transaction read micro-op `i` of `t3` observed from outside (see
+/// [`outside_from`]), if it is another one.
+pub fn external_source(h: &History, i: usize, t3: TxnId) -> Option<TxnId> {
+    let w = outside_from(h, i)?;
+    if w >= from::THIN_AIR {
+        return None;
+    }
     let t = h.txn_of(w);
     (t != t3 && h.txns[t as usize].status != Status::Aborted).then_some(t)
 }
@@ -27,11 +68,11 @@ pub fn included(h: &History) -> Vec<bool> {
         .collect();
     // Per list-append key, the longest committed regular read.
     let mut seen = vec![0u32; h.orders.len()];
-    for m in &h.mops {
+    for (i, m) in h.mops.iter().enumerate() {
         if h.txns[m.txn as usize].status != Status::Committed || !m.is_read() {
             continue;
         }
-        if let Some(w) = m.observed() {
+        if let Some(w) = outside_from(h, i).filter(|&w| w < from::THIN_AIR) {
             let t = h.txn_of(w);
             if t != m.txn && h.txns[t as usize].status == Status::Indeterminate {
                 inc[t as usize] = true;
@@ -80,8 +121,8 @@ pub fn wr_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
         if !inc[t as usize] || txn.status != Status::Committed {
             continue;
         }
-        for m in &h.mops[txn.mops()] {
-            if let Some(src) = external_source(h, m, t)
+        for i in txn.mops() {
+            if let Some(src) = external_source(h, i, t)
                 && inc[src as usize]
             {
                 e.push((src, t));

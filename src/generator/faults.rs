@@ -475,6 +475,11 @@ impl<W: Write> Sim<'_, W> {
         if a.reads.iter().any(|r| newer.contains(&r.csn)) {
             return None;
         }
+        // So would having read from W already, in a list read after this
+        // transaction's own appends (what it shows before them).
+        if a.guards.iter().any(|g| g.1 == wcsn) {
+            return None;
+        }
         let co = self.ordered_before(old, w, false)?;
         let later = a.ops[i + 1..]
             .iter()

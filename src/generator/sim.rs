@@ -70,7 +70,7 @@ pub(crate) struct Active {
     pub reads: Vec<ReadRec>,
     /// List reads after own appends: the key and the csn of the last
     /// foreign element shown; commit refuses if the key moved on since.
-    guards: Vec<(u64, Csn)>,
+    pub guards: Vec<(u64, Csn)>,
     /// A commit this transaction must not see on a key, until it reads
     /// from that commit (fractured reads and causality violations hide one
     /// writer from one key).
