@@ -346,15 +346,9 @@ fn library_errors_name_file_line_column_and_reason() {
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
 
-fn scratch_dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("elle-si-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&d).expect("creating a scratch directory");
-    d
-}
-
 #[test]
 fn cli_exits_3_with_file_line_column() {
-    let dir = scratch_dir();
+    let dir = own_dir("cases");
     let mut failures = Vec::new();
     for &(name, text, line, col, reason) in CASES {
         let path = dir.join(name);
@@ -410,8 +404,7 @@ fn nesting_too_deep_is_located() {
 
 #[test]
 fn a_good_file_exits_0() {
-    let dir = scratch_dir().join("good");
-    std::fs::create_dir_all(&dir).expect("scratch");
+    let dir = own_dir("good");
     let path = dir.join("good.edn");
     std::fs::write(&path, format!("{OP}\n{}\n", OP.replace(":invoke", ":ok"))).expect("writing");
     let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
@@ -432,8 +425,7 @@ fn a_good_file_exits_0() {
 fn an_error_at_the_end_of_100_mb_renders_fast() {
     use std::io::Write;
     use std::time::Instant;
-    let dir = scratch_dir().join("big");
-    std::fs::create_dir_all(&dir).expect("scratch");
+    let dir = own_dir("big");
     let path = dir.join("big.edn");
     let mut w = std::io::BufWriter::new(std::fs::File::create(&path).expect("creating"));
     let mut n = 0u64;
@@ -578,8 +570,8 @@ fn a_guessed_format_that_fails_says_what_was_guessed_and_why() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A scratch directory of a test's own (another test removes
-/// [`scratch_dir`] when it ends).
+/// A scratch directory of a test's own: each test removes its own when it
+/// ends, so tests running at once never remove each other's files.
 fn own_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("elle-si-bad-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&d).expect("creating a scratch directory");
@@ -590,9 +582,7 @@ fn own_dir(name: &str) -> PathBuf {
 /// under every output: exit 3 and the located reason, never a panic.
 #[test]
 fn check_refuses_a_value_written_twice_then_again() {
-    // Not scratch_dir(): another test removes that one when it ends.
-    let dir = std::env::temp_dir().join(format!("elle-si-issue-18-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("creating a scratch directory");
+    let dir = own_dir("issue-18");
     let path = dir.join("issue-18.edn");
     std::fs::write(&path, DUP_W).expect("writing the history");
     for output in ["text", "edn", "json"] {

@@ -13,7 +13,7 @@
 
 use std::fmt::Write;
 
-use super::picture::{EdgeKind, Picture, status_color};
+use super::picture::{Edge, EdgeKind, Picture, status_color};
 
 const MARGIN: f64 = 16.0;
 const PAD: f64 = 10.0;
@@ -53,6 +53,44 @@ fn edge_text(kind: EdgeKind, label: &str, inferred: bool) -> (String, String) {
         label.to_string()
     };
     (kind.name().to_string(), rest)
+}
+
+/// One edge as drawn: its path, style and label.
+struct Drawn {
+    path: String,
+    color: &'static str,
+    dashed: bool,
+    marker: String,
+    label_x: f64,
+    label_y: f64,
+    kind: String,
+    rest: String,
+    /// The label sits on a white ground (arcs cross other lines).
+    ground: bool,
+}
+
+impl Drawn {
+    /// Edge `e` of the picture whose arrowheads are prefixed `id`, along
+    /// `path`, its label's baseline starting at `label`.
+    fn new(e: &Edge, id: &str, path: String, label: (f64, f64), ground: bool) -> Drawn {
+        let (kind, rest) = edge_text(e.kind, &e.label, e.inferred);
+        Drawn {
+            path,
+            color: e.kind.color(),
+            dashed: e.inferred,
+            marker: format!("{id}-{}", e.kind.name()),
+            label_x: label.0,
+            label_y: label.1,
+            kind,
+            rest,
+            ground,
+        }
+    }
+
+    /// The estimated width of the label.
+    fn label_width(&self) -> f64 {
+        width(&self.kind) + 6.0 + width(&self.rest)
+    }
 }
 
 /// The SVG of `p`; `id` prefixes the arrowheads' ids (several pictures
@@ -108,17 +146,6 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
     let right = x0 + box_w;
 
     let mut max_x = right;
-    struct Drawn {
-        path: String,
-        color: &'static str,
-        dashed: bool,
-        marker: String,
-        label_x: f64,
-        label_y: f64,
-        kind: String,
-        rest: String,
-        ground: bool,
-    }
     let mut drawn: Vec<Drawn> = Vec::new();
     let mut arcs: Vec<usize> = Vec::new();
     for (i, e) in p.edges.iter().enumerate() {
@@ -128,20 +155,15 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
             } else {
                 (tops[e.from], tops[e.to] + heights[e.to] + 2.0)
             };
-            let (kind, rest) = edge_text(e.kind, &e.label, e.inferred);
-            let lw = width(&kind) + 6.0 + width(&rest);
-            max_x = max_x.max(x + 8.0 + lw);
-            drawn.push(Drawn {
-                path: format!("M{x:.1},{y1:.1} L{x:.1},{y2:.1}"),
-                color: e.kind.color(),
-                dashed: e.inferred,
-                marker: format!("{id}-{}", e.kind.name()),
-                label_x: x + 8.0,
-                label_y: (y1 + y2) / 2.0 + 4.0,
-                kind,
-                rest,
-                ground: false,
-            });
+            let d = Drawn::new(
+                e,
+                id,
+                format!("M{x:.1},{y1:.1} L{x:.1},{y2:.1}"),
+                (x + 8.0, (y1 + y2) / 2.0 + 4.0),
+                false,
+            );
+            max_x = max_x.max(d.label_x + d.label_width());
+            drawn.push(d);
         } else {
             arcs.push(i);
         }
@@ -161,23 +183,18 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
             (y1, y2)
         };
         let crest = right + 0.75 * (bulge - right);
-        let (kind, rest) = edge_text(e.kind, &e.label, e.inferred);
-        let lw = width(&kind) + 6.0 + width(&rest);
-        max_x = max_x.max(crest + 6.0 + lw + 8.0);
-        drawn.push(Drawn {
-            path: format!(
+        let d = Drawn::new(
+            e,
+            id,
+            format!(
                 "M{right:.1},{y1:.1} C{bulge:.1},{y1:.1} {bulge:.1},{y2:.1} {:.1},{y2:.1}",
                 right + 2.0
             ),
-            color: e.kind.color(),
-            dashed: e.inferred,
-            marker: format!("{id}-{}", e.kind.name()),
-            label_x: crest + 6.0,
-            label_y: (y1 + y2) / 2.0 + 4.0,
-            kind,
-            rest,
-            ground: true,
-        });
+            (crest + 6.0, (y1 + y2) / 2.0 + 4.0),
+            true,
+        );
+        max_x = max_x.max(d.label_x + d.label_width() + 8.0);
+        drawn.push(d);
     }
     let used: Vec<EdgeKind> = EdgeKind::ALL
         .into_iter()
@@ -263,7 +280,7 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
     }
     for d in &drawn {
         if d.ground {
-            let lw = width(&d.kind) + 6.0 + width(&d.rest);
+            let lw = d.label_width();
             let _ = writeln!(
                 o,
                 "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"16\" rx=\"3\" fill=\"#ffffff\" fill-opacity=\"0.9\"/>",
