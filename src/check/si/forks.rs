@@ -196,6 +196,19 @@ fn prune(h: &History, g: &Polygraph, level: Level, deadline: Option<Instant>) ->
     for &e in &g.known {
         level.map(&g.edges[e as usize], &mut edges);
     }
+    // PSI: the known anti-dependencies into and out of each transaction.
+    let n = h.txns.len();
+    let (mut rw_in, mut rw_out) = (vec![Vec::new(); n], vec![Vec::new(); n]);
+    let add_rw = |e: EdgeId, rw_in: &mut Vec<Vec<u32>>, rw_out: &mut Vec<Vec<u32>>| {
+        let ed = g.edges[e as usize];
+        if level == Level::ParallelSnapshotIsolation && ed.kind == EdgeKind::Rw {
+            rw_in[ed.b as usize].push(ed.a);
+            rw_out[ed.a as usize].push(ed.b);
+        }
+    };
+    for &e in &g.known {
+        add_rw(e, &mut rw_in, &mut rw_out);
+    }
     let all = vec![true; nodes];
     let mut rounds = 0;
     loop {
@@ -218,14 +231,21 @@ fn prune(h: &History, g: &Polygraph, level: Level, deadline: Option<Instant>) ->
                 match (level, ed.kind) {
                     (Level::Prefix, EdgeKind::Ww) => r.reaches(ed.b, 2 * ed.a),
                     (Level::Prefix, EdgeKind::Rw) => r.reaches(ed.b, 2 * ed.a + 1),
-                    (Level::ParallelSnapshotIsolation, EdgeKind::Ww | EdgeKind::Rw) => {
-                        r.reaches(ed.b, ed.a)
+                    (Level::ParallelSnapshotIsolation, EdgeKind::Rw) => r.reaches(ed.b, ed.a),
+                    // A dependency a -> c closes a cycle, or one with a
+                    // single known anti-dependency next to it.
+                    (Level::ParallelSnapshotIsolation, EdgeKind::Ww) => {
+                        let (a, c) = (ed.a, ed.b);
+                        r.reaches(c, a)
+                            || rw_in[a as usize].iter().any(|&x| r.reaches(c, x))
+                            || rw_out[c as usize].iter().any(|&y| r.reaches(y, a))
                     }
                     _ => false,
                 }
             })
         };
         let mut changed = false;
+        let mut newly: Vec<EdgeId> = Vec::new();
         for (c, con) in g.constraints.iter().enumerate() {
             if forced[c].is_some() {
                 continue;
@@ -246,7 +266,11 @@ fn prune(h: &History, g: &Polygraph, level: Level, deadline: Option<Instant>) ->
             changed = true;
             for &e in if side { &con.either } else { &con.or } {
                 level.map(&g.edges[e as usize], &mut edges);
+                newly.push(e);
             }
+        }
+        for e in newly.drain(..) {
+            add_rw(e, &mut rw_in, &mut rw_out);
         }
         if !changed {
             break;
@@ -277,11 +301,15 @@ pub fn run(
         let o = check(h, level, deadline);
         let s = &o.stats;
         notes.push(format!(
-            "{}: constraints {}, unknown dependencies {}; construct {:.3} s, encode {:.3} s, \
-             solve {:.3} s ({} conflicts and lemmas), interpret {:.3} s",
+            "{}: constraints {} -> {} after {} pruning rounds, unknown dependencies {} -> {}; \
+             construct {:.3} s, prune {:.3} s, solve {:.3} s ({} conflicts and lemmas), \
+             interpret {:.3} s",
             level.name(),
             s.constraints_before,
+            s.constraints_after,
+            s.prune_rounds,
             s.unknown_before,
+            s.unknown_after,
             s.construct_s,
             s.prune_s,
             s.solve_s,
@@ -498,6 +526,7 @@ pub fn check(h: &History, level: Level, deadline: Option<Instant>) -> Outcome {
     stats.prune_s = t1.elapsed().as_secs_f64();
     let t2 = Instant::now();
     let mut lemmas = 0;
+    let mut last: Option<(Vec<bool>, Vec<bool>)> = None;
     let verdict = loop {
         let r = solver.solve_limited_th(&mut Th(&mut theory), &[]);
         if r != lbool::TRUE {
@@ -511,6 +540,18 @@ pub fn check(h: &History, level: Level, deadline: Option<Instant>) -> Outcome {
         if clauses.is_empty() {
             break r;
         }
+        // The latest model: its violations (an anti-dependency that
+        // dependencies lead back from) tell the history's best.
+        let mut open_vars = vars.iter();
+        let pick: Vec<bool> = pruned
+            .forced
+            .iter()
+            .map(|f| match f {
+                Some(side) => *side,
+                None => open_vars.next().is_some_and(|&v| value(v)),
+            })
+            .collect();
+        last = Some((pick, sel.iter().map(|&l| value(l)).collect()));
         lemmas += clauses.len();
         let mut unsat = false;
         for mut c in clauses {
@@ -530,14 +571,17 @@ pub fn check(h: &History, level: Level, deadline: Option<Instant>) -> Outcome {
     if verdict == lbool::FALSE {
         let t3 = Instant::now();
         // Every choice of the constraints has a forbidden cycle: tell the
-        // one of the choice the starting order suggests.
-        let pick: Vec<bool> = g
-            .constraints
-            .iter()
-            .zip(&pruned.forced)
-            .map(|(con, f)| f.unwrap_or(first(con.a) < first(con.c)))
-            .collect();
-        let sel = first_writers(&g);
+        // one of PSI's latest model, else of the choice the starting order
+        // suggests.
+        let (pick, sel) = last.unwrap_or_else(|| {
+            let pick = g
+                .constraints
+                .iter()
+                .zip(&pruned.forced)
+                .map(|(con, f)| f.unwrap_or(first(con.a) < first(con.c)))
+                .collect();
+            (pick, first_writers(&g))
+        });
         out.anomalies.extend(witness(h, &g, level, &pick, &sel));
         if out.anomalies.is_empty() {
             out.anomalies.push(Anomaly::new(level.marker()));
