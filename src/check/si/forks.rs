@@ -60,6 +60,7 @@ use super::prune::{topo_order, topo_order_by};
 use super::{Outcome, Stats, cycle_anomaly, cycle_through, time_keys};
 use crate::anomaly::{Anomaly, Datum};
 use crate::check::clocks::Vectors;
+use crate::check::deps::{external_source, outside_from};
 use crate::check::graph::{Digraph, sccs};
 use crate::history::model::*;
 use crate::spec::Checker;
@@ -354,11 +355,12 @@ pub fn check(h: &History, level: Level, deadline: Option<Instant>) -> Outcome {
         session: true,
         realtime: false,
     };
-    let g = polygraph::build(h, variant, deadline);
+    let mut g = polygraph::build(h, variant, deadline);
     if g.too_big || g.cut {
         stats.too_big = g.too_big;
         return undecided(stats);
     }
+    reads_after_own_appends(h, &mut g);
     stats.constraints_before = g.constraints.len();
     stats.constraints_after = g.constraints.len();
     stats.unknown_before = g.unknown_edges;
@@ -593,6 +595,45 @@ pub fn check(h: &History, level: Level, deadline: Option<Instant>) -> Outcome {
     out
 }
 
+/// Write-read edges of list reads after the reader's own appends, from
+/// the writer of the element before them (see `deps::outside_from`). SI's
+/// polygraph leaves them out, as the list order already gives that writer
+/// a write-write edge to the reader, which SI's graph composes with an
+/// anti-dependency as a read would; prefix does not (a lost update is
+/// `WW ; RW`), so the read must count as one.
+fn reads_after_own_appends(h: &History, g: &mut Polygraph) {
+    let mut seen: Vec<(TxnId, TxnId, KeyId)> = Vec::new();
+    for (t, txn) in h.txns.iter().enumerate() {
+        let t = t as TxnId;
+        if !g.included[t as usize] || txn.status != Status::Committed {
+            continue;
+        }
+        for i in txn.mops() {
+            let m = &h.mops[i];
+            if !m.is_read() || m.has(flag::EXTERNAL) {
+                continue;
+            }
+            let (Some(w), Some(src)) = (outside_from(h, i), external_source(h, i, t)) else {
+                continue;
+            };
+            if !g.included[src as usize] || seen.contains(&(src, t, m.key)) {
+                continue;
+            }
+            seen.push((src, t, m.key));
+            g.known.push(g.edges.len() as EdgeId);
+            g.edges.push(Edge {
+                a: src,
+                b: t,
+                kind: EdgeKind::Wr,
+                key: m.key,
+                va: h.mops[w as usize].val,
+                vb: Val::NIL,
+            });
+        }
+        seen.clear();
+    }
+}
+
 /// Each read with several candidate writers read its first one.
 fn first_writers(g: &Polygraph) -> Vec<bool> {
     let mut sel = vec![false; g.selectors as usize];
@@ -756,9 +797,7 @@ fn witness(
     } else if level == Level::ParallelSnapshotIsolation {
         // `Dep` is acyclic: an anti-dependency that it leads back from,
         // tried where a topological order of `Dep` puts its head first.
-        let Some(topo) = topo_order(&dg, &vec![true; nodes]) else {
-            return None;
-        };
+        let topo = topo_order(&dg, &vec![true; nodes])?;
         let mut rank = vec![0u32; nodes];
         for (i, &v) in topo.iter().enumerate() {
             rank[v as usize] = i as u32;
