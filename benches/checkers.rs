@@ -349,7 +349,14 @@ fn configs(o: &Opts) -> Vec<Config> {
             eprintln!("skipping {}: not found", path.display());
             continue;
         }
-        let mut jobs = lib(&["tcc", "si", "ssi", "ser"]);
+        let mut jobs = lib(&[
+            "tcc",
+            "si",
+            "ssi",
+            "ser",
+            "prefix",
+            "parallel-snapshot-isolation",
+        ]);
         jobs.extend(["si", "ssi"].iter().map(|m| Job::Cli {
             model: m.to_string(),
         }));

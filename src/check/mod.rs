@@ -310,6 +310,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
             }
         }
     }
+    si::forks::run(h, &plan.checkers, deadline, &mut found, &mut notes);
     // Models decided through a stronger one: what that one rejects leaves
     // them undecided.
     let undecided: Vec<String> = plan

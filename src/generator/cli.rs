@@ -43,6 +43,8 @@ pub enum DbArg {
     Causal,
     ReadAtomic,
     ReadCommitted,
+    Prefix,
+    ParallelSnapshotIsolation,
 }
 
 /// Flags of `elle-si gen`. Unset flags take the preset's value, else the
@@ -172,6 +174,8 @@ impl GenArgs {
             DbArg::Causal => Db::Causal,
             DbArg::ReadAtomic => Db::ReadAtomic,
             DbArg::ReadCommitted => Db::ReadCommitted,
+            DbArg::Prefix => Db::Prefix,
+            DbArg::ParallelSnapshotIsolation => Db::ParallelSnapshotIsolation,
         };
         o.replicas = self.replicas;
         o.max_writes_per_key = self.max_writes_per_key;

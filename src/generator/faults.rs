@@ -151,7 +151,7 @@ impl<W: Write> Sim<'_, W> {
                 continue;
             };
             let view = match self.db {
-                Db::Serializable | Db::SnapshotIsolation => View::Prefix {
+                Db::Serializable | Db::SnapshotIsolation | Db::Prefix => View::Prefix {
                     upto: pc - 1,
                     hidden: Vec::new(),
                 },
@@ -159,7 +159,7 @@ impl<W: Write> Sim<'_, W> {
                     upto: pc - 1,
                     extra: Default::default(),
                 },
-                Db::Causal => View::Causal { vc: rec.vc.clone() },
+                Db::Causal | Db::ParallelSnapshotIsolation => View::Causal { vc: rec.vc.clone() },
                 Db::ReadCommitted => return None,
             };
             for o in a.ops.iter().filter(|o| o.read && o.first) {

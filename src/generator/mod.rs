@@ -112,11 +112,19 @@ pub enum Db {
     Causal,
     ReadAtomic,
     ReadCommitted,
+    /// Snapshots of a prefix of the commit order, without first committer
+    /// wins: prefix consistency (lost updates happen, long forks cannot).
+    Prefix,
+    /// Replicas with causal delivery, and a commit refused when a key it
+    /// writes has a version its snapshot does not hold: parallel snapshot
+    /// isolation (long forks happen, lost updates cannot).
+    ParallelSnapshotIsolation,
 }
 
-/// The models the level table speaks of, weakest first. The stores'
+/// The models the level table speaks of, weakest first, then prefix and
+/// parallel snapshot isolation (between causal and SI, apart). The stores'
 /// read committed is C4's.
-const MODELS: [Model; 10] = [
+const MODELS: [Model; 12] = [
     Model::ReadUncommitted,
     Model::ReadCommittedC4,
     Model::ReadAtomic,
@@ -127,6 +135,8 @@ const MODELS: [Model; 10] = [
     Model::Serializable,
     Model::StrongSessionSerializable,
     Model::StrictSerializable,
+    Model::Prefix,
+    Model::ParallelSnapshotIsolation,
 ];
 
 fn model_bit(model: &str) -> Option<u16> {
@@ -143,6 +153,18 @@ impl Db {
         Db::ReadCommitted,
     ];
 
+    /// Every store: [`Db::ALL`] (whose faults the fault tests cover) and
+    /// the prefix and parallel snapshot isolation stores.
+    pub const EVERY: [Db; 7] = [
+        Db::Serializable,
+        Db::SnapshotIsolation,
+        Db::Causal,
+        Db::ReadAtomic,
+        Db::ReadCommitted,
+        Db::Prefix,
+        Db::ParallelSnapshotIsolation,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Db::Serializable => "serializable",
@@ -150,11 +172,13 @@ impl Db {
             Db::Causal => "causal",
             Db::ReadAtomic => "read-atomic",
             Db::ReadCommitted => "read-committed",
+            Db::Prefix => "prefix",
+            Db::ParallelSnapshotIsolation => "parallel-snapshot-isolation",
         }
     }
 
     pub fn parse(s: &str) -> Option<Db> {
-        Db::ALL.into_iter().find(|d| d.name() == s)
+        Db::EVERY.into_iter().find(|d| d.name() == s)
     }
 
     /// The strongest model its histories satisfy, by Elle's name.
@@ -165,16 +189,20 @@ impl Db {
             Db::Causal => "causal-cerone",
             Db::ReadAtomic => "read-atomic",
             Db::ReadCommitted => "read-committed-c4",
+            Db::Prefix => "prefix",
+            Db::ParallelSnapshotIsolation => "parallel-snapshot-isolation",
         }
     }
 
     fn guaranteed(self) -> u16 {
         match self {
-            Db::Serializable => 0b11_1111_1111,
-            Db::SnapshotIsolation => 0b00_0111_1111,
-            Db::Causal => 0b00_0000_1111,
-            Db::ReadAtomic => 0b00_0000_0111,
-            Db::ReadCommitted => 0b00_0000_0011,
+            Db::Serializable => 0b1111_1111_1111,
+            Db::SnapshotIsolation => 0b1100_0111_1111,
+            Db::Causal => 0b0000_0000_1111,
+            Db::ReadAtomic => 0b0000_0000_0111,
+            Db::ReadCommitted => 0b0000_0000_0011,
+            Db::Prefix => 0b0100_0000_1111,
+            Db::ParallelSnapshotIsolation => 0b1000_0000_1111,
         }
     }
 
@@ -251,12 +279,15 @@ impl Fault {
 
     fn violated(self) -> u16 {
         match self {
-            Fault::LostUpdate | Fault::LongFork => 0b11_1111_0000,
-            Fault::FracturedRead | Fault::NonRepeatableRead => 0b11_1111_1100,
-            Fault::CausalityViolation => 0b11_1111_1000,
-            Fault::AbortedRead | Fault::IntermediateRead => 0b11_1111_1110,
-            Fault::StaleSessionRead => 0b11_0110_1100,
-            Fault::ThinAirRead | Fault::DuplicateAppend => 0b11_1111_1111,
+            // Prefix allows a lost update, parallel snapshot isolation a
+            // long fork; both keep sessions.
+            Fault::LostUpdate => 0b1011_1111_0000,
+            Fault::LongFork => 0b0111_1111_0000,
+            Fault::FracturedRead | Fault::NonRepeatableRead => 0b1111_1111_1100,
+            Fault::CausalityViolation => 0b1111_1111_1000,
+            Fault::AbortedRead | Fault::IntermediateRead => 0b1111_1111_1110,
+            Fault::StaleSessionRead => 0b1111_0110_1100,
+            Fault::ThinAirRead | Fault::DuplicateAppend => 0b1111_1111_1111,
         }
     }
 
@@ -551,7 +582,7 @@ mod tests {
     fn fault_table_matches_store_levels() {
         // A store's own faults violate its level; the rest are allowed there.
         for f in Fault::ALL {
-            for db in Db::ALL {
+            for db in Db::EVERY {
                 let hits = f.violates(db.model()) == Some(true);
                 assert_eq!(
                     f.applies_to(db, Workload::ListAppend),
@@ -566,7 +597,30 @@ mod tests {
         assert_eq!(Fault::StaleSessionRead.violates("ssi"), Some(true));
         assert_eq!(Fault::LostUpdate.violates("tcc"), Some(false));
         assert_eq!(Fault::ThinAirRead.violates("read-uncommitted"), Some(true));
-        assert_eq!(Fault::LostUpdate.violates("prefix"), None);
+        assert_eq!(Fault::LostUpdate.violates("prefix"), Some(false));
+        assert_eq!(Fault::LostUpdate.violates("psi"), None);
+        assert_eq!(
+            Fault::LostUpdate.violates("parallel-snapshot-isolation"),
+            Some(true)
+        );
+        assert_eq!(Fault::LongFork.violates("prefix"), Some(true));
+        assert_eq!(
+            Fault::LongFork.violates("parallel-snapshot-isolation"),
+            Some(false)
+        );
+        assert_eq!(Db::Prefix.guarantees("causal-cerone"), Some(true));
+        assert_eq!(
+            Db::Prefix.guarantees("parallel-snapshot-isolation"),
+            Some(false)
+        );
+        assert_eq!(
+            Db::ParallelSnapshotIsolation.guarantees("prefix"),
+            Some(false)
+        );
+        assert_eq!(
+            Db::SnapshotIsolation.guarantees("parallel-snapshot-isolation"),
+            Some(true)
+        );
         assert_eq!(
             Db::SnapshotIsolation.guarantees("serializable"),
             Some(false)
@@ -579,7 +633,7 @@ mod tests {
         for f in Fault::ALL {
             assert_eq!(Fault::parse(f.name()), Some(f));
         }
-        for d in Db::ALL {
+        for d in Db::EVERY {
             assert_eq!(Db::parse(d.name()), Some(d));
         }
     }

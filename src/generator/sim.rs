@@ -221,7 +221,7 @@ pub(crate) const FABRICATED: Csn = Csn::MAX;
 
 impl<'o, W: Write> Sim<'o, W> {
     pub fn new(opts: &'o GenOptions, out: W) -> Sim<'o, W> {
-        let causal = opts.db == Db::Causal;
+        let causal = matches!(opts.db, Db::Causal | Db::ParallelSnapshotIsolation);
         let replicas = if causal { opts.replicas as usize } else { 1 };
         let sessions = (0..opts.sessions)
             .map(|i| Session {
@@ -268,7 +268,7 @@ impl<'o, W: Write> Sim<'o, W> {
         let mut live: Vec<usize> = (0..self.sessions.len())
             .filter(|&s| self.sessions[s].left > 0)
             .collect();
-        let causal = self.db == Db::Causal;
+        let causal = matches!(self.db, Db::Causal | Db::ParallelSnapshotIsolation);
         while !live.is_empty() {
             if causal && self.rng_sched.below(3) == 0 {
                 self.store.replicate(&mut self.rng_store);
@@ -428,12 +428,12 @@ impl<'o, W: Write> Sim<'o, W> {
     fn begin_view(&mut self, s: usize) -> View {
         let last = self.store.last_csn();
         match self.db {
-            Db::Serializable | Db::SnapshotIsolation => View::Prefix {
+            Db::Serializable | Db::SnapshotIsolation | Db::Prefix => View::Prefix {
                 upto: last,
                 hidden: Vec::new(),
             },
             Db::ReadCommitted => View::Latest,
-            Db::Causal => View::Causal {
+            Db::Causal | Db::ParallelSnapshotIsolation => View::Causal {
                 vc: self.store.replicas[self.sessions[s].replica].clone(),
             },
             Db::ReadAtomic => self.atomic_view(s, last),
@@ -594,7 +594,9 @@ impl<'o, W: Write> Sim<'o, W> {
                     }
                 }
             }
-            Db::SnapshotIsolation => {
+            // First committer wins, against the snapshot: at SI a prefix
+            // of the commit order, at PSI the replica's causal snapshot.
+            Db::SnapshotIsolation | Db::ParallelSnapshotIsolation => {
                 for o in writes {
                     if !self.store.visible(&a.view, self.store.latest(o.key)) {
                         ww.push(o.key);

@@ -11,6 +11,11 @@
 //! - serializable: a prefix of the commit order at begin; an updating
 //!   transaction aborts when a key it read or wrote changed since (OCC).
 //! - snapshot isolation: a prefix at begin; first committer wins.
+//! - prefix: a prefix at begin, and no write conflict refused (lost
+//!   updates, no long fork).
+//! - parallel snapshot isolation: the causal store's replica snapshot at
+//!   begin; a commit is refused when a key it writes has a version the
+//!   snapshot lacks (long forks, no lost update).
 //! - causal: each replica's applied set, described by a vector clock;
 //!   replicas apply remote commits in causal order. A list key may only be
 //!   appended at a replica that has applied all its earlier appends, which

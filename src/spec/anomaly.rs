@@ -87,6 +87,14 @@ named! {
         AbortedRead = "aborted-read",
         IntermediateRead = "intermediate-read",
         ThinAirRead = "thin-air-read",
+        /// Ours: a cycle prefix consistency forbids (of dependencies, and
+        /// anti-dependencies each entered by a read or session step) in
+        /// every choice of the write orders; it needs session order.
+        PrefixCycleExists = "prefix-cycle-exists",
+        /// Ours: a cycle parallel snapshot isolation forbids (with at most
+        /// one anti-dependency) in every choice of the write orders; it
+        /// needs session order.
+        PsiCycleExists = "parallel-snapshot-isolation-cycle-exists",
     }
 }
 
@@ -160,6 +168,8 @@ pub(super) const SESSION: &[AnomalyType] = &[
     NonMonoReadProcess,
     FracturedReadProcess,
     ConflictProcess,
+    PrefixCycleExists,
+    PsiCycleExists,
 ];
 
 /// An anomaly name no anomaly type has.
@@ -252,6 +262,8 @@ impl AnomalyType {
             NonMonoReadProcess | CyclicCo => &[RC_P],
             FracturedReadCo | FracturedReadAo | FracturedReadProcess => &[C::ReadAtomic],
             CoConflictAo | ConflictAo | ConflictProcess => &[C::Causal],
+            PrefixCycleExists => &[C::Prefix],
+            PsiCycleExists => &[C::ParallelSnapshotIsolation],
             // Unions of other types (G1, G-single, G2, ...), found through
             // the types that imply them; and what no checker reports
             // (predicate reads, Adya's cursor and monotonic phenomena,

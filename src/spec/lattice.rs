@@ -209,6 +209,33 @@ mod tests {
     }
 
     #[test]
+    fn prefix_and_psi_are_told_apart() {
+        // A long fork rules out prefix, not PSI; a lost update PSI (through
+        // update-atomic), not prefix; neither rules out Adya's SI, which
+        // keeps no sessions.
+        let (not, also) = boundary(&of(&[A::PrefixCycleExists]));
+        assert_eq!(not, set(&["prefix"]));
+        assert!(
+            !also.contains("parallel-snapshot-isolation") && !also.contains("snapshot-isolation")
+        );
+        assert!(also.contains("strong-session-snapshot-isolation"));
+        let (not, also) = boundary(&of(&[A::PsiCycleExists]));
+        assert_eq!(not, set(&["parallel-snapshot-isolation"]));
+        assert!(!also.contains("prefix") && !also.contains("snapshot-isolation"));
+        let (not, also) = boundary(&of(&[A::LostUpdate]));
+        assert!(not.contains("update-atomic") && also.contains("parallel-snapshot-isolation"));
+        assert!(!also.contains("prefix"));
+        let pc = prohibited_by(&[Model::Prefix]);
+        assert!(pc.contains(&A::PrefixCycleExists) && !pc.contains(&A::LostUpdate));
+        assert!(!pc.contains(&A::PsiCycleExists));
+        let psi = prohibited_by(&[Model::ParallelSnapshotIsolation]);
+        assert!(psi.contains(&A::PsiCycleExists) && psi.contains(&A::LostUpdate));
+        assert!(!psi.contains(&A::PrefixCycleExists));
+        let si = prohibited_by(&[Model::SnapshotIsolation]);
+        assert!(!si.contains(&A::PrefixCycleExists) && !si.contains(&A::PsiCycleExists));
+    }
+
+    #[test]
     fn session_findings_rule_out_only_models_that_keep_sessions() {
         for a in super::super::anomaly::SESSION {
             let ms = impossible_models(&of(&[*a]));

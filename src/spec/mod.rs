@@ -65,6 +65,11 @@ pub enum Checker {
     SnapshotIsolation { session: bool, realtime: bool },
     /// Serializability over the dependency polygraph.
     Serializable { session: bool, realtime: bool },
+    /// Prefix consistency over SI's polygraph, with session order.
+    Prefix,
+    /// Parallel snapshot isolation over SI's polygraph, with session
+    /// order.
+    ParallelSnapshotIsolation,
 }
 
 /// How elle-si decides a model.

@@ -215,7 +215,10 @@ pub(super) const PROSCRIBES: &[(Model, &[AnomalyType])] = {
         (MonotonicSnapshotRead, &[A::G1, A::GMsr]),
         (ConsistentView, &[A::G1, A::GSingle]),
         (ForwardConsistentView, &[A::G1, A::GSIbAdya]),
-        (ParallelSnapshotIsolation, &[A::Internal, A::G1a]),
+        (
+            ParallelSnapshotIsolation,
+            &[A::Internal, A::G1a, A::PsiCycleExists],
+        ),
         (
             Serializable,
             &[
@@ -237,7 +240,7 @@ pub(super) const PROSCRIBES: &[(Model, &[AnomalyType])] = {
                 A::ThinAirRead,
             ],
         ),
-        (Prefix, &[A::Internal, A::G1a]),
+        (Prefix, &[A::Internal, A::G1a, A::PrefixCycleExists]),
         (
             SnapshotIsolation,
             &[
@@ -432,6 +435,11 @@ impl Model {
                 Decider::Complete(C::ReadCommittedC4 { sessions: true })
             }
             ReadAtomic => Decider::Complete(C::ReadAtomic),
+            // Elle's read atomic without lost updates: the read atomic
+            // checker, and the lost updates `check::basic` finds.
+            UpdateAtomic => Decider::Complete(C::ReadAtomic),
+            Prefix => Decider::Complete(C::Prefix),
+            ParallelSnapshotIsolation => Decider::Complete(C::ParallelSnapshotIsolation),
             CausalCerone => Decider::Complete(C::Causal),
             SnapshotIsolation => si(false, false),
             StrongSessionSnapshotIsolation => si(true, false),

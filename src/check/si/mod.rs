@@ -18,6 +18,7 @@
 //! is the plain graph.
 
 pub mod acyclic;
+pub mod forks;
 pub mod polygraph;
 pub mod prune;
 
@@ -417,7 +418,7 @@ fn seeded_order(nodes: usize, topo: &[u32], edges: &[(u32, u32)]) -> Option<(Vec
 /// interleaved order of a 400-transaction text history took SI from 1.5M
 /// solver conflicts (40 s) to none; from VeriStrong's session-by-session
 /// write-heavy history it made SI 4x slower.
-fn time_keys(h: &History) -> Option<Vec<u64>> {
+pub(super) fn time_keys(h: &History) -> Option<Vec<u64>> {
     if h.txns
         .iter()
         .all(|t| t.invoke.is_some() && t.complete.index >= 0)
@@ -705,7 +706,7 @@ fn solve(
 
 /// A shortest cycle in G2 through edge `(u -> v)` labelled `e`, as
 /// transaction-level edges in order, starting with `e`.
-fn cycle_through(
+pub(super) fn cycle_through(
     adj: &[Vec<(u32, EdgeId)>],
     u: u32,
     v: u32,
@@ -891,7 +892,7 @@ fn step_datum(h: &History, g: &Polygraph, e: EdgeId) -> Datum {
 }
 
 /// An Elle cycle anomaly from transaction-level edges in order.
-fn cycle_anomaly(h: &History, g: &Polygraph, edges: &[EdgeId]) -> Anomaly {
+pub(super) fn cycle_anomaly(h: &History, g: &Polygraph, edges: &[EdgeId]) -> Anomaly {
     let rels: Vec<Rel> = edges
         .iter()
         .map(|&e| rel(g.edges[e as usize].kind))

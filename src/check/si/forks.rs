@@ -1,0 +1,898 @@
+//! Prefix consistency and parallel snapshot isolation, sound and complete,
+//! over snapshot isolation's polygraph: the two models between SI and
+//! causal consistency, one allowing lost updates and no long fork, the
+//! other long forks and no lost update.
+//!
+//! Theory. Both keep session order (Cerone's models). Write `Dep = SO ∪ WR
+//! ∪ WW` for a choice `WW` of each key's version order and `RW` for the
+//! anti-dependencies it brings.
+//!
+//! - Prefix consistency (Biswas & Enea, OOPSLA'19, §2): some total commit
+//!   order `co ⊇ SO ∪ WR` such that when `t3` reads `x` from `t1` and
+//!   `t2 != t1` writes `x` with `t2 co* t4 (WR ∪ SO) t3`, then `t2 co t1`.
+//!   With `WW = co` restricted to each key, `t1 WW t2` is `t3 RW t2`, so the
+//!   axiom says: for `t4 (SO ∪ WR) t3 RW t2`, `t4 co t2` (strictly).
+//!   Hence a history is prefix consistent iff for some `WW`, `P = Dep ∪
+//!   (SO ∪ WR) ; RW` is acyclic (a topological order of P is the commit
+//!   order; conversely any valid `co` contains P). Unlike SI, an
+//!   anti-dependency after a write-write step (`t2 WW t1 RW t2`: a lost
+//!   update) closes no cycle, and unlike SI there is no write-conflict
+//!   rule. P is plain acyclicity, so SI's machinery carries over with a
+//!   different two-copy graph: node `t0` is "at t", `t1` is "at t, entered
+//!   by a session or read step"; SO/WR `a -> b` is `a0 -> b0` and
+//!   `a0 -> b1`, WW is `a0 -> b0`, RW is `a1 -> b0`. Its cycles are exactly
+//!   P's.
+//! - Parallel snapshot isolation (Sovran et al.; Cerone & Gotsman's
+//!   characterization, JACM'18): some `WW` with `Dep+ ; RW?` irreflexive:
+//!   `Dep` acyclic, and no anti-dependency `u RW v` with `v Dep+ u`: every
+//!   cycle has at least two anti-dependencies. This is not acyclicity of
+//!   one graph (a cycle of two anti-dependencies is allowed whether or not
+//!   they are adjacent), so the solver keeps `Dep` acyclic with the same
+//!   acyclicity theory, and each model it finds is checked for an
+//!   anti-dependency that `Dep` leads back from; each one found becomes a
+//!   clause (not all of the path's and the anti-dependency's conditions)
+//!   and the solver goes on (lazy clause generation). It ends with a model
+//!   that has none (valid) or with no model (a violation).
+//!
+//! The polygraph is SI's with session order: its write orders forced by a
+//! dependency path, its anti-dependencies to the nearest later writer per
+//! session only, its constraints coalesced per pair of writers and its
+//! reads with several candidate writers all hold here, as each rests on
+//! `Dep` being acyclic and on paths of `Dep` after an anti-dependency
+//! (both models forbid a `Dep` cycle; `r RW c` left out for `r RW b Dep+ c`
+//! leaves every forbidden cycle one). SI's pruning is not used: its graph
+//! is SI's.
+//!
+//! Data flow: polygraph -> graph of the known edges (a cycle: violation) ->
+//! SAT with the acyclicity theory over the constraint sides (PSI: plus the
+//! anti-dependency check per model) -> on no model, a cycle of one full
+//! choice of the constraints (every choice has one) told as Elle names it,
+//! its claim narrowed to the model checked.
+
+use std::time::Instant;
+
+use batsat::interface::SolverInterface;
+use batsat::{Lit, lbool};
+
+use super::acyclic::{Acyclic, Order, Th};
+use super::polygraph::{self, Edge, EdgeId, EdgeKind, Polygraph, Variant};
+use super::prune::{topo_order, topo_order_by};
+use super::{Outcome, Stats, cycle_anomaly, cycle_through, time_keys};
+use crate::anomaly::{Anomaly, Datum};
+use crate::check::clocks::Vectors;
+use crate::check::deps::{external_source, outside_from};
+use crate::check::graph::{Digraph, sccs};
+use crate::history::model::*;
+use crate::spec::Checker;
+
+/// The model checked.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    Prefix,
+    ParallelSnapshotIsolation,
+}
+
+impl Level {
+    /// The lattice anomaly a violation found here rules out models by
+    /// (ours: a session finding, as both models keep session order).
+    pub fn marker(self) -> &'static str {
+        match self {
+            Level::Prefix => "prefix-cycle-exists",
+            Level::ParallelSnapshotIsolation => "parallel-snapshot-isolation-cycle-exists",
+        }
+    }
+
+    /// Elle's name of the model.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Prefix => "prefix",
+            Level::ParallelSnapshotIsolation => "parallel-snapshot-isolation",
+        }
+    }
+
+    fn nodes(self, n: usize) -> usize {
+        match self {
+            Level::Prefix => 2 * n,
+            Level::ParallelSnapshotIsolation => n,
+        }
+    }
+
+    /// The edges of the level's graph for a polygraph edge (see the module
+    /// doc); PSI's anti-dependencies are checked apart.
+    fn map(self, e: &Edge, out: &mut Vec<(u32, u32)>) {
+        let (a, b) = (e.a, e.b);
+        match (self, e.kind) {
+            (Level::Prefix, EdgeKind::Ww) => out.push((2 * a, 2 * b)),
+            (Level::Prefix, EdgeKind::Rw) => out.push((2 * a + 1, 2 * b)),
+            (Level::Prefix, _) => {
+                out.push((2 * a, 2 * b));
+                out.push((2 * a, 2 * b + 1));
+            }
+            (Level::ParallelSnapshotIsolation, EdgeKind::Rw) => {}
+            (Level::ParallelSnapshotIsolation, _) => out.push((a, b)),
+        }
+    }
+
+    /// A transaction's first copy.
+    fn first(self, t: TxnId) -> u32 {
+        match self {
+            Level::Prefix => 2 * t,
+            Level::ParallelSnapshotIsolation => t,
+        }
+    }
+
+    /// The transaction of a node.
+    fn txn(self, v: u32) -> TxnId {
+        match self {
+            Level::Prefix => v / 2,
+            Level::ParallelSnapshotIsolation => v,
+        }
+    }
+}
+
+/// The conditions under which each edge of the polygraph holds: a
+/// constraint's side (its variable, or its negation) and a read's chosen
+/// writer (a selector); none for known edges.
+struct Conds {
+    lits: Vec<[Option<Lit>; 2]>,
+    /// Edges of the side pruning ruled out: they never hold.
+    off: Vec<bool>,
+}
+
+impl Conds {
+    fn holds(&self, e: EdgeId, value: &impl Fn(Lit) -> bool) -> bool {
+        !self.off[e as usize] && self.lits[e as usize].iter().flatten().all(|&l| value(l))
+    }
+}
+
+/// Vector clocks over the level's graph (sessions are chains in it): a
+/// transaction's first copy raises its session's entry, so
+/// `reaches(t, x)`, "t's first copy reaches node x", is exact.
+struct Reach {
+    clocks: Vectors,
+    sess: Vec<u32>,
+    pos: Vec<u32>,
+}
+
+impl Reach {
+    fn new(h: &History, level: Level, dg: &Digraph, topo: &[u32]) -> Reach {
+        let sess: Vec<u32> = h.txns.iter().map(|t| t.session).collect();
+        let pos: Vec<u32> = h.txns.iter().map(|t| t.seq + 1).collect();
+        let mut clocks = Vectors::new(dg.len(), h.sessions.len());
+        for &a in topo {
+            let t = level.txn(a);
+            if level.first(t) == a {
+                clocks.raise(a, sess[t as usize], pos[t as usize]);
+            }
+            for &b in dg.out(a) {
+                clocks.join(b, a);
+            }
+        }
+        Reach { clocks, sess, pos }
+    }
+
+    fn reaches(&self, t: TxnId, x: u32) -> bool {
+        self.clocks.get(x, self.sess[t as usize]) >= self.pos[t as usize]
+    }
+}
+
+/// What pruning concluded: the side each constraint must take (true:
+/// `either`), where the other closes a forbidden cycle with the known
+/// edges; or that some constraint can take neither.
+struct Pruned {
+    forced: Vec<Option<bool>>,
+    contradiction: bool,
+    rounds: usize,
+}
+
+/// Prunes to a fixpoint (PolySI's Algorithm 1 on the level's graph): a
+/// side one of whose edges closes a cycle of the known edges (PSI: or an
+/// anti-dependency that they lead back from) cannot hold, whatever the
+/// other constraints choose, so the other side joins the known edges.
+/// Edges under a selector never force anything.
+fn prune(h: &History, g: &Polygraph, level: Level, deadline: Option<Instant>) -> Pruned {
+    let nodes = level.nodes(h.txns.len());
+    let mut forced: Vec<Option<bool>> = vec![None; g.constraints.len()];
+    let mut edges: Vec<(u32, u32)> = Vec::new();
+    for &e in &g.known {
+        level.map(&g.edges[e as usize], &mut edges);
+    }
+    // PSI: the known anti-dependencies into and out of each transaction.
+    let n = h.txns.len();
+    let (mut rw_in, mut rw_out) = (vec![Vec::new(); n], vec![Vec::new(); n]);
+    let add_rw = |e: EdgeId, rw_in: &mut Vec<Vec<u32>>, rw_out: &mut Vec<Vec<u32>>| {
+        let ed = g.edges[e as usize];
+        if level == Level::ParallelSnapshotIsolation && ed.kind == EdgeKind::Rw {
+            rw_in[ed.b as usize].push(ed.a);
+            rw_out[ed.a as usize].push(ed.b);
+        }
+    };
+    for &e in &g.known {
+        add_rw(e, &mut rw_in, &mut rw_out);
+    }
+    let all = vec![true; nodes];
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        let dg = Digraph::from_edges(nodes, &edges);
+        let Some(topo) = topo_order(&dg, &all) else {
+            return Pruned {
+                forced,
+                contradiction: true,
+                rounds,
+            };
+        };
+        if deadline.is_some_and(|d| Instant::now() > d) {
+            break;
+        }
+        let r = Reach::new(h, level, &dg, &topo);
+        let bad = |side: &[EdgeId]| {
+            side.iter().any(|&e| {
+                let ed = g.edges[e as usize];
+                match (level, ed.kind) {
+                    (Level::Prefix, EdgeKind::Ww) => r.reaches(ed.b, 2 * ed.a),
+                    (Level::Prefix, EdgeKind::Rw) => r.reaches(ed.b, 2 * ed.a + 1),
+                    (Level::ParallelSnapshotIsolation, EdgeKind::Rw) => r.reaches(ed.b, ed.a),
+                    // A dependency a -> c closes a cycle, or one with a
+                    // single known anti-dependency next to it.
+                    (Level::ParallelSnapshotIsolation, EdgeKind::Ww) => {
+                        let (a, c) = (ed.a, ed.b);
+                        r.reaches(c, a)
+                            || rw_in[a as usize].iter().any(|&x| r.reaches(c, x))
+                            || rw_out[c as usize].iter().any(|&y| r.reaches(y, a))
+                    }
+                    _ => false,
+                }
+            })
+        };
+        let mut changed = false;
+        let mut newly: Vec<EdgeId> = Vec::new();
+        for (c, con) in g.constraints.iter().enumerate() {
+            if forced[c].is_some() {
+                continue;
+            }
+            let side = match (bad(&con.either), bad(&con.or)) {
+                (true, true) => {
+                    return Pruned {
+                        forced,
+                        contradiction: true,
+                        rounds,
+                    };
+                }
+                (true, false) => false,
+                (false, true) => true,
+                (false, false) => continue,
+            };
+            forced[c] = Some(side);
+            changed = true;
+            for &e in if side { &con.either } else { &con.or } {
+                level.map(&g.edges[e as usize], &mut edges);
+                newly.push(e);
+            }
+        }
+        for e in newly.drain(..) {
+            add_rw(e, &mut rw_in, &mut rw_out);
+        }
+        if !changed {
+            break;
+        }
+    }
+    Pruned {
+        forced,
+        contradiction: false,
+        rounds,
+    }
+}
+
+/// Runs the levels among `checkers`: their anomalies go to `found`
+/// (once per set of transactions), figures to `notes`.
+pub fn run(
+    h: &History,
+    checkers: &std::collections::BTreeSet<Checker>,
+    deadline: Option<Instant>,
+    found: &mut Vec<Anomaly>,
+    notes: &mut Vec<String>,
+) {
+    for &c in checkers {
+        let level = match c {
+            Checker::Prefix => Level::Prefix,
+            Checker::ParallelSnapshotIsolation => Level::ParallelSnapshotIsolation,
+            _ => continue,
+        };
+        let o = check(h, level, deadline);
+        let s = &o.stats;
+        notes.push(format!(
+            "{}: constraints {} -> {} after {} pruning rounds, unknown dependencies {} -> {}; \
+             construct {:.3} s, prune {:.3} s, solve {:.3} s ({} conflicts and lemmas), \
+             interpret {:.3} s",
+            level.name(),
+            s.constraints_before,
+            s.constraints_after,
+            s.prune_rounds,
+            s.unknown_before,
+            s.unknown_after,
+            s.construct_s,
+            s.prune_s,
+            s.solve_s,
+            s.solver_conflicts,
+            s.interpret_s
+        ));
+        if s.too_big {
+            notes.push(format!(
+                "{}: more than {} unordered writer pairs; no verdict",
+                level.name(),
+                polygraph::MAX_PAIRS
+            ));
+        }
+        if o.timed_out {
+            found.push(
+                Anomaly::new("cycle-search-timeout")
+                    .field("does-not-contain", Datum::List(Vec::new())),
+            );
+        }
+        for a in o.anomalies {
+            if !found.iter().any(|g| g.name == a.name && g.txns == a.txns) {
+                found.push(a);
+            }
+        }
+    }
+}
+
+/// Checks one level.
+pub fn check(h: &History, level: Level, deadline: Option<Instant>) -> Outcome {
+    let mut stats = Stats::default();
+    let undecided = |stats: Stats| Outcome {
+        anomalies: Vec::new(),
+        timed_out: true,
+        stats,
+    };
+    if deadline.is_some_and(|d| Instant::now() > d) {
+        return undecided(stats);
+    }
+    let t0 = Instant::now();
+    let variant = Variant {
+        serializable: false,
+        session: true,
+        realtime: false,
+    };
+    let mut g = polygraph::build(h, variant, deadline);
+    if g.too_big || g.cut {
+        stats.too_big = g.too_big;
+        return undecided(stats);
+    }
+    reads_after_own_appends(h, &mut g);
+    stats.constraints_before = g.constraints.len();
+    stats.constraints_after = g.constraints.len();
+    stats.unknown_before = g.unknown_edges;
+    stats.unknown_after = g.unknown_edges;
+    stats.construct_s = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let pruned = prune(h, &g, level, deadline);
+    stats.prune_rounds = pruned.rounds;
+    let open = pruned.forced.iter().filter(|f| f.is_none()).count();
+    stats.constraints_after = open;
+    stats.unknown_after = g
+        .constraints
+        .iter()
+        .zip(&pruned.forced)
+        .filter(|(_, f)| f.is_none())
+        .map(|(con, _)| con.either.len() + con.or.len() + con.either_if.len() + con.or_if.len())
+        .sum();
+    if pruned.contradiction {
+        // Some constraint closes a forbidden cycle either way: every
+        // choice has one.
+        let pick: Vec<bool> = pruned.forced.iter().map(|f| f.unwrap_or(true)).collect();
+        let a = witness(h, &g, level, &pick, &first_writers(&g));
+        stats.prune_s = t1.elapsed().as_secs_f64();
+        return Outcome {
+            anomalies: vec![a.unwrap_or_else(|| Anomaly::new(level.marker()))],
+            timed_out: false,
+            stats,
+        };
+    }
+    let nodes = level.nodes(h.txns.len());
+    let mut known: Vec<(u32, u32)> = Vec::new();
+    for &e in &g.known {
+        level.map(&g.edges[e as usize], &mut known);
+    }
+    for (con, f) in g.constraints.iter().zip(&pruned.forced) {
+        match f {
+            Some(true) => con.either.iter(),
+            Some(false) => con.or.iter(),
+            None => continue,
+        }
+        .for_each(|&e| level.map(&g.edges[e as usize], &mut known));
+    }
+    let dg = Digraph::from_edges(nodes, &known);
+    let all = vec![true; nodes];
+    let keys = time_keys(h);
+    let topo = match &keys {
+        Some(k) => {
+            let prio: Vec<u64> = (0..nodes as u32)
+                .map(|v| 2 * k[level.txn(v) as usize] + u64::from(v % 2))
+                .collect();
+            topo_order_by(&dg, &all, &prio)
+        }
+        None => topo_order(&dg, &all),
+    };
+    let order = topo
+        .as_ref()
+        .and_then(|t| Order::seeded(nodes, t, &known).map(|o| (t, o)));
+    let Some((topo, order)) = order else {
+        // The known edges alone close a cycle.
+        let pick: Vec<bool> = pruned.forced.iter().map(|f| f.unwrap_or(true)).collect();
+        let sel = first_writers(&g);
+        let a = witness(h, &g, level, &pick, &sel);
+        stats.interpret_s = t1.elapsed().as_secs_f64();
+        return Outcome {
+            anomalies: a.into_iter().collect(),
+            timed_out: false,
+            stats,
+        };
+    };
+    let mut rank = vec![0u32; nodes];
+    for (i, &v) in topo.iter().enumerate() {
+        rank[v as usize] = i as u32;
+    }
+    let first = |t: TxnId| -> u32 {
+        match level {
+            Level::Prefix => rank[2 * t as usize],
+            Level::ParallelSnapshotIsolation => rank[t as usize],
+        }
+    };
+    let mut theory = Acyclic::new(order);
+    let mut cb = batsat::callbacks::Basic::default();
+    if let Some(d) = deadline {
+        cb.set_stop(move || Instant::now() > d);
+    }
+    let mut solver: batsat::Solver<batsat::callbacks::Basic> =
+        batsat::Solver::new(Default::default(), cb);
+    let mut conds = Conds {
+        lits: vec![[None, None]; g.edges.len()],
+        off: vec![false; g.edges.len()],
+    };
+    // Selectors: exactly one candidate writer per read, the latest before
+    // the reader in the starting order guessed first.
+    let sel: Vec<Lit> = (0..g.selectors)
+        .map(|_| Lit::new(solver.new_var_default(), true))
+        .collect();
+    for ch in &g.choices {
+        let lits: Vec<Lit> = (0..ch.writers.len())
+            .map(|j| sel[ch.first as usize + j])
+            .collect();
+        solver.add_clause_reuse(&mut lits.clone());
+        for (j, &x) in lits.iter().enumerate() {
+            for &y in &lits[j + 1..] {
+                solver.add_clause_reuse(&mut vec![!x, !y]);
+            }
+        }
+    }
+    let mut buf = Vec::new();
+    let mut group = |theory: &mut Acyclic, lits: Vec<Lit>, es: &[EdgeId]| {
+        let mut edges = Vec::new();
+        for &e in es {
+            buf.clear();
+            level.map(&g.edges[e as usize], &mut buf);
+            edges.extend_from_slice(&buf);
+        }
+        if !edges.is_empty() {
+            theory.add_group(lits, edges);
+        }
+    };
+    for &(s, e) in &g.cond_known {
+        conds.lits[e as usize] = [Some(sel[s as usize]), None];
+        group(&mut theory, vec![sel[s as usize]], &[e]);
+    }
+    for (con, f) in g.constraints.iter().zip(&pruned.forced) {
+        let Some(side) = *f else { continue };
+        let (off, off_if, on_if) = if side {
+            (&con.or, &con.or_if, &con.either_if)
+        } else {
+            (&con.either, &con.either_if, &con.or_if)
+        };
+        for &e in off.iter().chain(off_if.iter().map(|(_, e)| e)) {
+            conds.off[e as usize] = true;
+        }
+        for &(s, e) in on_if {
+            conds.lits[e as usize] = [Some(sel[s as usize]), None];
+            group(&mut theory, vec![sel[s as usize]], &[e]);
+        }
+    }
+    let mut vars: Vec<Lit> = Vec::with_capacity(open);
+    for (con, _) in g
+        .constraints
+        .iter()
+        .zip(&pruned.forced)
+        .filter(|(_, f)| f.is_none())
+    {
+        let a_first = first(con.a) < first(con.c);
+        let v = Lit::new(solver.new_var(lbool::new(a_first), true), true);
+        vars.push(v);
+        for &e in &con.either {
+            conds.lits[e as usize] = [Some(v), None];
+        }
+        for &e in &con.or {
+            conds.lits[e as usize] = [Some(!v), None];
+        }
+        group(&mut theory, vec![v], &con.either);
+        group(&mut theory, vec![!v], &con.or);
+        for &(s, e) in &con.either_if {
+            conds.lits[e as usize] = [Some(v), Some(sel[s as usize])];
+            group(&mut theory, vec![v, sel[s as usize]], &[e]);
+        }
+        for &(s, e) in &con.or_if {
+            conds.lits[e as usize] = [Some(!v), Some(sel[s as usize])];
+            group(&mut theory, vec![!v, sel[s as usize]], &[e]);
+        }
+    }
+    stats.prune_s = t1.elapsed().as_secs_f64();
+    let t2 = Instant::now();
+    let mut lemmas = 0;
+    let mut last: Option<(Vec<bool>, Vec<bool>)> = None;
+    let verdict = loop {
+        let r = solver.solve_limited_th(&mut Th(&mut theory), &[]);
+        if r != lbool::TRUE {
+            break r;
+        }
+        if level == Level::Prefix {
+            break r;
+        }
+        let value = |l: Lit| (solver.value_var(l.var()) ^ !l.sign()) == lbool::TRUE;
+        let clauses = psi_violations(h, &g, &conds, &value);
+        if clauses.is_empty() {
+            break r;
+        }
+        // The latest model: its violations (an anti-dependency that
+        // dependencies lead back from) tell the history's best.
+        let mut open_vars = vars.iter();
+        let pick: Vec<bool> = pruned
+            .forced
+            .iter()
+            .map(|f| match f {
+                Some(side) => *side,
+                None => open_vars.next().is_some_and(|&v| value(v)),
+            })
+            .collect();
+        last = Some((pick, sel.iter().map(|&l| value(l)).collect()));
+        lemmas += clauses.len();
+        let mut unsat = false;
+        for mut c in clauses {
+            unsat |= !solver.add_clause_reuse(&mut c);
+        }
+        if unsat {
+            break lbool::FALSE;
+        }
+    };
+    stats.solver_conflicts = theory.conflicts + lemmas as u64;
+    stats.solve_s = t2.elapsed().as_secs_f64();
+    let mut out = Outcome {
+        anomalies: Vec::new(),
+        timed_out: false,
+        stats,
+    };
+    if verdict == lbool::FALSE {
+        let t3 = Instant::now();
+        // Every choice of the constraints has a forbidden cycle: tell the
+        // one of PSI's latest model, else of the choice the starting order
+        // suggests.
+        let (pick, sel) = last.unwrap_or_else(|| {
+            let pick = g
+                .constraints
+                .iter()
+                .zip(&pruned.forced)
+                .map(|(con, f)| f.unwrap_or(first(con.a) < first(con.c)))
+                .collect();
+            (pick, first_writers(&g))
+        });
+        out.anomalies.extend(witness(h, &g, level, &pick, &sel));
+        if out.anomalies.is_empty() {
+            out.anomalies.push(Anomaly::new(level.marker()));
+        }
+        out.stats.interpret_s = t3.elapsed().as_secs_f64();
+    } else if verdict != lbool::TRUE {
+        out.timed_out = true;
+    }
+    out
+}
+
+/// Write-read edges of list reads after the reader's own appends, from
+/// the writer of the element before them (see `deps::outside_from`). SI's
+/// polygraph leaves them out, as the list order already gives that writer
+/// a write-write edge to the reader, which SI's graph composes with an
+/// anti-dependency as a read would; prefix does not (a lost update is
+/// `WW ; RW`), so the read must count as one.
+fn reads_after_own_appends(h: &History, g: &mut Polygraph) {
+    let mut seen: Vec<(TxnId, TxnId, KeyId)> = Vec::new();
+    for (t, txn) in h.txns.iter().enumerate() {
+        let t = t as TxnId;
+        if !g.included[t as usize] || txn.status != Status::Committed {
+            continue;
+        }
+        for i in txn.mops() {
+            let m = &h.mops[i];
+            if !m.is_read() || m.has(flag::EXTERNAL) {
+                continue;
+            }
+            let (Some(w), Some(src)) = (outside_from(h, i), external_source(h, i, t)) else {
+                continue;
+            };
+            if !g.included[src as usize] || seen.contains(&(src, t, m.key)) {
+                continue;
+            }
+            seen.push((src, t, m.key));
+            g.known.push(g.edges.len() as EdgeId);
+            g.edges.push(Edge {
+                a: src,
+                b: t,
+                kind: EdgeKind::Wr,
+                key: m.key,
+                va: h.mops[w as usize].val,
+                vb: Val::NIL,
+            });
+        }
+        seen.clear();
+    }
+}
+
+/// Each read with several candidate writers read its first one.
+fn first_writers(g: &Polygraph) -> Vec<bool> {
+    let mut sel = vec![false; g.selectors as usize];
+    for ch in &g.choices {
+        sel[ch.first as usize] = true;
+    }
+    sel
+}
+
+/// The edges that hold in a model.
+fn holding(g: &Polygraph, conds: &Conds, value: &impl Fn(Lit) -> bool) -> Vec<EdgeId> {
+    (0..g.edges.len() as EdgeId)
+        .filter(|&e| conds.holds(e, value))
+        .collect()
+}
+
+/// PSI's check of a model whose `Dep` is acyclic: each anti-dependency
+/// `u RW v` with `v Dep+ u`, as the clause that rules out its conditions
+/// and those of the path's edges together. Reachability in `Dep` comes
+/// from vector clocks over sessions (session order is part of `Dep`, so
+/// sessions are chains and the clocks are exact).
+fn psi_violations(
+    h: &History,
+    g: &Polygraph,
+    conds: &Conds,
+    value: &impl Fn(Lit) -> bool,
+) -> Vec<Vec<Lit>> {
+    let n = h.txns.len();
+    let es = holding(g, conds, value);
+    let mut adj: Vec<Vec<(u32, EdgeId)>> = vec![Vec::new(); n];
+    let mut dep = Vec::new();
+    for &e in &es {
+        let ed = g.edges[e as usize];
+        if ed.kind.is_dep() {
+            adj[ed.a as usize].push((ed.b, e));
+            dep.push((ed.a, ed.b));
+        }
+    }
+    let dg = Digraph::from_edges(n, &dep);
+    let Some(topo) = topo_order(&dg, &vec![true; n]) else {
+        return Vec::new();
+    };
+    let r = Reach::new(h, Level::ParallelSnapshotIsolation, &dg, &topo);
+    let reaches = |x: TxnId, y: TxnId| r.reaches(x, y);
+    let mut clauses = Vec::new();
+    for &e in &es {
+        let ed = g.edges[e as usize];
+        if ed.kind.is_dep() || !reaches(ed.b, ed.a) {
+            continue;
+        }
+        let Some(path) = cycle_through(&adj, ed.a, ed.b, e, |_| true, |_| true) else {
+            continue;
+        };
+        let mut clause: Vec<Lit> = path
+            .iter()
+            .flat_map(|&x| conds.lits[x as usize].iter().flatten().map(|&l| !l))
+            .collect();
+        clause.sort_unstable();
+        clause.dedup();
+        clauses.push(clause);
+        if clauses.len() >= MAX_LEMMAS_PER_MODEL {
+            break;
+        }
+    }
+    clauses
+}
+
+/// Most clauses taken from one model: enough to steer the solver, few
+/// enough that a model with many violations costs no more than a search.
+const MAX_LEMMAS_PER_MODEL: usize = 256;
+
+/// Most cycle searches when telling a violation.
+const MAX_WITNESS_SEARCHES: usize = 256;
+
+/// A forbidden cycle of one full choice (`pick[c]`: constraint `c` takes
+/// its `either` side; `sel`: the selectors that hold), as Elle names its
+/// steps, its claim narrowed to the level; None when that choice has none.
+fn witness(
+    h: &History,
+    g: &Polygraph,
+    level: Level,
+    pick: &[bool],
+    sel: &[bool],
+) -> Option<Anomaly> {
+    let mut on: Vec<bool> = vec![false; g.edges.len()];
+    let mut chosen: Vec<Option<usize>> = vec![None; g.edges.len()];
+    for &e in &g.known {
+        on[e as usize] = true;
+    }
+    for &(s, e) in &g.cond_known {
+        on[e as usize] = sel[s as usize];
+    }
+    for (c, con) in g.constraints.iter().enumerate() {
+        let (side, side_if) = if pick[c] {
+            (&con.either, &con.either_if)
+        } else {
+            (&con.or, &con.or_if)
+        };
+        for &e in side {
+            on[e as usize] = true;
+            chosen[e as usize] = Some(c);
+        }
+        for &(s, e) in side_if {
+            on[e as usize] = sel[s as usize];
+            chosen[e as usize] = Some(c);
+        }
+    }
+    let nodes = level.nodes(h.txns.len());
+    let mut adj: Vec<Vec<(u32, EdgeId)>> = vec![Vec::new(); nodes];
+    let mut plain = Vec::new();
+    let mut buf = Vec::new();
+    for e in (0..g.edges.len() as EdgeId).filter(|&e| on[e as usize]) {
+        buf.clear();
+        level.map(&g.edges[e as usize], &mut buf);
+        for &(u, v) in &buf {
+            adj[u as usize].push((v, e));
+            plain.push((u, v));
+        }
+    }
+    // Shortest cycle through an edge: a cycle of the level's graph, else
+    // (PSI) an anti-dependency that dependencies lead back from.
+    let mut best: Option<Vec<EdgeId>> = None;
+    let mut searches = 0;
+    // Cycles of data dependencies alone first (as SI's are told): a
+    // session step rarely explains anything. Then the shortest.
+    let data = |e: EdgeId| g.edges[e as usize].kind != EdgeKind::Process;
+    let key = |c: &[EdgeId]| (!c.iter().all(|&e| data(e)), c.len());
+    let mut consider = |c: Option<Vec<EdgeId>>| {
+        searches += 1;
+        if let Some(c) = c
+            && best.as_ref().is_none_or(|b| key(&c) < key(b))
+        {
+            best = Some(c);
+        }
+        searches < MAX_WITNESS_SEARCHES
+    };
+    let dg = Digraph::from_edges(nodes, &plain);
+    let comps = sccs(&dg);
+    let mut cyclic = vec![false; comps.count()];
+    for c in comps.cyclic(&dg) {
+        cyclic[c as usize] = true;
+    }
+    if cyclic.contains(&true) {
+        'all: for u in 0..nodes as u32 {
+            let cu = comps.comp[u as usize];
+            if !cyclic[cu as usize] {
+                continue;
+            }
+            for &(v, e) in &adj[u as usize] {
+                if comps.comp[v as usize] == cu {
+                    let within = |x: u32| comps.comp[x as usize] == cu;
+                    if data(e) && !consider(cycle_through(&adj, u, v, e, within, data)) {
+                        break 'all;
+                    }
+                    if !consider(cycle_through(&adj, u, v, e, within, |_| true)) {
+                        break 'all;
+                    }
+                }
+            }
+        }
+    } else if level == Level::ParallelSnapshotIsolation {
+        // `Dep` is acyclic: an anti-dependency that it leads back from,
+        // tried where a topological order of `Dep` puts its head first.
+        let topo = topo_order(&dg, &vec![true; nodes])?;
+        let mut rank = vec![0u32; nodes];
+        for (i, &v) in topo.iter().enumerate() {
+            rank[v as usize] = i as u32;
+        }
+        for e in (0..g.edges.len() as EdgeId).filter(|&e| on[e as usize]) {
+            let ed = g.edges[e as usize];
+            if ed.kind == EdgeKind::Rw && rank[ed.b as usize] < rank[ed.a as usize] {
+                if !consider(cycle_through(&adj, ed.a, ed.b, e, |_| true, data)) {
+                    break;
+                }
+                if !consider(cycle_through(&adj, ed.a, ed.b, e, |_| true, |_| true)) {
+                    break;
+                }
+            }
+        }
+    }
+    let cyc = best?;
+    let mut a = cycle_anomaly(h, g, &cyc);
+    a.rules_out = Some(level.marker());
+    let mut unordered: Vec<Datum> = Vec::new();
+    for &e in &cyc {
+        if let Some(c) = chosen[e as usize] {
+            let con = &g.constraints[c];
+            for t in [con.a, con.c] {
+                if !unordered.contains(&Datum::Txn(t)) {
+                    unordered.push(Datum::Txn(t));
+                }
+            }
+        }
+    }
+    if !unordered.is_empty() {
+        // No read fixes these writers' order: this cycle is the one of the
+        // order tried; every other order closes one too.
+        a = a.field("unordered", Datum::List(unordered));
+    }
+    Some(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> History {
+        let l = crate::history::load_bytes(
+            "t.edn",
+            text.as_bytes().to_vec(),
+            crate::history::LoadOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        l.history
+    }
+
+    fn valid(h: &History, level: Level) -> bool {
+        let o = check(h, level, None);
+        assert!(!o.timed_out);
+        o.anomalies.is_empty()
+    }
+
+    const LOST_UPDATE: &str = r#"
+{:type :invoke, :f :txn, :value [[:r :x nil] [:w :x 1]], :process 0, :index 0}
+{:type :invoke, :f :txn, :value [[:r :x nil] [:w :x 2]], :process 1, :index 1}
+{:type :ok, :f :txn, :value [[:r :x nil] [:w :x 1]], :process 0, :index 2}
+{:type :ok, :f :txn, :value [[:r :x nil] [:w :x 2]], :process 1, :index 3}
+"#;
+
+    const LONG_FORK: &str = r#"
+{:type :invoke, :f :txn, :value [[:w :x 1]], :process 0, :index 0}
+{:type :invoke, :f :txn, :value [[:w :y 1]], :process 1, :index 1}
+{:type :invoke, :f :txn, :value [[:r :x nil] [:r :y nil]], :process 2, :index 2}
+{:type :invoke, :f :txn, :value [[:r :x nil] [:r :y nil]], :process 3, :index 3}
+{:type :ok, :f :txn, :value [[:w :x 1]], :process 0, :index 4}
+{:type :ok, :f :txn, :value [[:w :y 1]], :process 1, :index 5}
+{:type :ok, :f :txn, :value [[:r :x 1] [:r :y nil]], :process 2, :index 6}
+{:type :ok, :f :txn, :value [[:r :x nil] [:r :y 1]], :process 3, :index 7}
+"#;
+
+    #[test]
+    fn lost_update_is_prefix_not_psi() {
+        let h = load(LOST_UPDATE);
+        assert!(valid(&h, Level::Prefix));
+        let o = check(&h, Level::ParallelSnapshotIsolation, None);
+        assert_eq!(o.anomalies.len(), 1);
+        let a = &o.anomalies[0];
+        assert_eq!(a.name, "G-single-item");
+        assert_eq!(a.rules_out, Some(Level::ParallelSnapshotIsolation.marker()));
+    }
+
+    #[test]
+    fn long_fork_is_psi_not_prefix() {
+        let h = load(LONG_FORK);
+        assert!(valid(&h, Level::ParallelSnapshotIsolation));
+        let o = check(&h, Level::Prefix, None);
+        assert_eq!(o.anomalies.len(), 1);
+        let a = &o.anomalies[0];
+        assert_eq!(a.name, "G-nonadjacent-item");
+        assert_eq!(a.rules_out, Some(Level::Prefix.marker()));
+    }
+}
