@@ -567,7 +567,9 @@ impl<'a, S: OpSink> EdnReader<'a, S> {
         }
     }
 
-    fn micro_ops(&mut self) -> Result<(), ParseError> {
+    /// Steps into the `[` or `(` here: where it opened, and the bracket
+    /// that closes it.
+    fn open_bracket(&mut self) -> (usize, u8) {
         let open = self.cur.pos;
         let close = if self.cur.peek() == Some(b'[') {
             b']'
@@ -575,6 +577,11 @@ impl<'a, S: OpSink> EdnReader<'a, S> {
             b')'
         };
         self.cur.pos += 1;
+        (open, close)
+    }
+
+    fn micro_ops(&mut self) -> Result<(), ParseError> {
+        let (open, close) = self.open_bracket();
         loop {
             self.cur.skip_ws(2)?;
             let at = self.cur.pos;
@@ -676,13 +683,7 @@ impl<'a, S: OpSink> EdnReader<'a, S> {
     }
 
     fn micro_op(&mut self) -> Result<(), ParseError> {
-        let open = self.cur.pos;
-        let close = if self.cur.peek() == Some(b'[') {
-            b']'
-        } else {
-            b')'
-        };
-        self.cur.pos += 1;
+        let (open, close) = self.open_bracket();
         self.cur.skip_ws(3)?;
         let f_at = self.cur.pos;
         let kind = match self.cur.peek() {
