@@ -616,7 +616,7 @@ impl<'a> Decoder<'a> {
     }
 }
 
-/// Decodes an encoded history and compiles it, as [`history::load`] does a
+/// Decodes an encoded history and compiles it, as [`crate::history::load`] does a
 /// file.
 pub fn decode(values: &[u8], ops: &[u8], opts: &BridgeOptions) -> Result<Loaded, String> {
     let mut d = Decoding::new(opts, false);

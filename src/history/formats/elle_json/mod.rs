@@ -1,5 +1,5 @@
 //! elle-cli's JSON histories (`elle-cli --format json`): [`read`] and
-//! [`write`].
+//! [`write()`].
 
 mod read;
 mod write;
