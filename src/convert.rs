@@ -107,30 +107,17 @@ pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<Not
     let io = |e| Error::io(&out_name, e);
     if opts.to == Format::Text && !input.is_dir() {
         let in_err = |e| Error::io(input.display(), e);
-        let file = std::fs::File::open(&input).map_err(in_err)?;
-        // Mapped here rather than through Source, to drop the pages
-        // already converted: resident memory then stays flat too.
-        // SAFETY: read-only map; as with every mmap reader, a file
-        // truncated under us while we read it can fault.
-        let map = match file.metadata().map_err(in_err)?.len() {
-            0 => None,
-            _ => Some(unsafe { memmap2::Mmap::map(&file) }.map_err(in_err)?),
-        };
-        let bytes: &[u8] = map.as_deref().unwrap_or(&[]);
+        // Read through a source of our own rather than `history::load`, to
+        // release the pages already converted: resident memory then stays
+        // flat too.
+        let source = std::sync::Arc::new(Source::open(&input).map_err(in_err)?);
+        let bytes = source.bytes();
         let from = opts.from.or_else(|| Format::detect(&input, bytes));
         if from == Some(Format::Edn) && opts.load.workload.is_none() {
+            let mut released = 0;
             let mut release = |upto: usize| {
-                if let Some(m) = &map {
-                    // SAFETY: DONTNEED on a read-only file mapping only drops
-                    // pages; touching them again reads them back from the file.
-                    let _ = unsafe {
-                        m.unchecked_advise_range(
-                            memmap2::UncheckedAdvice::DontNeed,
-                            0,
-                            upto & !0xfff,
-                        )
-                    };
-                }
+                source.release(released, upto);
+                released = upto;
             };
             let r = formats::text::stream_from_edn(bytes, &mut sink, &mut notes, &mut release);
             return match r {
@@ -138,10 +125,7 @@ pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<Not
                     sink.flush().map_err(io)?;
                     Ok(notes)
                 }
-                Err(formats::text::StreamError::Parse(e)) => {
-                    let source = std::sync::Arc::new(Source::open(&input).map_err(in_err)?);
-                    Err(e.locate(&source).into())
-                }
+                Err(formats::text::StreamError::Parse(e)) => Err(e.locate(&source).into()),
                 Err(formats::text::StreamError::Io(e)) => Err(io(e)),
             };
         }

@@ -8,18 +8,35 @@
 //! one model every checker reads, [`check`] decides each consistency model,
 //! and [`report`] renders Elle's result map.
 
+#![warn(missing_docs)]
+
+// The lint holds for every new module. These public modules still have
+// undocumented items (issue 21: the documented facade is not finished) and
+// are exempt until they are documented.
+#[allow(missing_docs)]
 pub mod anomaly;
+#[allow(missing_docs)]
 pub mod check;
+#[allow(missing_docs)]
 pub mod convert;
+#[allow(missing_docs)]
 pub mod edn;
+#[allow(missing_docs)]
 pub mod error;
+#[allow(missing_docs)]
 pub mod explain;
+#[allow(missing_docs)]
 pub mod generator;
+#[allow(missing_docs)]
 pub mod history;
 #[cfg(feature = "jni")]
+#[allow(missing_docs)]
 pub mod jni;
+#[allow(missing_docs)]
 pub mod report;
+#[allow(missing_docs)]
 pub mod source;
+#[allow(missing_docs)]
 pub mod spec;
 
 pub use error::{Error, InputError};

@@ -1,6 +1,8 @@
 //! The `elle-si` command: check histories, print their statistics, convert
 //! between formats.
 
+mod cli;
+
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -148,7 +150,7 @@ enum Cmd {
         dbcop_duplicates: String,
     },
     /// Generate a history from a simulated database, with known faults.
-    Gen(elle_si::generator::cli::GenArgs),
+    Gen(cli::generate::GenArgs),
 }
 
 fn parse_format(f: &str) -> Result<Format, Error> {
@@ -523,7 +525,7 @@ fn main() -> ExitCode {
             *workload,
             dbcop_duplicates,
         ),
-        Cmd::Gen(args) => elle_si::generator::cli::run(args),
+        Cmd::Gen(args) => cli::generate::run(args),
     };
     match r {
         Ok(code) => ExitCode::from(code),

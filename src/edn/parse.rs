@@ -2,7 +2,7 @@
 //! stack of open forms, whose lexical pieces (tokens, numbers) are nom
 //! parsers.
 //!
-//! The cursor is shared with the typed op reader in `history::jepsen`, which
+//! The cursor is shared with the typed op reader in `history::formats::edn`, which
 //! reads the keys it knows itself and calls [`Cursor::value`] for the rest.
 //! Nesting is bounded by [`MAX_DEPTH`]: deeper input is an error. The reader
 //! never recurses per level, so no input can overflow the native stack (JNI

@@ -91,8 +91,6 @@ mod rng;
 mod sim;
 mod store;
 
-pub mod cli;
-
 use std::io::Write;
 
 pub use keys::Distribution;

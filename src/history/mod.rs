@@ -3,9 +3,8 @@
 
 pub mod build;
 pub mod formats;
-pub mod jepsen;
 pub mod model;
-pub mod text;
+pub mod pairing;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -123,7 +122,7 @@ pub struct LoadOptions {
 pub fn load(
     path: &Path,
     opts: LoadOptions,
-    progress: Option<jepsen::Progress<'_>>,
+    progress: Option<formats::edn::Progress<'_>>,
 ) -> Result<Loaded, Error> {
     if path.is_dir() {
         return formats::load_dir(path, opts);
@@ -161,7 +160,7 @@ fn load_source(
     source: Arc<Source>,
     path: &Path,
     opts: LoadOptions,
-    progress: Option<jepsen::Progress<'_>>,
+    progress: Option<formats::edn::Progress<'_>>,
     empty_ok: bool,
 ) -> Result<Loaded, Error> {
     let mut notes = formats::Notes::default();
@@ -195,8 +194,8 @@ fn load_source(
         zero_is_initial: false,
     };
     let read = match format {
-        Format::Edn => jepsen::read(&source, bopts, progress),
-        Format::Text => text::read(&source, bopts),
+        Format::Edn => formats::edn::read(&source, bopts, progress),
+        Format::Text => formats::text::read(&source, bopts),
         other => formats::read(&source, other, opts, &mut notes),
     };
     let (history, anomalies) = match (read, why) {

@@ -160,31 +160,5 @@ pub fn result_value(h: &History, r: &CheckResult) -> Value {
     Value::Map(m)
 }
 
-/// EDN as JSON: keywords become strings, maps objects, sets arrays.
-pub fn json(v: &Value) -> serde_json::Value {
-    use serde_json::Value as J;
-    match v {
-        Value::Nil => J::Null,
-        Value::Bool(b) => J::Bool(*b),
-        Value::Int(i) => J::from(*i),
-        Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
-        Value::BigInt(s) | Value::BigDec(s) | Value::Ratio(s) => J::String(s.clone()),
-        Value::Char(c) => J::String(c.to_string()),
-        Value::String(s) | Value::Symbol(s) | Value::Keyword(s) => J::String(s.clone()),
-        Value::List(xs) | Value::Vector(xs) | Value::Set(xs) => {
-            J::Array(xs.iter().map(json).collect())
-        }
-        Value::Map(kvs) => J::Object(
-            kvs.iter()
-                .map(|(k, v)| {
-                    let key = match k {
-                        Value::Keyword(s) | Value::String(s) | Value::Symbol(s) => s.clone(),
-                        other => other.to_string(),
-                    };
-                    (key, json(v))
-                })
-                .collect(),
-        ),
-        Value::Tagged(_, v) => json(v),
-    }
-}
+/// EDN as JSON (see [`crate::edn::to_json`]).
+pub use crate::edn::to_json as json;

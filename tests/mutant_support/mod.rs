@@ -764,7 +764,7 @@ fn input_error(e: &Error) {
 }
 
 // ---------------------------------------------------------------------------
-// The JNI bridge's wire encoding (see the top of src/jni.rs), written here
+// The JNI bridge's wire encoding (see the top of src/jni/wire.rs), written here
 // from the op maps as `elle_si.HistoryEncoder` writes it from the JVM's.
 
 #[cfg(feature = "jni")]

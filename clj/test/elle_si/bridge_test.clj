@@ -156,7 +156,7 @@
 (deftest panic-test
   (native/ensure-loaded!)
   (is (thrown-with-msg? IllegalStateException
-                        #"elle-si internal error.*deliberate panic for the tests: formatted 42 \(at src/jni\.rs:\d+:\d+\)"
+                        #"elle-si internal error.*deliberate panic for the tests: formatted 42 \(at src/jni/ffi\.rs:\d+:\d+\)"
                         (Native/panicForTest (str "formatted " 42))))
   (testing "and then checks go on"
     (is (= {:valid? true} (la/check {:consistency-models [:read-committed]} (history [(la-op "ax1") (la-op "rx1")]))))))

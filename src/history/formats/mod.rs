@@ -1,21 +1,17 @@
-//! The formats of the field beyond Jepsen EDN reading and the text reader:
-//! one file per format, each reading into the [`Builder`] and/or writing
-//! from the compiled [`History`], plus what they share here: notes for
-//! stderr, renumbering into integer-only formats, binary error locations,
-//! and the status mapping of register formats.
+//! The formats of the field: one folder per format holding its reader
+//! (into the [`Builder`]) and its writer (from the compiled [`History`]),
+//! a file for a format that is only read (Cobra, Viper), and what they
+//! share here: detection, notes for stderr, renumbering into integer-only
+//! formats, binary error locations, and the status mapping of register
+//! formats.
 //!
 //! [`Builder`]: crate::history::build::Builder
 
 pub mod cobra;
 pub mod dbcop;
-pub mod dbcop_bincode;
-pub mod dbcop_hist;
-pub mod dbcop_json;
 pub mod edn;
-pub mod edn_stream;
 pub mod elle_json;
 pub mod json_cursor;
-pub mod pairing;
 pub mod text;
 pub mod viper;
 
@@ -398,15 +394,15 @@ pub fn write(
         Format::Text => text::write(h, out, notes),
         Format::DbcopBincode => {
             let p = dbcop::project(h, "dbcop bincode", notes);
-            dbcop_bincode::write(&p, out, notes)
+            dbcop::bincode::write(&p, out, notes)
         }
         Format::DbcopJson => {
             let p = dbcop::project(h, "dbcop JSON", notes);
-            dbcop_json::write(&p, out, notes)
+            dbcop::json::write(&p, out, notes)
         }
         Format::DbcopHist => {
             let p = dbcop::project(h, "dbcop's text form", notes);
-            dbcop_hist::write(&p, out, notes)
+            dbcop::hist::write(&p, out, notes)
         }
         Format::Cobra | Format::Viper => Err(std::io::Error::other(format!(
             "{} is read only",

@@ -134,7 +134,7 @@ fn event(d: &mut DHistory, v: &J, at: usize) -> PResult<DEvent> {
             Some(u) => d.intern_u64(u),
             None => return Err(bad()),
         },
-        Some(J::String(s)) => super::dbcop::var_value(d, s),
+        Some(J::String(s)) => super::var_value(d, s),
         _ => return Err(bad()),
     };
     let val = match ver {

@@ -1,14 +1,11 @@
-//! elle-cli's JSON histories: read and write.
-//!
-//! The file is one JSON array of op objects, e.g.
+//! Reads elle-cli's JSON histories: one JSON array of op objects, e.g.
 //! `{"index": 3, "process": 1, "type": "ok", "f": "txn", "value":
 //! [["append", 255, 8], ["r", 253, [1, 3, 4]]]}`. Ops pair and stand alone
-//! as in EDN (`history::jepsen`); ops whose `process` is not an integer are
-//! skipped. As elle-cli does, the values of `type` and `f` are keywords and
-//! keys and values stay what JSON says (strings stay strings). We write the
-//! same shape, one op per line.
+//! as in EDN (through [`crate::history::pairing`]); ops whose `process` is
+//! not an integer are skipped. As elle-cli does, the values of `type` and
+//! `f` are keywords and keys and values stay what JSON says (strings stay
+//! strings).
 
-use std::io::{self, Write};
 use std::sync::Arc;
 
 use serde_json::Value as J;
@@ -17,12 +14,10 @@ use crate::anomaly::Anomaly;
 use crate::edn::Value;
 use crate::error::{Error, ParseError};
 use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn};
+use crate::history::formats::PResult;
 use crate::history::formats::json_cursor::JsonCursor;
-use crate::history::formats::pairing::{Op, Pairer};
-use crate::history::formats::{Notes, PResult};
-use crate::history::jepsen::OpType;
 use crate::history::model::*;
-use crate::report::render::json;
+use crate::history::pairing::{ClientOp, OpType, Paired, Pairer, on_line};
 use crate::source::Source;
 
 /// Reads an elle-cli JSON history.
@@ -34,7 +29,9 @@ pub fn read(source: &Arc<Source>, opts: BuildOptions) -> Result<(History, Vec<An
 
 fn run(src: &[u8], b: &mut Builder) -> PResult<()> {
     let mut c = JsonCursor::new(src);
-    let mut pairer = Pairer::default();
+    // A JSON op is read whole and not kept: an invocation's micro-ops are
+    // held until its completion.
+    let mut pairer: Pairer<RawTxn> = Pairer::default();
     let mut raw = RawTxn::default();
     let mut line_at = (0usize, 1u32);
     c.array("the history", |c, _| {
@@ -95,7 +92,7 @@ fn run(src: &[u8], b: &mut Builder) -> PResult<()> {
             line,
             offset: at as u64,
         };
-        let op = Op {
+        let op = ClientOp {
             typ,
             process,
             pos,
@@ -103,7 +100,11 @@ fn run(src: &[u8], b: &mut Builder) -> PResult<()> {
             f,
             has_value,
         };
-        pairer.op(op, &raw, &mut |meta, raw| b.push_txn(meta, raw).map(|_| ()))
+        match pairer.op(&op, None, on_line, || raw.clone())? {
+            Paired::Pending => Ok(()),
+            Paired::Txn(meta, None) => b.push_txn(meta, &raw).map(|_| ()),
+            Paired::Txn(meta, Some(inv)) => b.push_txn(meta, &inv.held).map(|_| ()),
+        }
     })?;
     if !c.at_end() {
         return Err(ParseError::new(
@@ -111,9 +112,11 @@ fn run(src: &[u8], b: &mut Builder) -> PResult<()> {
             "unexpected text after the history's closing `]`",
         ));
     }
-    pairer.finish(&mut |meta, raw| b.push_txn(meta, raw).map(|_| ()))?;
+    for (meta, inv) in pairer.finish() {
+        b.push_txn(meta, &inv.held)?;
+        b.stats().dangling_invokes += 1;
+    }
     let s = b.stats();
-    s.dangling_invokes = pairer.dangling;
     s.completions_only = pairer.completions_only();
     Ok(())
 }
@@ -191,59 +194,4 @@ fn plain(v: &J, at: usize) -> PResult<Value> {
                 .collect::<PResult<_>>()?,
         ),
     })
-}
-
-/// Writes a compiled history as elle-cli JSON.
-pub fn write(h: &History, out: &mut dyn Write, notes: &mut Notes) -> io::Result<()> {
-    let (paired, events) = super::edn::op_events(h);
-    let la = h.workload == Some(Workload::ListAppend);
-    let mut w = io::BufWriter::with_capacity(1 << 16, out);
-    let mut keywords = 0u64;
-    w.write_all(b"[")?;
-    for (n, e) in events.iter().enumerate() {
-        let txn = &h.txns[e.txn as usize];
-        let mut m = serde_json::Map::new();
-        m.insert("index".into(), J::from(e.index));
-        if e.pos.time >= 0 {
-            m.insert("time".into(), J::from(e.pos.time));
-        }
-        let typ = if e.invoke {
-            "invoke"
-        } else {
-            txn.status.keyword()
-        };
-        m.insert("type".into(), J::from(typ));
-        m.insert(
-            "process".into(),
-            J::from(h.sessions[txn.session as usize].process),
-        );
-        let f = if txn.f == Val::NIL {
-            J::from("txn")
-        } else {
-            json(&h.value(txn.f))
-        };
-        m.insert("f".into(), f);
-        let mops = txn
-            .mops()
-            .map(|i| {
-                let (f, k, v) = super::edn::mop_parts(h, i as MopId, e.invoke, la);
-                if matches!(k, Value::Keyword(_)) || matches!(v, Value::Keyword(_)) {
-                    keywords += 1;
-                }
-                J::Array(vec![J::from(f), json(&k), json(&v)])
-            })
-            .collect();
-        m.insert("value".into(), J::Array(mops));
-        w.write_all(if n == 0 { b"" } else { b",\n " })?;
-        serde_json::to_writer(&mut w, &J::Object(m))?;
-    }
-    w.write_all(b"]\n")?;
-    w.flush()?;
-    if !paired && !h.txns.is_empty() {
-        notes.add("no invocations in the input: written as completions only");
-    }
-    notes.count(keywords, || {
-        "micro-ops with keyword keys or values written as JSON strings (elle-cli reads them back as strings)".into()
-    });
-    Ok(())
 }

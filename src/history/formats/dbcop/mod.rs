@@ -26,6 +26,10 @@
 //! weigh every choice, the causal ones read the last valid writer and are
 //! settled as under [`Duplicates::LastWriter`].
 
+pub mod bincode;
+pub mod hist;
+pub mod json;
+
 use rustc_hash::FxHashMap;
 
 use crate::anomaly::Anomaly;
@@ -123,7 +127,7 @@ impl DHistory {
     pub fn intern_u64(&mut self, v: u64) -> Val {
         match i64::try_from(v).ok().and_then(Val::int) {
             Some(x) => x,
-            None => self.values.intern(super::u64_value(v)),
+            None => self.values.intern(crate::history::formats::u64_value(v)),
         }
     }
 }
@@ -375,7 +379,7 @@ pub struct OutTxn {
 }
 
 /// The model as dbcop sessions, with integer variables and values (see
-/// [`super::RegisterTxn`] for statuses; value 0 is renumbered, since it
+/// [`crate::history::formats::RegisterTxn`] for statuses; value 0 is renumbered, since it
 /// names the initial state).
 pub struct Projection {
     pub sessions: Vec<Vec<OutTxn>>,
@@ -431,7 +435,7 @@ pub fn project(h: &History, target: &str, notes: &mut Notes) -> Projection {
     for (k, &kv) in h.keys.iter().enumerate() {
         if let Value::String(name) = h.key_value(k as KeyId)
             && is_ident(&name)
-            && !matches!(super::name_value(&name), Value::Int(_))
+            && !matches!(crate::history::formats::name_value(&name), Value::Int(_))
         {
             key_names.insert(keys.get(kv), name);
         }
@@ -488,7 +492,7 @@ impl Projection {
 
 /// A model value for a dbcop variable written as text.
 pub fn var_value(d: &mut DHistory, name: &str) -> Val {
-    match super::name_value(name) {
+    match crate::history::formats::name_value(name) {
         Value::Int(i) => match Val::int(i) {
             Some(v) => v,
             None => d.values.intern(Value::Int(i)),
@@ -516,9 +520,9 @@ pub fn read(
     let name = source.name();
     let bytes = source.bytes();
     let decoded = match kind {
-        Kind::Bincode => super::dbcop_bincode::decode(bytes).map(|(_, d)| d),
-        Kind::Json => super::dbcop_json::decode(bytes),
-        Kind::Hist => super::dbcop_hist::decode(bytes),
+        Kind::Bincode => bincode::decode(bytes).map(|(_, d)| d),
+        Kind::Json => json::decode(bytes),
+        Kind::Hist => hist::decode(bytes),
     };
     let locate = |e: ParseError, d: Option<&DHistory>| -> crate::error::Error {
         if kind == Kind::Bincode {
@@ -528,7 +532,7 @@ pub fn read(
                 }
                 _ => e.message.clone(),
             };
-            super::binary_parse_error(name, e, msg).into()
+            crate::history::formats::binary_parse_error(name, e, msg).into()
         } else {
             e.locate(source).into()
         }

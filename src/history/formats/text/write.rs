@@ -1,14 +1,14 @@
 //! Writes the text format `r(key,value,session,txn)` / `w(...)` (reading is
-//! `history::text`): from a compiled history, or straight from a Jepsen EDN
+//! [`super::read`]): from a compiled history, or straight from a Jepsen EDN
 //! stream, op by op, without building the model.
 //!
 //! The format holds committed register reads and writes, with transaction
 //! id -1 for aborted writes and value 0 for the initial state. So (see
-//! [`super::RegisterTxn`]): aborted transactions keep their writes under
+//! [`crate::history::formats::RegisterTxn`]): aborted transactions keep their writes under
 //! -1, indeterminate ones are written as committed writes, reads of either
 //! are dropped; appends become writes, list reads reads of their last
 //! element; keys, values and sessions it cannot hold are renumbered from
-//! [`super::RENUMBER_BASE`]. Transaction ids count from 0 in output order.
+//! [`crate::history::formats::RENUMBER_BASE`]. Transaction ids count from 0 in output order.
 
 use std::io::{self, Write};
 
@@ -191,11 +191,10 @@ pub fn stream_from_edn(
     consumed: &mut dyn FnMut(usize),
 ) -> Result<(), StreamError> {
     let mut released = 0usize;
-    let mut values = Values::default();
     let mut w = TextWriter::new(out);
     let mut ops = Vec::new();
     let mut io_err: Option<io::Error> = None;
-    let stats = super::edn_stream::for_each_txn(src, &mut values, |meta, raw, _| {
+    let stats = crate::history::formats::edn::for_each_txn(src, |meta, raw| {
         let at = meta.complete.offset as usize;
         if at > released + (64 << 20) {
             released = at;

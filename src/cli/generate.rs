@@ -1,15 +1,18 @@
 //! The `elle-si gen` command line: flags to [`GenOptions`], the history to a
-//! file or stdout, and the fault record beside the file.
+//! file or stdout, and the fault record beside the file. Part of the binary
+//! (clap stays out of the library and the JVM's native library).
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use clap::ValueEnum;
 
-use super::{Db, Distribution, Fault, GenOptions, Preset, faults_edn, generate_to};
-use crate::error::Error;
-use crate::history::{Format, Workload};
+use elle_si::error::Error;
+use elle_si::generator::{Db, Distribution, Fault, GenOptions, Preset, faults_edn, generate_to};
+use elle_si::history::{Format, Workload};
 
+/// PolySI's workload names, as the flag spells them (`general-rh`, ...).
+#[allow(clippy::enum_variant_names)]
 #[derive(Copy, Clone, ValueEnum)]
 pub enum PresetArg {
     GeneralRh,

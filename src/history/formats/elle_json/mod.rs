@@ -1,0 +1,8 @@
+//! elle-cli's JSON histories (`elle-cli --format json`): [`read`] and
+//! [`write()`].
+
+mod read;
+mod write;
+
+pub use read::read;
+pub use write::write;

@@ -1,0 +1,67 @@
+//! Writes elle-cli's JSON histories: the shape [`super::read`] reads, one
+//! op object per line, invocations and completions as in EDN (see
+//! [`crate::history::formats::edn::write`]).
+
+use std::io::{self, Write};
+
+use serde_json::Value as J;
+
+use crate::edn::{Value, to_json as json};
+use crate::history::formats::Notes;
+use crate::history::model::*;
+
+/// Writes a compiled history as elle-cli JSON.
+pub fn write(h: &History, out: &mut dyn Write, notes: &mut Notes) -> io::Result<()> {
+    let (paired, events) = crate::history::formats::edn::op_events(h);
+    let la = h.workload == Some(Workload::ListAppend);
+    let mut w = io::BufWriter::with_capacity(1 << 16, out);
+    let mut keywords = 0u64;
+    w.write_all(b"[")?;
+    for (n, e) in events.iter().enumerate() {
+        let txn = &h.txns[e.txn as usize];
+        let mut m = serde_json::Map::new();
+        m.insert("index".into(), J::from(e.index));
+        if e.pos.time >= 0 {
+            m.insert("time".into(), J::from(e.pos.time));
+        }
+        let typ = if e.invoke {
+            "invoke"
+        } else {
+            txn.status.keyword()
+        };
+        m.insert("type".into(), J::from(typ));
+        m.insert(
+            "process".into(),
+            J::from(h.sessions[txn.session as usize].process),
+        );
+        let f = if txn.f == Val::NIL {
+            J::from("txn")
+        } else {
+            json(&h.value(txn.f))
+        };
+        m.insert("f".into(), f);
+        let mops = txn
+            .mops()
+            .map(|i| {
+                let (f, k, v) =
+                    crate::history::formats::edn::mop_parts(h, i as MopId, e.invoke, la);
+                if matches!(k, Value::Keyword(_)) || matches!(v, Value::Keyword(_)) {
+                    keywords += 1;
+                }
+                J::Array(vec![J::from(f), json(&k), json(&v)])
+            })
+            .collect();
+        m.insert("value".into(), J::Array(mops));
+        w.write_all(if n == 0 { b"" } else { b",\n " })?;
+        serde_json::to_writer(&mut w, &J::Object(m))?;
+    }
+    w.write_all(b"]\n")?;
+    w.flush()?;
+    if !paired && !h.txns.is_empty() {
+        notes.add("no invocations in the input: written as completions only");
+    }
+    notes.count(keywords, || {
+        "micro-ops with keyword keys or values written as JSON strings (elle-cli reads them back as strings)".into()
+    });
+    Ok(())
+}

@@ -1,0 +1,32 @@
+//! The JNI bridge (feature `jni`): the native methods of the Java class
+//! `elle_si.Native`, through which the Clojure library in `clj/` checks
+//! Jepsen histories inside the JVM that ran the test.
+//!
+//! A history crosses the boundary either as the path of a history file (an
+//! archived `history.edn`, read as the CLI reads it) or in a compact binary
+//! encoding (see [`wire`]) that `elle_si.HistoryEncoder` (Java) writes from
+//! the op maps and this module decodes straight into the history model,
+//! pairing invocations with completions as the EDN reader does (through
+//! [`crate::history::pairing`]). The result comes back as the text of
+//! Elle's result map in EDN. Nothing here is global: calls run in parallel
+//! (Jepsen's `checker/compose` runs its checkers under `pmap`).
+//!
+//! One file per job: [`options`] (what the Clojure side asks for),
+//! [`wire`] (the binary encoding of a history, decoded into the
+//! history model), [`stream`] (a history fed
+//! in chunks to a decoding thread), [`bridge`] (checking and rendering the
+//! result map), and `ffi` (the exported native methods: all the unsafe code
+//! of the bridge).
+
+pub mod bridge;
+mod ffi;
+pub mod options;
+pub mod stream;
+#[cfg(test)]
+mod tests;
+pub mod wire;
+
+pub use bridge::{check_encoded, check_file};
+pub use options::BridgeOptions;
+pub use stream::Stream;
+pub use wire::{WIRE_VERSION, decode, write_uv};

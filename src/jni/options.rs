@@ -1,0 +1,156 @@
+//! What the Clojure side asks for: the options map of every native call, as
+//! EDN, parsed into [`BridgeOptions`] and refused by name when it asks for
+//! what cannot be honoured.
+
+use std::time::Duration;
+
+use crate::check::{self, CheckOptions};
+use crate::edn::{self, Value};
+use crate::history::model::*;
+use crate::report::folder;
+
+/// What the Clojure side asks for, as an EDN map:
+/// `{:models ["serializable"] :anomalies ["G1"] :timeout-ms 1000
+///   :workload "list-append" :name "history" :timings true}`.
+#[derive(Debug, Default)]
+pub struct BridgeOptions {
+    pub models: Vec<String>,
+    pub anomalies: Vec<String>,
+    pub timeout: Option<Duration>,
+    pub workload: Option<Workload>,
+    pub name: Option<String>,
+    /// Add `:elle-si/timings` (decode, check, render, in ns) to the result.
+    pub timings: bool,
+    /// Render each op in the anomalies as `#elle-si/op <index>`: the JVM
+    /// holds the history and puts its own op there, and a result with many
+    /// anomalies does not repeat whole ops (reading them back was most of
+    /// the time of a check with 100k anomalies).
+    pub op_refs: bool,
+    /// Elle's `:directory`: write the elle/ folder there (see
+    /// [`crate::report::folder`]), with Elle's plot options
+    /// (`:plot-format`, `:max-plot-bytes`, `:plot-timeout-ms`).
+    pub directory: Option<String>,
+    pub plot: folder::PlotOptions,
+}
+
+pub(super) fn names(v: &Value, what: &str) -> Result<Vec<String>, String> {
+    match v {
+        Value::Nil => Ok(Vec::new()),
+        Value::Vector(xs) | Value::List(xs) | Value::Set(xs) => xs
+            .iter()
+            .map(|x| match x {
+                Value::String(s) | Value::Keyword(s) | Value::Symbol(s) => Ok(s.clone()),
+                other => Err(format!("{what} must be names, found {other}")),
+            })
+            .collect(),
+        other => Err(format!(
+            "{what} must be a collection of names, found {other}"
+        )),
+    }
+}
+
+impl BridgeOptions {
+    pub fn parse(text: &str) -> Result<BridgeOptions, String> {
+        let mut o = BridgeOptions::default();
+        if text.trim().is_empty() {
+            return Ok(o);
+        }
+        let v = edn::read_one(text.as_bytes())
+            .map_err(|e| format!("bad options {text:?}: {}", e.message))?;
+        let Value::Map(entries) = v else {
+            return Err(format!("options must be an EDN map, found {text}"));
+        };
+        for (k, v) in &entries {
+            let Value::Keyword(k) = k else {
+                return Err(format!("option keys must be keywords, found {k}"));
+            };
+            match k.as_str() {
+                "models" => o.models = names(v, ":models")?,
+                "anomalies" => o.anomalies = names(v, ":anomalies")?,
+                "timeout-ms" => match v {
+                    Value::Nil => {}
+                    Value::Int(ms) if *ms >= 0 => {
+                        o.timeout = Some(Duration::from_millis(*ms as u64))
+                    }
+                    other => {
+                        return Err(format!(
+                            ":timeout-ms must be a non-negative integer, found {other}"
+                        ));
+                    }
+                },
+                "workload" => {
+                    o.workload = match v {
+                        Value::Nil => None,
+                        Value::String(s) | Value::Keyword(s) => match s.as_str() {
+                            "list-append" => Some(Workload::ListAppend),
+                            "rw-register" => Some(Workload::RwRegister),
+                            other => {
+                                return Err(format!(
+                                    "unknown workload {other}: expected list-append or rw-register"
+                                ));
+                            }
+                        },
+                        other => return Err(format!(":workload must be a name, found {other}")),
+                    }
+                }
+                "name" => match v {
+                    Value::String(s) => o.name = Some(s.clone()),
+                    Value::Nil => {}
+                    other => return Err(format!(":name must be a string, found {other}")),
+                },
+                "timings" => o.timings = matches!(v, Value::Bool(true)),
+                "op-refs" => o.op_refs = matches!(v, Value::Bool(true)),
+                "directory" => match v {
+                    Value::String(s) => o.directory = Some(s.clone()),
+                    Value::Nil => {}
+                    other => return Err(format!(":directory must be a string, found {other}")),
+                },
+                "plot-format" => match v {
+                    Value::String(s) | Value::Keyword(s) => {
+                        o.plot.format = folder::PlotFormat::parse(s)?
+                    }
+                    Value::Nil => {}
+                    other => return Err(format!(":plot-format must be a name, found {other}")),
+                },
+                "max-plot-bytes" => match v {
+                    Value::Int(n) if *n >= 0 => o.plot.max_plot_bytes = *n as usize,
+                    Value::Nil => {}
+                    other => {
+                        return Err(format!(
+                            ":max-plot-bytes must be a non-negative integer, found {other}"
+                        ));
+                    }
+                },
+                "plot-timeout-ms" => match v {
+                    Value::Int(ms) if *ms >= 0 => {
+                        o.plot.plot_timeout = Duration::from_millis(*ms as u64)
+                    }
+                    Value::Nil => {}
+                    other => {
+                        return Err(format!(
+                            ":plot-timeout must be a non-negative integer, found {other}"
+                        ));
+                    }
+                },
+                other => return Err(format!("unknown option :{other}")),
+            }
+        }
+        Ok(o)
+    }
+
+    /// Parses the model names and Elle's `:anomalies` into a typed request,
+    /// refused (by name) where it cannot be honoured, as the CLI refuses it.
+    ///
+    /// An empty model list is Elle's `:consistency-models nil`: only the
+    /// anomalies (and the ones implying them) are prohibited, looked for by
+    /// whichever checkers can find them ([`check::plan`]).
+    pub(super) fn check_options(&self) -> Result<CheckOptions, String> {
+        let o = CheckOptions {
+            models: check::resolve_models(&self.models).map_err(|e| e.to_string())?,
+            timeout: self.timeout,
+            anomalies: check::resolve_anomalies(&self.anomalies).map_err(|e| e.to_string())?,
+        };
+        check::plan(&o).map_err(|e| e.to_string())?;
+        Ok(o)
+    }
+}
