@@ -261,6 +261,12 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         .collect();
     variants.dedup();
     let mut checks = si::variants::Checks::new(h, deadline);
+    // What is found so far, by name and transactions: a cycle a second
+    // variant finds again is told once.
+    let mut told: rustc_hash::FxHashSet<(String, Vec<crate::history::model::TxnId>)> = found
+        .iter()
+        .map(|a| (a.name.clone(), a.txns.clone()))
+        .collect();
     for v in variants {
         let outcome = checks.qualified(v);
         let s = &outcome.stats;
@@ -300,7 +306,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
             );
         }
         for a in outcome.anomalies {
-            if !found.iter().any(|g| g.name == a.name && g.txns == a.txns) {
+            if told.insert((a.name.clone(), a.txns.clone())) {
                 found.push(a);
             }
         }

@@ -1100,6 +1100,10 @@ struct Components {
     /// pass); dropped all at once when they hold more than
     /// [`MAX_SEARCH_STATES`] states.
     searches: FxHashMap<(u32, usize), Bfs>,
+    /// States in `searches`.
+    searched: usize,
+    /// Each polygraph edge's kind.
+    kinds: Vec<EdgeKind>,
 }
 
 /// States kept in the searches of one [`Components`] (about 24 bytes
@@ -1111,6 +1115,8 @@ impl Components {
         Components {
             by_kinds: FxHashMap::default(),
             searches: FxHashMap::default(),
+            searched: 0,
+            kinds: Vec::new(),
         }
     }
 
@@ -1134,9 +1140,15 @@ impl Components {
             return (PASSES[pass].1 != Shape::NonadjacentRw).then(Vec::new);
         }
         let (keep, shape) = PASSES[pass];
-        let kind = |x: EdgeId| g.edges[x as usize].kind;
-        if self.searches.values().map(Bfs::size).sum::<usize>() > MAX_SEARCH_STATES {
+        if self.kinds.len() != g.edges.len() {
+            self.kinds = g.edges.iter().map(|e| e.kind).collect();
+        }
+        // Each edge's kind, compact: the searches look up many.
+        let kinds = &self.kinds;
+        let kind = |x: EdgeId| kinds[x as usize];
+        if self.searched > MAX_SEARCH_STATES {
             self.searches.clear();
+            self.searched = 0;
         }
         let (start, target) = match shape {
             Shape::NonadjacentRw => ((v, 1), (u, 2)),
@@ -1147,14 +1159,15 @@ impl Components {
             .entry((v, pass))
             .or_insert_with(|| Bfs::new(start));
         let within = within.saturating_sub(1);
-        match shape {
-            Shape::Any => bfs.reach(target, within, |_, x| keep(kind(x)).then_some(0), adj)?,
+        let before = bfs.size();
+        let reached = match shape {
+            Shape::Any => bfs.reach(target, within, |_, x| keep(kind(x)).then_some(0), adj),
             Shape::SingleRw => bfs.reach(
                 target,
                 within,
                 |_, x| (keep(kind(x)) && kind(x) != EdgeKind::Rw).then_some(0),
                 adj,
-            )?,
+            ),
             Shape::NonadjacentRw => bfs.reach(
                 target,
                 within,
@@ -1164,8 +1177,10 @@ impl Components {
                         .then(|| u8::from(rw) | (bits & 2) | if rw { 2 } else { 0 })
                 },
                 adj,
-            )?,
+            ),
         };
+        self.searched += bfs.size() - before;
+        reached?;
         let path = bfs.path_to(target);
         if shape == Shape::NonadjacentRw {
             // A walk through the states may pass a transaction twice, and
@@ -1189,17 +1204,7 @@ impl Components {
         a: u32,
         b: u32,
     ) -> bool {
-        const KINDS: [EdgeKind; 5] = [
-            EdgeKind::Process,
-            EdgeKind::Realtime,
-            EdgeKind::Wr,
-            EdgeKind::Ww,
-            EdgeKind::Rw,
-        ];
-        let kinds = KINDS
-            .iter()
-            .enumerate()
-            .fold(0u8, |m, (i, &k)| m | (u8::from(keep(k)) << i));
+        let kinds = kinds_mask(keep);
         let comp = self
             .by_kinds
             .entry(kinds)
@@ -1287,19 +1292,18 @@ fn known_cycles(
     // one; likewise a long fork behind the write skews of a store that
     // allows them; without the data-only passes, a long fork would be told
     // through real-time steps it does not need.
+    // Each pass's graph, and its components, made once for the passes
+    // that keep the same kinds.
+    let mut graph: Option<(u8, PassGraph)> = None;
     for (keep, shape) in PASSES {
-        let adj: Vec<Vec<(u32, EdgeId)>> = full
-            .iter()
-            .map(|outs| {
-                outs.iter()
-                    .copied()
-                    .filter(|&(_, e)| keep(g.edges[e as usize].kind))
-                    .collect()
-            })
-            .collect();
-        let dg = digraph_of(&adj, |_| true);
-        let comps = sccs(&dg);
-        let cyclic: FxHashSet<u32> = comps.cyclic(&dg).into_iter().collect();
+        let mask = kinds_mask(keep);
+        if graph.as_ref().is_none_or(|(m, _)| *m != mask) {
+            graph.take();
+            graph = Some((mask, PassGraph::new(g, &full, keep)));
+        }
+        let Some((_, PassGraph { adj, comps, cyclic })) = &graph else {
+            continue;
+        };
         if cyclic.is_empty() {
             continue;
         }
@@ -1390,6 +1394,47 @@ fn known_cycles(
         }
     }
     (out, false)
+}
+
+/// The graph of the edges a pass keeps, its components and which of them
+/// are cyclic.
+struct PassGraph {
+    adj: Vec<Vec<(u32, EdgeId)>>,
+    comps: crate::check::graph::Sccs,
+    cyclic: FxHashSet<u32>,
+}
+
+impl PassGraph {
+    fn new(g: &Polygraph, full: &[Vec<(u32, EdgeId)>], keep: fn(EdgeKind) -> bool) -> PassGraph {
+        let adj: Vec<Vec<(u32, EdgeId)>> = full
+            .iter()
+            .map(|outs| {
+                outs.iter()
+                    .copied()
+                    .filter(|&(_, e)| keep(g.edges[e as usize].kind))
+                    .collect()
+            })
+            .collect();
+        let dg = digraph_of(&adj, |_| true);
+        let comps = sccs(&dg);
+        let cyclic: FxHashSet<u32> = comps.cyclic(&dg).into_iter().collect();
+        PassGraph { adj, comps, cyclic }
+    }
+}
+
+/// The edge kinds a pass keeps, as a bit set.
+fn kinds_mask(keep: fn(EdgeKind) -> bool) -> u8 {
+    const KINDS: [EdgeKind; 5] = [
+        EdgeKind::Process,
+        EdgeKind::Realtime,
+        EdgeKind::Wr,
+        EdgeKind::Ww,
+        EdgeKind::Rw,
+    ];
+    KINDS
+        .iter()
+        .enumerate()
+        .fold(0u8, |m, (i, &k)| m | (u8::from(keep(k)) << i))
 }
 
 /// An anomaly whose cycle goes through an edge that pruning inferred
