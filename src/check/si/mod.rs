@@ -29,7 +29,7 @@ use batsat::{Lit, lbool};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::anomaly::{Anomaly, Datum};
-use crate::check::graph::{Digraph, sccs};
+use crate::check::graph::{Digraph, sccs, topo_order, topo_order_by};
 use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
 use acyclic::{Acyclic, KNOWN, Order, Th};
@@ -374,7 +374,7 @@ fn model_order(g: &Polygraph, g2: &G2, model: &Model) -> Option<(Vec<u32>, Order
     }
     let dg = Digraph::from_edges(g2.nodes, &edges);
     // Cannot fail (the solver's theory keeps the graph acyclic).
-    prune::topo_order(&dg, &vec![true; g2.nodes])
+    topo_order(&dg, &vec![true; g2.nodes])
         .and_then(|topo| seeded_order(g2.nodes, &topo, &edges))
 }
 
@@ -534,8 +534,8 @@ fn solve(
     // guessing one made plain SI on text histories 50x slower).
     let guess = time_key.is_some() || g2.variant.session;
     let topo = match time_key {
-        Some(_) => prune::topo_order_by(&dg, &all, &prio),
-        None => prune::topo_order(&dg, &all),
+        Some(_) => topo_order_by(&dg, &all, &prio),
+        None => topo_order(&dg, &all),
     };
     // For SI, keep each transaction's two copies together: order by where
     // the first copy stands (a dependency into `t` enters its first copy,
@@ -551,7 +551,7 @@ fn solve(
             let prio: Vec<u64> = (0..g2.nodes as u32)
                 .map(|v| 2 * at[g2.variant.g2_node(g2.txn(v)) as usize] + u64::from(v % 2))
                 .collect();
-            prune::topo_order_by(&dg, &all, &prio)
+            topo_order_by(&dg, &all, &prio)
         }
         t => t,
     };
