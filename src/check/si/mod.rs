@@ -374,8 +374,7 @@ fn model_order(g: &Polygraph, g2: &G2, model: &Model) -> Option<(Vec<u32>, Order
     }
     let dg = Digraph::from_edges(g2.nodes, &edges);
     // Cannot fail (the solver's theory keeps the graph acyclic).
-    topo_order(&dg, &vec![true; g2.nodes])
-        .and_then(|topo| seeded_order(g2.nodes, &topo, &edges))
+    topo_order(&dg, &vec![true; g2.nodes]).and_then(|topo| seeded_order(g2.nodes, &topo, &edges))
 }
 
 /// Each node's place in `topo`, and an incremental order starting from it
@@ -987,6 +986,9 @@ fn strongest_cycle(
     None
 }
 
+/// A node of G2 and what a search has seen on its way there (see [`Bfs`]).
+type State = (u32, u8);
+
 /// A breadth-first search from one node of G2 over the edges a pass keeps,
 /// resumable: asked for a path to another node, it goes on from where it
 /// stopped, until that node is reached or no path of the length asked can
@@ -1000,7 +1002,7 @@ fn strongest_cycle(
 struct Bfs {
     /// Each state reached: the state it was reached from, by which edge,
     /// and its distance from the start.
-    parent: FxHashMap<(u32, u8), ((u32, u8), EdgeId, u32)>,
+    parent: FxHashMap<State, (State, EdgeId, u32)>,
     queue: std::collections::VecDeque<(u32, u8)>,
     start: (u32, u8),
 }
@@ -1344,11 +1346,11 @@ fn known_cycles(
             }
             let in_comp = |x: u32| comps.comp[x as usize] == c;
             let cyc = match shape {
-                Shape::SingleRw => best_cycle_of(g, &adj, u, v, e, in_comp, |k| k != EdgeKind::Rw),
+                Shape::SingleRw => best_cycle_of(g, adj, u, v, e, in_comp, |k| k != EdgeKind::Rw),
                 Shape::NonadjacentRw => {
                     let kind = |x: EdgeId| g.edges[x as usize].kind;
                     nonadjacent_cycle_through(
-                        &adj,
+                        adj,
                         u,
                         v,
                         e,
@@ -1357,7 +1359,7 @@ fn known_cycles(
                         |x| kind(x) == EdgeKind::Rw,
                     )
                 }
-                Shape::Any => best_cycle(g, &adj, u, v, e, in_comp),
+                Shape::Any => best_cycle(g, adj, u, v, e, in_comp),
             };
             let Some(cyc) = cyc else {
                 *failed.entry(c).or_default() += 1;

@@ -145,7 +145,6 @@ impl Oracle {
     }
 }
 
-
 /// Vector clocks over G2 for a variant with session order: a
 /// transaction's first copy raises its session entry; reachability between
 /// first copies is then exact.
