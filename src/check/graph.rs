@@ -1,5 +1,6 @@
 //! Compact directed graphs over transactions and the walks the checkers
-//! need: strongly connected components and shortest paths, all iterative
+//! need: strongly connected components, topological orders and shortest
+//! paths, all iterative
 //! (session chains of 100k nodes overflow recursive walks).
 
 /// Groups `(bucket, item)` pairs by bucket, a counting sort that keeps
@@ -212,6 +213,61 @@ pub fn shortest_path(
         }
     }
     None
+}
+
+/// Kahn's topological order of a graph, or None if it has a cycle.
+pub fn topo_order(g: &Digraph, nodes: &[bool]) -> Option<Vec<u32>> {
+    let n = g.len();
+    let mut indeg = vec![0u32; n];
+    for a in 0..n as u32 {
+        for &b in g.out(a) {
+            indeg[b as usize] += 1;
+        }
+    }
+    let mut order: Vec<u32> = (0..n as u32)
+        .filter(|&v| nodes[v as usize] && indeg[v as usize] == 0)
+        .collect();
+    let mut i = 0;
+    while i < order.len() {
+        let a = order[i];
+        i += 1;
+        for &b in g.out(a) {
+            indeg[b as usize] -= 1;
+            if indeg[b as usize] == 0 {
+                order.push(b);
+            }
+        }
+    }
+    (order.len() == nodes.iter().filter(|&&b| b).count()).then_some(order)
+}
+
+/// A topological order that, among nodes free to go next, takes the one
+/// with the lowest priority first (Kahn's algorithm with a heap).
+pub fn topo_order_by(g: &Digraph, nodes: &[bool], priority: &[u64]) -> Option<Vec<u32>> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let n = g.len();
+    let mut indeg = vec![0u32; n];
+    for a in 0..n as u32 {
+        for &b in g.out(a) {
+            indeg[b as usize] += 1;
+        }
+    }
+    let mut heap: BinaryHeap<Reverse<(u64, u32)>> = (0..n as u32)
+        .filter(|&v| nodes[v as usize] && indeg[v as usize] == 0)
+        .map(|v| Reverse((priority[v as usize], v)))
+        .collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(Reverse((_, a))) = heap.pop() {
+        order.push(a);
+        for &b in g.out(a) {
+            indeg[b as usize] -= 1;
+            if indeg[b as usize] == 0 {
+                heap.push(Reverse((priority[b as usize], b)));
+            }
+        }
+    }
+    (order.len() == nodes.iter().filter(|&&b| b).count()).then_some(order)
 }
 
 #[cfg(test)]

@@ -260,14 +260,15 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         .filter_map(|&c| si_variant(c))
         .collect();
     variants.dedup();
-    let mut outcomes = Outcomes {
-        h,
-        deadline,
-        done: Vec::new(),
-    };
+    let mut checks = si::variants::Checks::new(h, deadline);
+    // What is found so far, by name and transactions: a cycle a second
+    // variant finds again is told once.
+    let mut told: rustc_hash::FxHashSet<(String, Vec<crate::history::model::TxnId>)> = found
+        .iter()
+        .map(|a| (a.name.clone(), a.txns.clone()))
+        .collect();
     for v in variants {
-        let mut outcome = outcomes.get(v).clone();
-        qualify(&mut outcomes, v, &mut outcome);
+        let outcome = checks.qualified(v);
         let s = &outcome.stats;
         notes.push(format!(
             "{}: constraints {} -> {} after {} pruning rounds, unknown dependencies {} -> {}; \
@@ -305,7 +306,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
             );
         }
         for a in outcome.anomalies {
-            if !found.iter().any(|g| g.name == a.name && g.txns == a.txns) {
+            if told.insert((a.name.clone(), a.txns.clone())) {
                 found.push(a);
             }
         }
@@ -337,145 +338,4 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     }
     r.notes.extend(undecided);
     r
-}
-
-/// The SI and serializability checks of one run, each made once: naming a
-/// variant's cycles asks whether weaker variants reject ([`qualify`]), and
-/// a run that checks several models has often checked those itself.
-struct Outcomes<'h> {
-    h: &'h crate::history::model::History,
-    deadline: Option<std::time::Instant>,
-    /// Each variant's outcome as its checker gave it (before [`qualify`]).
-    done: Vec<(si::polygraph::Variant, si::Outcome)>,
-}
-
-impl Outcomes<'_> {
-    fn get(&mut self, v: si::polygraph::Variant) -> &si::Outcome {
-        let i = match self.done.iter().position(|(w, _)| *w == v) {
-            Some(i) => i,
-            None => {
-                let o = si::check(self.h, v, self.deadline);
-                self.done.push((v, o));
-                self.done.len() - 1
-            }
-        };
-        &self.done[i].1
-    }
-
-    /// Whether the variant finds a cycle (within the time budget).
-    fn rejects(&mut self, v: si::polygraph::Variant) -> bool {
-        let o = self.get(v);
-        !o.timed_out && !o.anomalies.is_empty()
-    }
-}
-
-/// The weaker variant (without real time, else without session order) and
-/// the suffix Elle gives a cycle that needs what was left out.
-fn weaker(v: si::polygraph::Variant) -> Option<(si::polygraph::Variant, &'static str)> {
-    if v.realtime {
-        Some((
-            si::polygraph::Variant {
-                realtime: false,
-                ..v
-            },
-            "-realtime",
-        ))
-    } else if v.session {
-        Some((
-            si::polygraph::Variant {
-                session: false,
-                ..v
-            },
-            "-process",
-        ))
-    } else {
-        None
-    }
-}
-
-/// Names the cycles a variant with session order or real time found by
-/// what they rest on. Elle names a cycle by its own steps, but here a cycle
-/// of data dependencies alone may use a write-write order that was
-/// inferred through session or real-time edges elsewhere (rw-register
-/// histories reveal no version order). Named by its steps, such a cycle
-/// would claim the sessionless models too (`:not serializable`) though they
-/// accept the history. So when the weaker variant does not reject, every
-/// cycle found rests on what it leaves out, and takes its suffix.
-///
-/// Likewise a cycle serializability finds through a constraint it had to
-/// order (a contradiction or an unsatisfiable core) may use an order
-/// inferred from a cycle SI allows (two adjacent anti-dependencies): when
-/// SI does not reject, such cycles keep their names (their steps are as
-/// told) but rule out only the serializable model checked.
-fn qualify(outcomes: &mut Outcomes<'_>, v: si::polygraph::Variant, outcome: &mut si::Outcome) {
-    // The weakest variant known to reject.
-    let mut base = v;
-    while let Some((w, suffix)) = weaker(base) {
-        if outcome.anomalies.is_empty() {
-            return;
-        }
-        if outcomes.rejects(w) {
-            // The weaker variant can carry the claims. Narrower ones (which
-            // cycle needs what) would take a check per cycle.
-            base = w;
-            continue;
-        }
-        for a in &mut outcome.anomalies {
-            if let Some(n) = qualified(&a.name, suffix) {
-                a.name = n;
-            }
-        }
-        break;
-    }
-    if base.serializable
-        && !outcome.anomalies.is_empty()
-        && !outcomes.rejects(si::polygraph::Variant {
-            serializable: false,
-            ..base
-        })
-    {
-        // A cycle of known edges alone (no `:unordered` constraint chosen
-        // for it; inferred steps are already narrowed where found) is what
-        // its steps name.
-        for a in &mut outcome.anomalies {
-            if a.get("unordered").is_some() {
-                a.rules_out.get_or_insert(base.cycle_exists());
-            }
-        }
-    }
-}
-
-/// `G-single-item` with `-process` is `G-single-item-process`; with
-/// `-realtime`, a `-process` name becomes `-realtime` too (real time is
-/// what the cycle rests on). None when the name already says as much or
-/// is not a cycle's.
-fn qualified(name: &str, suffix: &str) -> Option<String> {
-    if !name.starts_with('G') || name.ends_with("-realtime") {
-        return None;
-    }
-    match name.strip_suffix("-process") {
-        Some(base) if suffix == "-realtime" => Some(format!("{base}{suffix}")),
-        Some(_) => None,
-        None => Some(format!("{name}{suffix}")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cycle_names_take_what_they_rest_on() {
-        assert_eq!(
-            qualified("G-single-item", "-process").as_deref(),
-            Some("G-single-item-process")
-        );
-        assert_eq!(qualified("G2-item-process", "-process"), None);
-        assert_eq!(
-            qualified("G2-item-process", "-realtime").as_deref(),
-            Some("G2-item-realtime")
-        );
-        assert_eq!(qualified("G0-realtime", "-realtime"), None);
-        assert_eq!(qualified("lost-update", "-process"), None);
-    }
 }

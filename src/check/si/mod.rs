@@ -21,6 +21,7 @@ pub mod acyclic;
 pub mod forks;
 pub mod polygraph;
 pub mod prune;
+pub mod variants;
 
 use std::time::Instant;
 
@@ -29,7 +30,7 @@ use batsat::{Lit, lbool};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::anomaly::{Anomaly, Datum};
-use crate::check::graph::{Digraph, sccs};
+use crate::check::graph::{Digraph, sccs, topo_order, topo_order_by};
 use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
 use acyclic::{Acyclic, KNOWN, Order, Th};
@@ -84,33 +85,13 @@ const MAX_CYCLES_PER_SCC: usize = 20;
 /// check of Elle's huge-scc history took four times as long.
 const MAX_NONADJACENT_MISSES_PER_SCC: usize = 64;
 
-/// Checks one variant.
+/// Checks one variant (see [`variants::Checks`], which a run checking
+/// several shares).
 pub fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
-    // A history that passes with session order as a dependency passes
-    // without it (fewer edges, fewer cycles), and session order makes the
-    // check far cheaper (reachability by vector clocks, and a good guess
-    // of the commit order): try that first.
-    if !variant.session {
-        let strong = Variant {
-            session: true,
-            ..variant
-        };
-        let first = check_variant(h, strong, deadline);
-        if first.anomalies.is_empty() && !first.timed_out {
-            return first;
-        }
-        // No time left for the variant itself: undecided.
-        if expired(deadline) {
-            return Outcome {
-                anomalies: Vec::new(),
-                timed_out: true,
-                stats: first.stats,
-            };
-        }
-    }
-    check_variant(h, variant, deadline)
+    variants::Checks::new(h, deadline).check(variant)
 }
 
+/// Decides one variant by its own graph: build, prune, solve, tell.
 fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
     let mut stats = Stats::default();
     if expired(deadline) {
@@ -394,8 +375,7 @@ fn model_order(g: &Polygraph, g2: &G2, model: &Model) -> Option<(Vec<u32>, Order
     }
     let dg = Digraph::from_edges(g2.nodes, &edges);
     // Cannot fail (the solver's theory keeps the graph acyclic).
-    prune::topo_order(&dg, &vec![true; g2.nodes])
-        .and_then(|topo| seeded_order(g2.nodes, &topo, &edges))
+    topo_order(&dg, &vec![true; g2.nodes]).and_then(|topo| seeded_order(g2.nodes, &topo, &edges))
 }
 
 /// Each node's place in `topo`, and an incremental order starting from it
@@ -554,8 +534,8 @@ fn solve(
     // guessing one made plain SI on text histories 50x slower).
     let guess = time_key.is_some() || g2.variant.session;
     let topo = match time_key {
-        Some(_) => prune::topo_order_by(&dg, &all, &prio),
-        None => prune::topo_order(&dg, &all),
+        Some(_) => topo_order_by(&dg, &all, &prio),
+        None => topo_order(&dg, &all),
     };
     // For SI, keep each transaction's two copies together: order by where
     // the first copy stands (a dependency into `t` enters its first copy,
@@ -571,7 +551,7 @@ fn solve(
             let prio: Vec<u64> = (0..g2.nodes as u32)
                 .map(|v| 2 * at[g2.variant.g2_node(g2.txn(v)) as usize] + u64::from(v % 2))
                 .collect();
-            prune::topo_order_by(&dg, &all, &prio)
+            topo_order_by(&dg, &all, &prio)
         }
         t => t,
     };
@@ -968,7 +948,9 @@ const PASSES: [Pass; 11] = [
 /// The cycle through `(u -> v)` labelled `e` that the first of [`PASSES`]
 /// (up to pass `last`) finds, with that pass's position: the cycle that
 /// proves most (a G1c where there is one, rather than a shorter G2-item
-/// beside it).
+/// beside it). At pass `last` itself only a cycle shorter than `shorter`
+/// edges counts (the best found so far is that long).
+#[allow(clippy::too_many_arguments)]
 fn strongest_cycle(
     g: &Polygraph,
     adj: &[Vec<(u32, EdgeId)>],
@@ -976,41 +958,124 @@ fn strongest_cycle(
     v: u32,
     e: EdgeId,
     last: usize,
+    shorter: usize,
     comps: &mut Components,
 ) -> Option<(usize, Vec<EdgeId>)> {
     let kind = |x: EdgeId| g.edges[x as usize].kind;
     let e_rw = kind(e) == EdgeKind::Rw;
-    PASSES[..=last]
-        .iter()
-        .enumerate()
-        .find_map(|(i, &(keep, shape))| {
-            // The cycle is `e` and a path back from v to u.
-            if !keep(kind(e)) || !comps.may_reach(g, adj, keep, v, u) {
+    for (i, &(keep, shape)) in PASSES[..=last].iter().enumerate() {
+        // The cycle is `e` and a path back from v to u.
+        if !keep(kind(e)) || !comps.may_reach(g, adj, keep, v, u) {
+            continue;
+        }
+        let limit = if i == last { shorter } else { usize::MAX };
+        let found = match shape {
+            Shape::Any => comps.path(g, adj, i, v, u, limit),
+            Shape::SingleRw if e_rw => comps.path(g, adj, i, v, u, limit),
+            Shape::NonadjacentRw if e_rw => comps.path(g, adj, i, v, u, limit),
+            _ => None,
+        };
+        if let Some(mut path) = found {
+            path.insert(0, e);
+            if shape != Shape::NonadjacentRw {
+                // As [`cycle_through`] tells it: from the step into `u`.
+                path.rotate_right(1);
+            }
+            return Some((i, path));
+        }
+    }
+    None
+}
+
+/// A node of G2 and what a search has seen on its way there (see [`Bfs`]).
+type State = (u32, u8);
+
+/// A breadth-first search from one node of G2 over the edges a pass keeps,
+/// resumable: asked for a path to another node, it goes on from where it
+/// stopped, until that node is reached or no path of the length asked can
+/// be. Every edge of a contradiction's side leads back to the same node,
+/// so one search serves them all, and nodes are discovered in the order a
+/// fresh search would discover them (the paths are the same).
+///
+/// States are (node, bits): for G-nonadjacent-item passes, bit 1 = the
+/// last step was rw, bit 2 = another rw step was taken (the search starts
+/// after the rw edge closing the cycle, in state 1); other passes use 0.
+struct Bfs {
+    /// Each state reached: the state it was reached from, by which edge,
+    /// and its distance from the start.
+    parent: FxHashMap<State, (State, EdgeId, u32)>,
+    queue: std::collections::VecDeque<(u32, u8)>,
+    start: (u32, u8),
+}
+
+impl Bfs {
+    fn new(start: (u32, u8)) -> Bfs {
+        let mut parent = FxHashMap::default();
+        parent.insert(start, (start, EdgeId::MAX, 0));
+        Bfs {
+            parent,
+            queue: std::collections::VecDeque::from([start]),
+            start,
+        }
+    }
+
+    /// Searches on until `target` is reached, or every state closer than
+    /// `within` steps is; its distance when reached.
+    fn reach(
+        &mut self,
+        target: (u32, u8),
+        within: usize,
+        step: impl Fn(u8, EdgeId) -> Option<u8>,
+        adj: &[Vec<(u32, EdgeId)>],
+    ) -> Option<u32> {
+        loop {
+            if let Some(&(_, _, d)) = self.parent.get(&target) {
+                return ((d as usize) < within).then_some(d);
+            }
+            let &x = self.queue.front()?;
+            let d = self.parent[&x].2;
+            // Expanding x reaches states d + 1 away.
+            if d as usize + 1 >= within {
                 return None;
             }
-            let c = match shape {
-                Shape::Any => cycle_through(adj, u, v, e, |_| true, |x| keep(kind(x))),
-                Shape::SingleRw if e_rw => cycle_through(
-                    adj,
-                    u,
-                    v,
-                    e,
-                    |_| true,
-                    |x| keep(kind(x)) && kind(x) != EdgeKind::Rw,
-                ),
-                Shape::NonadjacentRw if e_rw => nonadjacent_cycle_through(
-                    adj,
-                    u,
-                    v,
-                    e,
-                    |_| true,
-                    |x| keep(kind(x)),
-                    |x| kind(x) == EdgeKind::Rw,
-                ),
-                _ => None,
-            };
-            c.map(|c| (i, c))
-        })
+            self.queue.pop_front();
+            for &(y, le) in &adj[x.0 as usize] {
+                let Some(bits) = step(x.1, le) else { continue };
+                let next = (y, bits);
+                if let std::collections::hash_map::Entry::Vacant(slot) = self.parent.entry(next) {
+                    slot.insert((x, le, d + 1));
+                    self.queue.push_back(next);
+                }
+            }
+        }
+    }
+
+    /// The edges from the start to a reached state, in order.
+    fn path_to(&self, mut s: (u32, u8)) -> Vec<EdgeId> {
+        let mut out = Vec::new();
+        while s != self.start {
+            let (p, e, _) = self.parent[&s];
+            out.push(e);
+            s = p;
+        }
+        out.reverse();
+        out
+    }
+
+    /// The nodes of the states from the start to a reached state.
+    fn nodes_to(&self, mut s: (u32, u8)) -> Vec<u32> {
+        let mut out = vec![s.0];
+        while s != self.start {
+            s = self.parent[&s].0;
+            out.push(s.0);
+        }
+        out
+    }
+
+    /// States reached so far.
+    fn size(&self) -> usize {
+        self.parent.len()
+    }
 }
 
 /// The graph of the edges of an adjacency that `keep` keeps.
@@ -1034,13 +1099,103 @@ fn digraph_of(adj: &[Vec<(u32, EdgeId)>], keep: impl Fn(EdgeId) -> bool) -> Digr
 /// nothing, and is not made.
 struct Components {
     by_kinds: FxHashMap<u8, Vec<u32>>,
+    /// Searches from a node in a pass's graph (see [`Bfs`]), by (node,
+    /// pass); dropped all at once when they hold more than
+    /// [`MAX_SEARCH_STATES`] states.
+    searches: FxHashMap<(u32, usize), Bfs>,
+    /// States in `searches`.
+    searched: usize,
+    /// Each polygraph edge's kind.
+    kinds: Vec<EdgeKind>,
 }
+
+/// States kept in the searches of one [`Components`] (about 24 bytes
+/// each, in a hash map).
+const MAX_SEARCH_STATES: usize = 1 << 22;
 
 impl Components {
     fn new() -> Components {
         Components {
             by_kinds: FxHashMap::default(),
+            searches: FxHashMap::default(),
+            searched: 0,
+            kinds: Vec::new(),
         }
+    }
+
+    /// A shortest path of pass `pass`'s graph from `v` back to `u`, of
+    /// fewer than `within - 1` edges (so that with the edge `u -> v` the
+    /// cycle is shorter than `within`), as its edges in order: any for
+    /// [`Shape::Any`], with no rw step for [`Shape::SingleRw`], and for
+    /// [`Shape::NonadjacentRw`] (the edge `u -> v` being rw) with another
+    /// rw step and no two adjacent, passing no transaction twice.
+    fn path(
+        &mut self,
+        g: &Polygraph,
+        adj: &[Vec<(u32, EdgeId)>],
+        pass: usize,
+        v: u32,
+        u: u32,
+        within: usize,
+    ) -> Option<Vec<EdgeId>> {
+        if u == v {
+            // The edge alone is the cycle (a self-loop of G2).
+            return (PASSES[pass].1 != Shape::NonadjacentRw).then(Vec::new);
+        }
+        let (keep, shape) = PASSES[pass];
+        if self.kinds.len() != g.edges.len() {
+            self.kinds = g.edges.iter().map(|e| e.kind).collect();
+        }
+        // Each edge's kind, compact: the searches look up many.
+        let kinds = &self.kinds;
+        let kind = |x: EdgeId| kinds[x as usize];
+        if self.searched > MAX_SEARCH_STATES {
+            self.searches.clear();
+            self.searched = 0;
+        }
+        let (start, target) = match shape {
+            Shape::NonadjacentRw => ((v, 1), (u, 2)),
+            _ => ((v, 0), (u, 0)),
+        };
+        let bfs = self
+            .searches
+            .entry((v, pass))
+            .or_insert_with(|| Bfs::new(start));
+        let within = within.saturating_sub(1);
+        let before = bfs.size();
+        let reached = match shape {
+            Shape::Any => bfs.reach(target, within, |_, x| keep(kind(x)).then_some(0), adj),
+            Shape::SingleRw => bfs.reach(
+                target,
+                within,
+                |_, x| (keep(kind(x)) && kind(x) != EdgeKind::Rw).then_some(0),
+                adj,
+            ),
+            Shape::NonadjacentRw => bfs.reach(
+                target,
+                within,
+                |bits, x| {
+                    let rw = kind(x) == EdgeKind::Rw;
+                    (keep(kind(x)) && !(rw && bits & 1 != 0))
+                        .then(|| u8::from(rw) | (bits & 2) | if rw { 2 } else { 0 })
+                },
+                adj,
+            ),
+        };
+        self.searched += bfs.size() - before;
+        reached?;
+        let path = bfs.path_to(target);
+        if shape == Shape::NonadjacentRw {
+            // A walk through the states may pass a transaction twice, and
+            // that is two cycles, not one to tell.
+            let mut nodes = bfs.nodes_to(target);
+            nodes.sort_unstable();
+            nodes.dedup();
+            if nodes.len() != path.len() + 1 {
+                return None;
+            }
+        }
+        Some(path)
     }
 
     /// False when no path of `keep`'s edges leads from `a` to `b`.
@@ -1052,17 +1207,7 @@ impl Components {
         a: u32,
         b: u32,
     ) -> bool {
-        const KINDS: [EdgeKind; 5] = [
-            EdgeKind::Process,
-            EdgeKind::Realtime,
-            EdgeKind::Wr,
-            EdgeKind::Ww,
-            EdgeKind::Rw,
-        ];
-        let kinds = KINDS
-            .iter()
-            .enumerate()
-            .fold(0u8, |m, (i, &k)| m | (u8::from(keep(k)) << i));
+        let kinds = kinds_mask(keep);
         let comp = self
             .by_kinds
             .entry(kinds)
@@ -1092,8 +1237,10 @@ fn strongest_cycle_over(
         g2.map(g, e, &mut buf);
         for &(u, v) in &buf {
             // A later pass than the best so far cannot beat it.
-            let last = best.as_ref().map_or(PASSES.len() - 1, |(p, _)| *p);
-            if let Some((pass, c)) = strongest_cycle(g, adj, u, v, e, last, comps)
+            let (last, shorter) = best
+                .as_ref()
+                .map_or((PASSES.len() - 1, usize::MAX), |(p, b)| (*p, b.len()));
+            if let Some((pass, c)) = strongest_cycle(g, adj, u, v, e, last, shorter, comps)
                 && best
                     .as_ref()
                     .is_none_or(|(p, b)| (pass, c.len()) < (*p, b.len()))
@@ -1148,19 +1295,18 @@ fn known_cycles(
     // one; likewise a long fork behind the write skews of a store that
     // allows them; without the data-only passes, a long fork would be told
     // through real-time steps it does not need.
+    // Each pass's graph, and its components, made once for the passes
+    // that keep the same kinds.
+    let mut graph: Option<(u8, PassGraph)> = None;
     for (keep, shape) in PASSES {
-        let adj: Vec<Vec<(u32, EdgeId)>> = full
-            .iter()
-            .map(|outs| {
-                outs.iter()
-                    .copied()
-                    .filter(|&(_, e)| keep(g.edges[e as usize].kind))
-                    .collect()
-            })
-            .collect();
-        let dg = digraph_of(&adj, |_| true);
-        let comps = sccs(&dg);
-        let cyclic: FxHashSet<u32> = comps.cyclic(&dg).into_iter().collect();
+        let mask = kinds_mask(keep);
+        if graph.as_ref().is_none_or(|(m, _)| *m != mask) {
+            graph.take();
+            graph = Some((mask, PassGraph::new(g, &full, keep)));
+        }
+        let Some((_, PassGraph { adj, comps, cyclic })) = &graph else {
+            continue;
+        };
         if cyclic.is_empty() {
             continue;
         }
@@ -1201,11 +1347,11 @@ fn known_cycles(
             }
             let in_comp = |x: u32| comps.comp[x as usize] == c;
             let cyc = match shape {
-                Shape::SingleRw => best_cycle_of(g, &adj, u, v, e, in_comp, |k| k != EdgeKind::Rw),
+                Shape::SingleRw => best_cycle_of(g, adj, u, v, e, in_comp, |k| k != EdgeKind::Rw),
                 Shape::NonadjacentRw => {
                     let kind = |x: EdgeId| g.edges[x as usize].kind;
                     nonadjacent_cycle_through(
-                        &adj,
+                        adj,
                         u,
                         v,
                         e,
@@ -1214,7 +1360,7 @@ fn known_cycles(
                         |x| kind(x) == EdgeKind::Rw,
                     )
                 }
-                Shape::Any => best_cycle(g, &adj, u, v, e, in_comp),
+                Shape::Any => best_cycle(g, adj, u, v, e, in_comp),
             };
             let Some(cyc) = cyc else {
                 *failed.entry(c).or_default() += 1;
@@ -1251,6 +1397,47 @@ fn known_cycles(
         }
     }
     (out, false)
+}
+
+/// The graph of the edges a pass keeps, its components and which of them
+/// are cyclic.
+struct PassGraph {
+    adj: Vec<Vec<(u32, EdgeId)>>,
+    comps: crate::check::graph::Sccs,
+    cyclic: FxHashSet<u32>,
+}
+
+impl PassGraph {
+    fn new(g: &Polygraph, full: &[Vec<(u32, EdgeId)>], keep: fn(EdgeKind) -> bool) -> PassGraph {
+        let adj: Vec<Vec<(u32, EdgeId)>> = full
+            .iter()
+            .map(|outs| {
+                outs.iter()
+                    .copied()
+                    .filter(|&(_, e)| keep(g.edges[e as usize].kind))
+                    .collect()
+            })
+            .collect();
+        let dg = digraph_of(&adj, |_| true);
+        let comps = sccs(&dg);
+        let cyclic: FxHashSet<u32> = comps.cyclic(&dg).into_iter().collect();
+        PassGraph { adj, comps, cyclic }
+    }
+}
+
+/// The edge kinds a pass keeps, as a bit set.
+fn kinds_mask(keep: fn(EdgeKind) -> bool) -> u8 {
+    const KINDS: [EdgeKind; 5] = [
+        EdgeKind::Process,
+        EdgeKind::Realtime,
+        EdgeKind::Wr,
+        EdgeKind::Ww,
+        EdgeKind::Rw,
+    ];
+    KINDS
+        .iter()
+        .enumerate()
+        .fold(0u8, |m, (i, &k)| m | (u8::from(keep(k)) << i))
 }
 
 /// An anomaly whose cycle goes through an edge that pruning inferred

@@ -23,8 +23,7 @@ use rustc_hash::FxHashMap;
 
 use crate::check::clocks::Vectors;
 use crate::check::deps::{included, realtime_edges, so_edges};
-use crate::check::graph::Digraph;
-use crate::check::si::prune::topo_order;
+use crate::check::graph::{Digraph, topo_order};
 use crate::history::model::*;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -21,7 +21,7 @@
 //! side's selector edges join [`Polygraph::cond_known`].
 
 use crate::check::clocks::Vectors;
-use crate::check::graph::Digraph;
+use crate::check::graph::{Digraph, topo_order};
 use crate::check::si::polygraph::{EdgeId, Polygraph, Variant};
 use crate::history::model::*;
 
@@ -143,32 +143,6 @@ impl Oracle {
             Oracle::None => None,
         }
     }
-}
-
-/// Kahn's topological order of a graph, or None if it has a cycle.
-pub fn topo_order(g: &Digraph, nodes: &[bool]) -> Option<Vec<u32>> {
-    let n = g.len();
-    let mut indeg = vec![0u32; n];
-    for a in 0..n as u32 {
-        for &b in g.out(a) {
-            indeg[b as usize] += 1;
-        }
-    }
-    let mut order: Vec<u32> = (0..n as u32)
-        .filter(|&v| nodes[v as usize] && indeg[v as usize] == 0)
-        .collect();
-    let mut i = 0;
-    while i < order.len() {
-        let a = order[i];
-        i += 1;
-        for &b in g.out(a) {
-            indeg[b as usize] -= 1;
-            if indeg[b as usize] == 0 {
-                order.push(b);
-            }
-        }
-    }
-    (order.len() == nodes.iter().filter(|&&b| b).count()).then_some(order)
 }
 
 /// Vector clocks over G2 for a variant with session order: a
@@ -461,33 +435,4 @@ pub fn prune(
         graph = None;
     }
     done(open, Vec::new(), false, rounds, graph)
-}
-
-/// A topological order that, among nodes free to go next, takes the one
-/// with the lowest priority first (Kahn's algorithm with a heap).
-pub fn topo_order_by(g: &Digraph, nodes: &[bool], priority: &[u64]) -> Option<Vec<u32>> {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
-    let n = g.len();
-    let mut indeg = vec![0u32; n];
-    for a in 0..n as u32 {
-        for &b in g.out(a) {
-            indeg[b as usize] += 1;
-        }
-    }
-    let mut heap: BinaryHeap<Reverse<(u64, u32)>> = (0..n as u32)
-        .filter(|&v| nodes[v as usize] && indeg[v as usize] == 0)
-        .map(|v| Reverse((priority[v as usize], v)))
-        .collect();
-    let mut order = Vec::with_capacity(n);
-    while let Some(Reverse((_, a))) = heap.pop() {
-        order.push(a);
-        for &b in g.out(a) {
-            indeg[b as usize] -= 1;
-            if indeg[b as usize] == 0 {
-                heap.push(Reverse((priority[b as usize], b)));
-            }
-        }
-    }
-    (order.len() == nodes.iter().filter(|&&b| b).count()).then_some(order)
 }

@@ -1,0 +1,205 @@
+//! One object per history for its SI and serializability checks
+//! ([`Checks`]): it decides each variant at most once in a run and
+//! remembers the outcome, so the strong-session attempt of a plain
+//! variant, the weaker variants [`Checks::qualified`] consults to name a
+//! cycle, and a request of several models all share the same decisions.
+//!
+//! Data flow: a variant's outcome is either remembered or made by
+//! [`super::check_variant`] (build, prune, solve, tell); a plain variant is
+//! first tried with session order (it passes whenever that one does, and
+//! that one is far cheaper); the outcome a caller sees is then qualified
+//! by what the weaker variants reject (Elle's `-process` / `-realtime`
+//! suffixes, PolySI's write orders inferred through cycles SI allows).
+
+use std::time::Instant;
+
+use super::polygraph::Variant;
+use super::{Outcome, check_variant, expired};
+use crate::history::model::History;
+
+/// The SI and serializability checks of one history within one deadline.
+pub struct Checks<'h> {
+    h: &'h History,
+    deadline: Option<Instant>,
+    /// Each variant's outcome as [`super::check_variant`] gave it.
+    decided: Vec<(Variant, Outcome)>,
+}
+
+impl<'h> Checks<'h> {
+    pub fn new(h: &'h History, deadline: Option<Instant>) -> Checks<'h> {
+        Checks {
+            h,
+            deadline,
+            decided: Vec::new(),
+        }
+    }
+
+    /// Where the variant's outcome, decided by its own graph, is kept:
+    /// decided once.
+    fn decide(&mut self, v: Variant) -> usize {
+        match self.decided.iter().position(|(w, _)| *w == v) {
+            Some(i) => i,
+            None => {
+                let o = check_variant(self.h, v, self.deadline);
+                self.decided.push((v, o));
+                self.decided.len() - 1
+            }
+        }
+    }
+
+    /// Where the variant's outcome is kept, its cycles named by their
+    /// steps; `Err` with the figures of the attempt when the deadline left
+    /// it undecided. A history that passes with session order as a
+    /// dependency passes without it (fewer edges, fewer cycles), and
+    /// session order makes the check far cheaper (reachability by vector
+    /// clocks, and a good guess of the commit order): a plain variant tries
+    /// that first.
+    fn settle(&mut self, v: Variant) -> Result<usize, super::Stats> {
+        if !v.session && !self.decided.iter().any(|(w, _)| *w == v) {
+            let first = self.decide(Variant { session: true, ..v });
+            let o = &self.decided[first].1;
+            if o.anomalies.is_empty() && !o.timed_out {
+                return Ok(first);
+            }
+            // No time left for the variant itself: undecided.
+            if expired(self.deadline) {
+                return Err(o.stats.clone());
+            }
+        }
+        Ok(self.decide(v))
+    }
+
+    /// The variant's outcome, its cycles named by their steps.
+    pub fn check(&mut self, v: Variant) -> Outcome {
+        match self.settle(v) {
+            Ok(i) => self.decided[i].1.clone(),
+            Err(stats) => Outcome {
+                anomalies: Vec::new(),
+                timed_out: true,
+                stats,
+            },
+        }
+    }
+
+    /// Whether the variant finds a cycle (within the time budget).
+    fn rejects(&mut self, v: Variant) -> bool {
+        self.settle(v).is_ok_and(|i| {
+            let o = &self.decided[i].1;
+            !o.timed_out && !o.anomalies.is_empty()
+        })
+    }
+
+    /// The variant's outcome with its cycles named by what they rest on.
+    ///
+    /// Elle names a cycle by its own steps, but here a cycle of data
+    /// dependencies alone may use a write-write order that was inferred
+    /// through session or real-time edges elsewhere (rw-register histories
+    /// reveal no version order). Named by its steps, such a cycle would
+    /// claim the sessionless models too (`:not serializable`) though they
+    /// accept the history. So when the weaker variant does not reject,
+    /// every cycle found rests on what it leaves out, and takes its suffix.
+    ///
+    /// Likewise a cycle serializability finds through a constraint it had
+    /// to order (a contradiction or an unsatisfiable core) may use an order
+    /// inferred from a cycle SI allows (two adjacent anti-dependencies):
+    /// when SI does not reject, such cycles keep their names (their steps
+    /// are as told) but rule out only the serializable model checked.
+    pub fn qualified(&mut self, v: Variant) -> Outcome {
+        let mut outcome = self.check(v);
+        // The weakest variant known to reject.
+        let mut base = v;
+        while let Some((w, suffix)) = weaker(base) {
+            if outcome.anomalies.is_empty() {
+                return outcome;
+            }
+            if self.rejects(w) {
+                // The weaker variant can carry the claims. Narrower ones
+                // (which cycle needs what) would take a check per cycle.
+                base = w;
+                continue;
+            }
+            for a in &mut outcome.anomalies {
+                if let Some(n) = qualified_name(&a.name, suffix) {
+                    a.name = n;
+                }
+            }
+            break;
+        }
+        if base.serializable
+            && !outcome.anomalies.is_empty()
+            && !self.rejects(Variant {
+                serializable: false,
+                ..base
+            })
+        {
+            // A cycle of known edges alone (no `:unordered` constraint
+            // chosen for it; inferred steps are already narrowed where
+            // found) is what its steps name.
+            for a in &mut outcome.anomalies {
+                if a.get("unordered").is_some() {
+                    a.rules_out.get_or_insert(base.cycle_exists());
+                }
+            }
+        }
+        outcome
+    }
+}
+
+/// The weaker variant (without real time, else without session order) and
+/// the suffix Elle gives a cycle that needs what was left out.
+fn weaker(v: Variant) -> Option<(Variant, &'static str)> {
+    if v.realtime {
+        Some((
+            Variant {
+                realtime: false,
+                ..v
+            },
+            "-realtime",
+        ))
+    } else if v.session {
+        Some((
+            Variant {
+                session: false,
+                ..v
+            },
+            "-process",
+        ))
+    } else {
+        None
+    }
+}
+
+/// `G-single-item` with `-process` is `G-single-item-process`; with
+/// `-realtime`, a `-process` name becomes `-realtime` too (real time is
+/// what the cycle rests on). None when the name already says as much or
+/// is not a cycle's.
+fn qualified_name(name: &str, suffix: &str) -> Option<String> {
+    if !name.starts_with('G') || name.ends_with("-realtime") {
+        return None;
+    }
+    match name.strip_suffix("-process") {
+        Some(base) if suffix == "-realtime" => Some(format!("{base}{suffix}")),
+        Some(_) => None,
+        None => Some(format!("{name}{suffix}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cycle_names_take_what_they_rest_on() {
+        assert_eq!(
+            qualified_name("G-single-item", "-process").as_deref(),
+            Some("G-single-item-process")
+        );
+        assert_eq!(qualified_name("G2-item-process", "-process"), None);
+        assert_eq!(
+            qualified_name("G2-item-process", "-realtime").as_deref(),
+            Some("G2-item-realtime")
+        );
+        assert_eq!(qualified_name("G0-realtime", "-realtime"), None);
+        assert_eq!(qualified_name("lost-update", "-process"), None);
+    }
+}
