@@ -20,6 +20,7 @@
 pub mod acyclic;
 pub mod polygraph;
 pub mod prune;
+pub mod sessions;
 
 use std::time::Instant;
 
@@ -110,7 +111,13 @@ pub fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcom
     check_variant(h, variant, deadline)
 }
 
+/// One variant: by the bounded-sessions search where it applies, else
+/// (or to name a cycle) by the polygraph and the solver.
 fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
+    sessions::decide(h, variant, deadline, |d| check_polygraph(h, variant, d))
+}
+
+fn check_polygraph(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
     let mut stats = Stats::default();
     if expired(deadline) {
         return Outcome {
