@@ -275,7 +275,7 @@ impl State<'_> {
             Some((self.l.chains[s][p as usize], true, true))
         } else {
             let t = self.l.chains[s][(p / 2) as usize];
-            Some((t, p % 2 == 0, p % 2 == 1))
+            Some((t, p.is_multiple_of(2), !p.is_multiple_of(2)))
         }
     }
 
@@ -319,7 +319,7 @@ impl State<'_> {
                 // No transaction writing a common key between this one's
                 // snapshot and its commit.
                 for (s2, &p) in self.pos.iter().enumerate() {
-                    if s2 == s || p % 2 == 0 || p >= self.steps(s2) {
+                    if s2 == s || p.is_multiple_of(2) || p >= self.steps(s2) {
                         continue;
                     }
                     let u = l.chains[s2][(p / 2) as usize];
@@ -440,7 +440,7 @@ pub fn search(
         }
         states += 1;
         if states >= max_states
-            || (states % 4096 == 0 && deadline.is_some_and(|d| Instant::now() > d))
+            || (states.is_multiple_of(4096) && deadline.is_some_and(|d| Instant::now() > d))
         {
             return Verdict::Undecided;
         }
