@@ -569,14 +569,19 @@ mod tests {
         ];
         // (valid, invalid) verdicts per variant.
         let mut seen = [[0usize; 2]; 2];
-        let mut n = 0;
+        let (mut n, mut skipped) = (0, 0);
         for seed in 0..60u64 {
             for &db in &dbs {
                 for &fault in &faults {
                     let sessions = 2 + (seed % 3) as u32;
                     let h = history(db, sessions, seed, fault);
                     for (i, &v) in VARIANTS.iter().enumerate() {
-                        assert!(applies(&h, v));
+                        // Timed-out clients start new sessions: a few
+                        // histories have too many prefixes to take on.
+                        if !applies(&h, v) {
+                            skipped += 1;
+                            continue;
+                        }
                         let by_search = search(&h, v, None, MAX_STATES);
                         let sat = super::super::check_polygraph(&h, v, None);
                         assert!(!sat.timed_out);
@@ -596,6 +601,8 @@ mod tests {
             }
         }
         // Both outcomes at both levels, many times.
+        println!("(valid, invalid) per variant: {seen:?}; {n} compared, {skipped} skipped");
+        assert!(skipped * 10 < n, "{skipped} of {n} skipped");
         for s in seen {
             assert!(s[0] > 100 && s[1] > 100, "{seen:?} of {n}");
         }
