@@ -21,6 +21,7 @@ pub mod acyclic;
 pub mod forks;
 pub mod polygraph;
 pub mod prune;
+pub mod sessions;
 pub mod variants;
 
 use std::time::Instant;
@@ -91,8 +92,13 @@ pub fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcom
     variants::Checks::new(h, deadline).check(variant)
 }
 
-/// Decides one variant by its own graph: build, prune, solve, tell.
+/// Decides one variant: by the bounded-sessions search where it applies,
+/// else (or to name a cycle) by its own graph: build, prune, solve, tell.
 fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
+    sessions::decide(h, variant, deadline, |d| check_polygraph(h, variant, d))
+}
+
+fn check_polygraph(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
     let mut stats = Stats::default();
     if expired(deadline) {
         return Outcome {
