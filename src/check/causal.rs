@@ -712,7 +712,7 @@ fn ww_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
     for (k, o) in h.orders.iter().enumerate() {
         let mut prev: Option<TxnId> = None;
         let mut chain: Vec<TxnId> = Vec::new();
-        for &w in &o.writes {
+        for w in o.versions() {
             if w == from::THIN_AIR {
                 continue;
             }
@@ -1054,7 +1054,7 @@ fn ww_between(h: &History, a: TxnId, b: TxnId) -> Option<(KeyId, Val, Val)> {
         }
         let o = h.orders.get(m.key as usize)?;
         let mut prev: Option<MopId> = None;
-        for &w in &o.writes {
+        for w in o.versions() {
             if w == from::THIN_AIR {
                 continue;
             }
