@@ -136,6 +136,8 @@ struct Ctx<'a> {
     deadline: Option<std::time::Instant>,
     /// The deadline stopped the check.
     cut: std::cell::Cell<bool>,
+    /// Which micro-ops of the reader last asked about read from whom.
+    spans: std::cell::RefCell<Spans>,
 }
 
 impl Ctx<'_> {
@@ -326,9 +328,8 @@ pub fn check(
             }
         });
     }
-    let mut spans = Spans::default();
     let free = if ctx.sessions && !reported.is_empty() {
-        sessionless(&ctx, level, &ww, &reported, &mut spans)
+        sessionless(&ctx, level, &ww, &reported)
     } else {
         vec![true; reported.len()]
     };
@@ -336,7 +337,6 @@ pub fn check(
         let with_path = i < MAX_PATHS && !ctx.expired();
         out.push(instance(
             &ctx,
-            &mut spans,
             &g,
             &comps.comp,
             level,
@@ -944,6 +944,7 @@ fn build<'a>(h: &'a History, clocks: Clocks, sessions: bool, stats: &mut Stats) 
         sessions,
         deadline: None,
         cut: std::cell::Cell::new(false),
+        spans: std::cell::RefCell::new(Spans::default()),
     }
 }
 
@@ -1088,7 +1089,6 @@ fn path_steps(ctx: &Ctx, path: &[u32]) -> (Datum, Datum) {
 
 fn instance(
     ctx: &Ctx,
-    spans: &mut Spans,
     g: &Digraph,
     comp: &[u32],
     level: Level,
@@ -1102,7 +1102,7 @@ fn instance(
     let t2 = tri.t2;
     let co_family = tri.t1 == INIT || ctx.co(tri.t1, t2);
     // How t2 is visible to t3.
-    let (before, after) = spans.reads_from(h, t3, t2, tri.read);
+    let (before, after) = ctx.spans.borrow_mut().reads_from(h, t3, t2, tri.read);
     let so = ctx.sess[t2 as usize] == ctx.sess[t3 as usize]
         && ctx.pos[t2 as usize] < ctx.pos[t3 as usize];
     let pattern = match (co_family, before, so || after) {
@@ -1237,13 +1237,7 @@ impl Spans {
 /// sessionless). The rebuilt graph holds part of the sessionless level's
 /// edges, so "true" is proven and "false" only not proven: an instance
 /// then claims less than it might, never more.
-fn sessionless(
-    ctx: &Ctx,
-    level: Level,
-    ww: &[(u32, u32)],
-    tris: &[Triangle],
-    spans: &mut Spans,
-) -> Vec<bool> {
+fn sessionless(ctx: &Ctx, level: Level, ww: &[(u32, u32)], tris: &[Triangle]) -> Vec<bool> {
     let h = ctx.h;
     let n = h.txns.len();
     let wr = wr_edges(h, &ctx.included);
@@ -1253,7 +1247,7 @@ fn sessionless(
         .iter()
         .map(|tri| {
             let t3 = h.txn_of(tri.read);
-            let (before, after) = spans.reads_from(h, t3, tri.t2, tri.read);
+            let (before, after) = ctx.spans.borrow_mut().reads_from(h, t3, tri.t2, tri.read);
             match level {
                 Level::ReadCommitted => before,
                 Level::ReadAtomic => before || after,
