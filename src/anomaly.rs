@@ -5,7 +5,7 @@
 use crate::history::model::{KeyId, MopId, TxnId, Val};
 
 /// A detail of an anomaly, in terms of the history model.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Datum {
     Nil,
     Bool(bool),

@@ -124,8 +124,15 @@ fn causal_patterns_stop_at_the_deadline() {
     );
     let (code, out, wall) = timed_check(&h, "read-atomic", 0.5);
     assert!(wall <= bound(0.5), "--timeout 0.5 took {wall:?}\n{out}");
-    // The store is causal: nothing the level forbids, so undecided.
-    assert_eq!(code, Some(2), "{out}");
-    assert!(out.contains("cycle-search-timeout"), "{out}");
+    // The store is causal: nothing the level forbids. Decided in time
+    // (valid: the derivation is linear in a reader's micro-ops now), or
+    // undecided at the deadline, never rejected.
+    match code {
+        Some(0) => assert!(out.contains("VALID"), "{out}"),
+        _ => {
+            assert_eq!(code, Some(2), "{out}");
+            assert!(out.contains("cycle-search-timeout"), "{out}");
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -136,6 +136,8 @@ struct Ctx<'a> {
     deadline: Option<std::time::Instant>,
     /// The deadline stopped the check.
     cut: std::cell::Cell<bool>,
+    /// Which micro-ops of the reader last asked about read from whom.
+    spans: std::cell::RefCell<Spans>,
 }
 
 impl Ctx<'_> {
@@ -188,12 +190,6 @@ impl Ctx<'_> {
     fn key_writers(&self, x: KeyId) -> &[(u32, u32, TxnId)] {
         let (a, b) = (self.writer_at[x as usize], self.writer_at[x as usize + 1]);
         &self.writers[a as usize..b as usize]
-    }
-
-    fn writes(&self, t: TxnId, x: KeyId) -> bool {
-        self.key_writers(x)
-            .binary_search(&(self.sess[t as usize], self.pos[t as usize], t))
-            .is_ok()
     }
 
     /// The last writer of `x` in session `s` at a position below `limit`.
@@ -522,6 +518,12 @@ fn derive_causal(ctx: &Ctx, redundant_too: bool, emit: &mut impl FnMut(Triangle,
 }
 
 /// `derive` by searching each session's writers of the key per read.
+///
+/// At read committed and read atomic the writers a read must have seen
+/// are among the transactions its own transaction read from (earlier
+/// reads, or any); those are indexed once per reader by the keys it reads
+/// (`Buckets`), so a reader costs its micro-ops plus what its sources
+/// write, not its reads times its sources.
 fn derive_search(
     ctx: &Ctx,
     level: Level,
@@ -529,8 +531,7 @@ fn derive_search(
     mut emit: impl FnMut(Triangle, bool),
 ) {
     let h = ctx.h;
-    let mut seen: Vec<TxnId> = Vec::new();
-    let mut all_from: Vec<TxnId> = Vec::new();
+    let mut buckets = Buckets::new(h.keys.len(), h.txns.len());
     let mut cands: Vec<TxnId> = Vec::new();
     for t3 in 0..h.txns.len() as TxnId {
         if !ctx.included[t3 as usize] || h.txns[t3 as usize].status != Status::Committed {
@@ -540,24 +541,25 @@ fn derive_search(
             return;
         }
         let txn = &h.txns[t3 as usize];
-        seen.clear();
-        all_from.clear();
+        if level != Level::Causal {
+            buckets.start(h, t3);
+        }
         if level == Level::ReadAtomic {
-            all_from.extend(txn.mops().filter_map(|i| external_source(h, i, t3)));
-            all_from.sort_unstable();
-            all_from.dedup();
+            for i in txn.mops() {
+                if let Some(t) = external_source(h, i, t3) {
+                    buckets.add(ctx, t);
+                }
+            }
         }
         for (i, t1) in external_reads(ctx, t3) {
             let x = h.mops[i as usize].key;
             cands.clear();
             match level {
-                Level::ReadCommitted => {
-                    cands.extend(seen.iter().copied().filter(|&t| ctx.writes(t, x)))
-                }
+                Level::ReadCommitted => cands.extend_from_slice(buckets.writers(x)),
                 Level::ReadAtomic => {
                     let s3 = ctx.sess[t3 as usize];
                     cands.extend(ctx.last_writer_below(x, s3, ctx.pos[t3 as usize]));
-                    cands.extend(all_from.iter().copied().filter(|&t| ctx.writes(t, x)));
+                    cands.extend_from_slice(buckets.writers(x));
                 }
                 Level::Causal => {
                     // Only positions t3 knows and t1 does not can hold a
@@ -609,9 +611,78 @@ fn derive_search(
                 let redundant = t1 != INIT && ctx.has_clocks() && ctx.co(t2, t1);
                 emit(Triangle { t1, t2, read: i }, redundant);
             }
-            if t1 != INIT && !seen.contains(&t1) {
-                seen.push(t1);
+            if level == Level::ReadCommitted && t1 != INIT {
+                buckets.add(ctx, t1);
             }
+        }
+        if level != Level::Causal {
+            buckets.finish(h, t3);
+        }
+    }
+}
+
+/// For one reader at a time: per key it reads, the transactions it read
+/// from that write the key, each once, in the order they were added.
+struct Buckets {
+    /// Per key, its bucket while the reader reads it (else `NONE`).
+    slot: Vec<u32>,
+    lists: Vec<Vec<TxnId>>,
+    /// `added[t] == stamp`: `t` is in the buckets of the current reader.
+    added: Vec<u32>,
+    stamp: u32,
+}
+
+impl Buckets {
+    const NONE: u32 = u32::MAX;
+
+    fn new(keys: usize, txns: usize) -> Buckets {
+        Buckets {
+            slot: vec![Self::NONE; keys],
+            lists: Vec::new(),
+            added: vec![0; txns],
+            stamp: 0,
+        }
+    }
+
+    /// Opens a bucket for each key `t3` reads.
+    fn start(&mut self, h: &History, t3: TxnId) {
+        self.stamp += 1;
+        let mut used = 0;
+        for m in h.txn_mops(t3) {
+            if m.is_read() && self.slot[m.key as usize] == Self::NONE {
+                self.slot[m.key as usize] = used as u32;
+                if used == self.lists.len() {
+                    self.lists.push(Vec::new());
+                }
+                self.lists[used].clear();
+                used += 1;
+            }
+        }
+    }
+
+    /// Files `t` under each key it writes that the reader reads (once).
+    fn add(&mut self, ctx: &Ctx, t: TxnId) {
+        if std::mem::replace(&mut self.added[t as usize], self.stamp) == self.stamp {
+            return;
+        }
+        for &x in ctx.writes_of(t) {
+            let b = self.slot[x as usize];
+            if b != Self::NONE {
+                self.lists[b as usize].push(t);
+            }
+        }
+    }
+
+    fn writers(&self, x: KeyId) -> &[TxnId] {
+        match self.slot[x as usize] {
+            Self::NONE => &[],
+            b => &self.lists[b as usize],
+        }
+    }
+
+    fn finish(&mut self, h: &History, t3: TxnId) {
+        for m in h.txn_mops(t3) {
+            self.slot[m.key as usize] = Self::NONE;
         }
     }
 }
@@ -641,7 +712,7 @@ fn ww_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
     for (k, o) in h.orders.iter().enumerate() {
         let mut prev: Option<TxnId> = None;
         let mut chain: Vec<TxnId> = Vec::new();
-        for &w in &o.writes {
+        for w in o.versions() {
             if w == from::THIN_AIR {
                 continue;
             }
@@ -873,6 +944,7 @@ fn build<'a>(h: &'a History, clocks: Clocks, sessions: bool, stats: &mut Stats) 
         sessions,
         deadline: None,
         cut: std::cell::Cell::new(false),
+        spans: std::cell::RefCell::new(Spans::default()),
     }
 }
 
@@ -983,7 +1055,7 @@ fn ww_between(h: &History, a: TxnId, b: TxnId) -> Option<(KeyId, Val, Val)> {
         }
         let o = h.orders.get(m.key as usize)?;
         let mut prev: Option<MopId> = None;
-        for &w in &o.writes {
+        for w in o.versions() {
             if w == from::THIN_AIR {
                 continue;
             }
@@ -1030,7 +1102,7 @@ fn instance(
     let t2 = tri.t2;
     let co_family = tri.t1 == INIT || ctx.co(tri.t1, t2);
     // How t2 is visible to t3.
-    let (before, after) = reads_from(h, t3, t2, tri.read);
+    let (before, after) = ctx.spans.borrow_mut().reads_from(h, t3, t2, tri.read);
     let so = ctx.sess[t2 as usize] == ctx.sess[t3 as usize]
         && ctx.pos[t2 as usize] < ctx.pos[t3 as usize];
     let pattern = match (co_family, before, so || after) {
@@ -1119,20 +1191,42 @@ fn instance(
     a
 }
 
-/// Whether `t3` read from `t2` before and after its micro-op `read`.
-fn reads_from(h: &History, t3: TxnId, t2: TxnId, read: MopId) -> (bool, bool) {
-    let txn = &h.txns[t3 as usize];
-    let (mut before, mut after) = (false, false);
-    for i in txn.mops() {
-        if external_source(h, i, t3) == Some(t2) {
-            if i < read as usize {
-                before = true;
-            } else {
-                after = true;
+/// Whether a reader read from `t2` before and after its micro-op `read`:
+/// per reader, the first and last of its micro-ops that read from each
+/// transaction, gathered once for the run of instances that share it.
+#[derive(Default)]
+struct Spans {
+    t3: Option<TxnId>,
+    /// (source, first micro-op, last micro-op), sorted by source.
+    spans: Vec<(TxnId, MopId, MopId)>,
+}
+
+impl Spans {
+    fn reads_from(&mut self, h: &History, t3: TxnId, t2: TxnId, read: MopId) -> (bool, bool) {
+        if self.t3 != Some(t3) {
+            self.t3 = Some(t3);
+            self.spans.clear();
+            for i in h.txns[t3 as usize].mops() {
+                if let Some(t) = external_source(h, i, t3) {
+                    self.spans.push((t, i as MopId, i as MopId));
+                }
             }
+            // Stable: per source, micro-ops stay in order.
+            self.spans.sort_by_key(|s| s.0);
+            self.spans.dedup_by(|later, first| {
+                let same = later.0 == first.0;
+                if same {
+                    first.2 = later.2;
+                }
+                same
+            });
         }
+        let Ok(at) = self.spans.binary_search_by_key(&t2, |s| s.0) else {
+            return (false, false);
+        };
+        let (_, first, last) = self.spans[at];
+        (first < read, last >= read)
     }
-    (before, after)
 }
 
 /// Which reported instances hold without session order: those whose
@@ -1153,7 +1247,7 @@ fn sessionless(ctx: &Ctx, level: Level, ww: &[(u32, u32)], tris: &[Triangle]) ->
         .iter()
         .map(|tri| {
             let t3 = h.txn_of(tri.read);
-            let (before, after) = reads_from(h, t3, tri.t2, tri.read);
+            let (before, after) = ctx.spans.borrow_mut().reads_from(h, t3, tri.t2, tri.read);
             match level {
                 Level::ReadCommitted => before,
                 Level::ReadAtomic => before || after,

@@ -9,6 +9,7 @@ pub mod entry;
 pub mod graph;
 pub mod si;
 
+use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
 
 use crate::anomaly::{Anomaly, Datum};
@@ -207,6 +208,25 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
     }
 }
 
+/// Appends the anomalies of `new` that `into` does not hold yet (same
+/// name, transactions and details), in order; `told` indexes `into` by
+/// that identity's hash.
+fn merge_new(into: &mut Vec<Anomaly>, told: &mut FxHashMap<u64, Vec<usize>>, new: Vec<Anomaly>) {
+    use std::hash::{Hash, Hasher};
+    for a in new {
+        let mut hs = rustc_hash::FxHasher::default();
+        (&a.name, &a.txns, &a.fields).hash(&mut hs);
+        let same = told.entry(hs.finish()).or_default();
+        if !same.iter().any(|&i| {
+            let g = &into[i];
+            g.name == a.name && g.txns == a.txns && g.fields == a.fields
+        }) {
+            same.push(into.len());
+            into.push(a);
+        }
+    }
+}
+
 /// Runs a plan's checkers and judges what they find.
 pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckResult {
     let h = &loaded.history;
@@ -228,6 +248,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
     let mut notes = Vec::new();
     let mut causal_cut = false;
+    let mut told = FxHashMap::default();
     for (level, sessions) in levels {
         let (found_here, stats) =
             causal::check(h, level, sessions, causal::Clocks::default(), deadline);
@@ -238,14 +259,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
             ));
             causal_cut |= found_here.is_empty();
         }
-        for a in found_here {
-            if !graph
-                .iter()
-                .any(|g| g.name == a.name && g.txns == a.txns && g.fields == a.fields)
-            {
-                graph.push(a);
-            }
-        }
+        merge_new(&mut graph, &mut told, found_here);
     }
     found.extend(graph);
     if causal_cut {

@@ -1216,6 +1216,7 @@ impl Builder {
             let k = k as KeyId;
             let mut seen_thin: FxHashSet<Val> = FxHashSet::default();
             order.writes = Vec::with_capacity(order.elems.len());
+            order.repeats.clear();
             let mut dups: Vec<Val> = Vec::new();
             for &e in &order.elems {
                 let w = self.write_index.get(k, e);
@@ -1228,8 +1229,11 @@ impl Builder {
                     }
                     None => !seen_thin.insert(e),
                 };
-                if dup && !dups.contains(&e) {
-                    dups.push(e);
+                if dup {
+                    order.repeats.push(order.writes.len() as u32);
+                    if !dups.contains(&e) {
+                        dups.push(e);
+                    }
                 }
                 order.writes.push(w.unwrap_or(from::THIN_AIR));
             }

@@ -247,6 +247,27 @@ pub struct VersionOrder {
     /// Appends no read observed (from committed or indeterminate
     /// transactions): they follow `writes`, in an unknown order.
     pub unobserved: Vec<MopId>,
+    /// Positions of `elems` that repeat an earlier element (Elle's
+    /// `duplicate-elements`), ascending; usually none.
+    pub repeats: Vec<u32>,
+}
+
+impl VersionOrder {
+    /// The writes in version order, one per version: a repeated element
+    /// is no new version (Elle orders the longest read's distinct
+    /// elements), so a duplicate is reported once, as a duplicate, and
+    /// orders no write after the ones between its copies.
+    pub fn versions(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut repeats = self.repeats.iter().copied().peekable();
+        self.writes.iter().enumerate().filter_map(move |(i, &w)| {
+            if repeats.peek() == Some(&(i as u32)) {
+                repeats.next();
+                None
+            } else {
+                Some(w)
+            }
+        })
+    }
 }
 
 /// Counts for `elle-si stats` and `--verbose`.

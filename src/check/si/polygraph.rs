@@ -690,7 +690,7 @@ pub fn build(h: &History, variant: Variant, deadline: Option<std::time::Instant>
         // Known order: list-append version orders.
         order.clear();
         if list_append && let Some(o) = h.orders.get(x as usize) {
-            for &w in &o.writes {
+            for w in o.versions() {
                 let Some(&(t, v)) = tv.get(w as usize) else {
                     continue;
                 };
