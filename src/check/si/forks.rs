@@ -56,12 +56,12 @@ use batsat::{Lit, lbool};
 
 use super::acyclic::{Acyclic, Order, Th};
 use super::polygraph::{self, Edge, EdgeId, EdgeKind, Polygraph, Variant};
-use super::prune::{topo_order, topo_order_by};
 use super::{Outcome, Stats, cycle_anomaly, cycle_through, time_keys};
 use crate::anomaly::{Anomaly, Datum};
 use crate::check::clocks::Vectors;
 use crate::check::deps::{external_source, outside_from};
 use crate::check::graph::{Digraph, sccs};
+use crate::check::graph::{topo_order, topo_order_by};
 use crate::history::model::*;
 use crate::spec::Checker;
 
