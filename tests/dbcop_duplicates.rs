@@ -165,3 +165,25 @@ fn drop_reads_leaves_out_only_the_ambiguous_reads() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("reads of them left out"), "{out}");
 }
+
+/// x = 1 is written by two transactions, the second of which reads x = 1
+/// before writing it: that read may have observed the first write, so it
+/// is no future read (a read of its own later write).
+const READ_THEN_WRITE: &str = "[x:=1]\n---\n[x==1 x:=1]\n";
+
+/// a = 1 is written twice, and two transactions read a = 1 and write a:
+/// each may have read a different write (T1 a:=1, T3, T2 a:=1, T4 is a
+/// serial order), so no update is lost for certain.
+const TWO_READERS: &str = "[a:=1]\n---\n[a:=1 b:=1]\n---\n[a==1 a:=3]\n---\n[a==1 a:=4]\n";
+
+#[test]
+fn a_read_of_a_duplicated_pair_is_no_future_read_and_loses_no_update() {
+    for (name, text) in [("fut.hist", READ_THEN_WRITE), ("lu.hist", TWO_READERS)] {
+        for m in ["read-committed", "si", "ser"] {
+            let (code, out) = check(name, text, &["-c", m, "-o", "edn"]);
+            assert_eq!(code, 0, "{name} at {m}: {out}");
+            assert!(!out.contains(":future-read"), "{name} at {m}: {out}");
+            assert!(!out.contains(":lost-update"), "{name} at {m}: {out}");
+        }
+    }
+}

@@ -44,12 +44,13 @@
 //! that it names a cycle, and otherwise stands as the variant's
 //! `*-cycle-exists` with the transactions the search could not place.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rustc_hash::FxHashSet;
 
 use super::Outcome;
 use super::polygraph::Variant;
+use super::variants::naming_share;
 use crate::anomaly::{Anomaly, Datum};
 use crate::check::deps::included;
 use crate::history::model::*;
@@ -481,8 +482,7 @@ pub fn decide(
         Verdict::Invalid(stuck) => {
             // Naming a cycle gets a share of the time: twice the search's,
             // at least two seconds, within the deadline.
-            let share = (2 * t0.elapsed()).max(Duration::from_secs(2));
-            let until = Instant::now() + share;
+            let until = Instant::now() + naming_share(t0.elapsed());
             let named = sat(Some(deadline.map_or(until, |d| d.min(until))));
             if !named.timed_out && !named.anomalies.is_empty() {
                 return named;

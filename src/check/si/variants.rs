@@ -11,7 +11,7 @@
 //! by what the weaker variants reject (Elle's `-process` / `-realtime`
 //! suffixes, PolySI's write orders inferred through cycles SI allows).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::polygraph::Variant;
 use super::{Outcome, check_variant, expired};
@@ -22,7 +22,32 @@ pub struct Checks<'h> {
     h: &'h History,
     deadline: Option<Instant>,
     /// Each variant's outcome as [`super::check_variant`] gave it.
-    decided: Vec<(Variant, Outcome)>,
+    decided: Vec<Decided>,
+}
+
+/// A variant's outcome and the deadline it was decided within.
+struct Decided {
+    variant: Variant,
+    outcome: Outcome,
+    /// `None`: no deadline.
+    until: Option<Instant>,
+}
+
+/// Whether deadline `a` is no earlier than `b` (`None` is no deadline).
+fn no_earlier(a: Option<Instant>, b: Option<Instant>) -> bool {
+    match (a, b) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(a), Some(b)) => a >= b,
+    }
+}
+
+/// The time naming a verdict may take on top of deciding it: twice the
+/// decision's time, at least two seconds. A weaker variant consulted only
+/// to name cycles gets this share (within the run's deadline), so the
+/// verdict found is never held up, or lost, by the search for its name.
+pub(super) fn naming_share(decision: Duration) -> Duration {
+    (2 * decision).max(Duration::from_secs(2))
 }
 
 impl<'h> Checks<'h> {
@@ -34,14 +59,29 @@ impl<'h> Checks<'h> {
         }
     }
 
-    /// Where the variant's outcome, decided by its own graph, is kept:
-    /// decided once.
-    fn decide(&mut self, v: Variant) -> usize {
-        match self.decided.iter().position(|(w, _)| *w == v) {
-            Some(i) => i,
+    /// Where the variant's outcome, decided by its own graph within
+    /// `until`, is kept: decided once, unless an earlier attempt ran out of
+    /// a shorter time than this one has.
+    fn decide(&mut self, v: Variant, until: Option<Instant>) -> usize {
+        let known = self.decided.iter().position(|d| d.variant == v);
+        if let Some(i) = known {
+            let d = &self.decided[i];
+            if !d.outcome.timed_out || no_earlier(d.until, until) {
+                return i;
+            }
+        }
+        let decided = Decided {
+            variant: v,
+            outcome: check_variant(self.h, v, until),
+            until,
+        };
+        match known {
+            Some(i) => {
+                self.decided[i] = decided;
+                i
+            }
             None => {
-                let o = check_variant(self.h, v, self.deadline);
-                self.decided.push((v, o));
+                self.decided.push(decided);
                 self.decided.len() - 1
             }
         }
@@ -54,25 +94,25 @@ impl<'h> Checks<'h> {
     /// session order makes the check far cheaper (reachability by vector
     /// clocks, and a good guess of the commit order): a plain variant tries
     /// that first.
-    fn settle(&mut self, v: Variant) -> Result<usize, super::Stats> {
-        if !v.session && !self.decided.iter().any(|(w, _)| *w == v) {
-            let first = self.decide(Variant { session: true, ..v });
-            let o = &self.decided[first].1;
+    fn settle(&mut self, v: Variant, until: Option<Instant>) -> Result<usize, super::Stats> {
+        if !v.session && !self.decided.iter().any(|d| d.variant == v) {
+            let first = self.decide(Variant { session: true, ..v }, until);
+            let o = &self.decided[first].outcome;
             if o.anomalies.is_empty() && !o.timed_out {
                 return Ok(first);
             }
             // No time left for the variant itself: undecided.
-            if expired(self.deadline) {
+            if expired(until) {
                 return Err(o.stats.clone());
             }
         }
-        Ok(self.decide(v))
+        Ok(self.decide(v, until))
     }
 
     /// The variant's outcome, its cycles named by their steps.
     pub fn check(&mut self, v: Variant) -> Outcome {
-        match self.settle(v) {
-            Ok(i) => self.decided[i].1.clone(),
+        match self.settle(v, self.deadline) {
+            Ok(i) => self.decided[i].outcome.clone(),
             Err(stats) => Outcome {
                 anomalies: Vec::new(),
                 timed_out: true,
@@ -81,10 +121,10 @@ impl<'h> Checks<'h> {
         }
     }
 
-    /// Whether the variant finds a cycle (within the time budget).
-    fn rejects(&mut self, v: Variant) -> bool {
-        self.settle(v).is_ok_and(|i| {
-            let o = &self.decided[i].1;
+    /// Whether the variant finds a cycle within `until`.
+    fn rejects(&mut self, v: Variant, until: Option<Instant>) -> bool {
+        self.settle(v, until).is_ok_and(|i| {
+            let o = &self.decided[i].outcome;
             !o.timed_out && !o.anomalies.is_empty()
         })
     }
@@ -104,15 +144,23 @@ impl<'h> Checks<'h> {
     /// inferred from a cycle SI allows (two adjacent anti-dependencies):
     /// when SI does not reject, such cycles keep their names (their steps
     /// are as told) but rule out only the serializable model checked.
+    ///
+    /// The weaker variants are consulted within [`naming_share`] of the
+    /// time the verdict took: one undecided by then is taken as not
+    /// rejecting, which only narrows the claims (a cycle then rules out
+    /// the stronger variant alone).
     pub fn qualified(&mut self, v: Variant) -> Outcome {
+        let started = Instant::now();
         let mut outcome = self.check(v);
+        let share = Instant::now() + naming_share(started.elapsed());
+        let until = Some(self.deadline.map_or(share, |d| d.min(share)));
         // The weakest variant known to reject.
         let mut base = v;
         while let Some((w, suffix)) = weaker(base) {
             if outcome.anomalies.is_empty() {
                 return outcome;
             }
-            if self.rejects(w) {
+            if self.rejects(w, until) {
                 // The weaker variant can carry the claims. Narrower ones
                 // (which cycle needs what) would take a check per cycle.
                 base = w;
@@ -127,10 +175,13 @@ impl<'h> Checks<'h> {
         }
         if base.serializable
             && !outcome.anomalies.is_empty()
-            && !self.rejects(Variant {
-                serializable: false,
-                ..base
-            })
+            && !self.rejects(
+                Variant {
+                    serializable: false,
+                    ..base
+                },
+                until,
+            )
         {
             // A cycle of known edges alone (no `:unordered` constraint
             // chosen for it; inferred steps are already narrowed where
