@@ -318,10 +318,14 @@ fn lost_updates(h: &History, out: &mut Vec<Anomaly>) {
         }
         first_read.clear();
         wrote.clear();
-        for m in &h.mops[txn.mops()] {
+        for i in txn.mops() {
+            let m = &h.mops[i];
             if m.is_read() {
-                if m.has(flag::EXTERNAL) && !m.has(flag::IRREGULAR) && m.from < from::THIN_AIR
-                    || m.from == from::INITIAL
+                // A read that may have observed any of several writes
+                // (dbcop's duplicates) read no version for certain.
+                if (m.has(flag::EXTERNAL) && !m.has(flag::IRREGULAR) && m.from < from::THIN_AIR
+                    || m.from == from::INITIAL)
+                    && !h.candidates.contains_key(&(i as MopId))
                 {
                     first_read.entry(m.key).or_insert(m.from);
                 }

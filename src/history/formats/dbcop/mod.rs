@@ -32,7 +32,7 @@ pub mod json;
 
 use rustc_hash::FxHashMap;
 
-use crate::anomaly::Anomaly;
+use crate::anomaly::{Anomaly, Datum};
 use crate::edn::Value;
 use crate::error::{ParseError, Remedy};
 use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
@@ -229,9 +229,9 @@ pub fn build(
     notes.count(failed, || {
         "failed events (success = false) skipped, as dbcop and PolySI skip them".into()
     });
-    let (mut h, anomalies) = b.finish();
+    let (mut h, mut anomalies) = b.finish();
     if !restore.is_empty() {
-        attach_candidates(&mut h, &restore);
+        attach_candidates(&mut h, &mut anomalies, &restore);
     }
     Ok((h, anomalies))
 }
@@ -243,8 +243,11 @@ pub fn build(
 /// `from` becomes the last of them in file order (the guess the other
 /// checkers read). A read with no such writer keeps the builder's writer,
 /// whose anomaly (aborted or intermediate read) then holds whichever write
-/// it observed.
-fn attach_candidates(h: &mut History, restore: &FxHashMap<Val, Val>) {
+/// it observed. A read the builder took for a read of its own
+/// transaction's later write (a `future-read`) may as well have observed
+/// another transaction's write of the pair: it is no future read, but an
+/// external read with those candidates.
+fn attach_candidates(h: &mut History, anomalies: &mut Vec<Anomaly>, restore: &FxHashMap<Val, Val>) {
     let mut dup: rustc_hash::FxHashSet<(KeyId, Val)> = rustc_hash::FxHashSet::default();
     for m in h.mops.iter_mut() {
         if let Some(&orig) = restore.get(&m.val) {
@@ -260,6 +263,25 @@ fn attach_candidates(h: &mut History, restore: &FxHashMap<Val, Val>) {
             writers.entry((m.key, m.val)).or_default().push(i as MopId);
         }
     }
+    let another = |h: &History, r: MopId, w: MopId| {
+        let (rm, wm) = (&h.mops[r as usize], &h.mops[w as usize]);
+        wm.txn != rm.txn
+            && wm.has(flag::FINAL)
+            && h.txns[wm.txn as usize].status == Status::Committed
+    };
+    anomalies.retain(|a| {
+        let Some(&Datum::Mop(r)) = a.get("mop").filter(|_| a.name == "future-read") else {
+            return true;
+        };
+        let m = h.mops[r as usize];
+        let elsewhere = writers
+            .get(&(m.key, m.val))
+            .is_some_and(|ws| ws.iter().any(|&w| another(h, r, w)));
+        if elsewhere {
+            h.mops[r as usize].flags |= flag::EXTERNAL;
+        }
+        !elsewhere
+    });
     for i in 0..h.mops.len() {
         let m = h.mops[i];
         if !m.is_read() || !m.has(flag::EXTERNAL) {
@@ -271,12 +293,7 @@ fn attach_candidates(h: &mut History, restore: &FxHashMap<Val, Val>) {
         let valid: Vec<MopId> = ws
             .iter()
             .copied()
-            .filter(|&w| {
-                let wm = &h.mops[w as usize];
-                wm.txn != m.txn
-                    && wm.has(flag::FINAL)
-                    && h.txns[wm.txn as usize].status == Status::Committed
-            })
+            .filter(|&w| another(h, i as MopId, w))
             .collect();
         if let Some(&last) = valid.last() {
             h.mops[i].from = last;
