@@ -5,7 +5,8 @@
 //! types differ falls in a group with a reason:
 //!
 //! - Elle threw (a list read of an element nobody appended: Elle asserts
-//!   every read element has a writer), or answered `:unknown`;
+//!   every read element has a writer) and elle-si rejects, or Elle
+//!   answered `:unknown`;
 //! - Elle is incomplete: it accepts where elle-si rejects, on rw-register
 //!   (Elle's version-order inference there is weak) or at read atomic
 //!   (Elle checks only internal, G1a and future reads there);
@@ -100,7 +101,8 @@ fn group(row: &Row, valid: Valid, types: &BTreeSet<String>) -> Result<&'static s
     let et = &row.elle_types;
     Ok(match (row.elle, valid) {
         ("false", Valid::True) => return Err("Elle rejects, elle-si accepts"),
-        ("error", _) => "Elle threw (list element nobody appended)",
+        ("error", Valid::False) => "Elle threw (list element nobody appended); elle-si rejects",
+        ("error", _) => return Err("Elle threw and elle-si does not reject"),
         (":unknown", _) => "Elle :unknown",
         (_, Valid::Unknown) => "elle-si :unknown (deadline)",
         ("true", Valid::False) if row.file.starts_with("rw-") => {

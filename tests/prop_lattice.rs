@@ -55,9 +55,13 @@ fn complete_models(format: Format) -> Vec<Model> {
         .collect()
 }
 
-/// The clashes in one generated history: (model checked, type reported,
-/// the satisfied models it rules out), and the types the spec lacks.
-fn clashes(opts: &GenOptions) -> (Vec<(Model, AnomalyType, Vec<&'static str>)>, Vec<String>) {
+/// A clash: the model checked, a claim of its anomalies, and the satisfied
+/// models the claim rules out.
+type Clash = (Model, AnomalyType, Vec<&'static str>);
+
+/// The clashes in one generated history, and every wrong finding as text
+/// (clashes and types the spec lacks).
+fn clashes(opts: &GenOptions) -> (Vec<Clash>, Vec<String>) {
     let g = generate(opts).unwrap_or_else(|e| panic!("generator refused {opts:?}: {e}"));
     let l = load(g.history.clone(), opts.format);
     let models = complete_models(opts.format);
