@@ -27,13 +27,14 @@ mod prop_support;
 
 use std::collections::BTreeSet;
 
-use elle_si::generator::{Db, Fault, GenOptions, generate};
-use elle_si::history::{Format, Workload};
+use elle_si::generator::{Fault, GenOptions, generate};
+use elle_si::history::Format;
 use elle_si::report::{UNKNOWN_TYPES, Valid, names_of};
 use elle_si::spec::lattice::impossible_models;
 use elle_si::spec::{AnomalyType, Decider, Model};
 use prop_support::{
-    LARGE, SMALL, Size, any_db, any_workload, check_at, config, describe, fail, load, shape,
+    LARGE, SMALL, Size, any_db, any_workload, check_at, config, describe, fail, injectable, load,
+    shape,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
@@ -119,21 +120,6 @@ fn names_imply_only_violated_models(opts: GenOptions) -> Result<(), TestCaseErro
             wrong.join("\n"),
         ))
     }
-}
-
-/// Every (fault, store, workload) the generator can inject.
-fn injectable() -> Vec<(Fault, Db, Workload)> {
-    let mut v = Vec::new();
-    for f in Fault::ALL {
-        for db in Db::ALL {
-            for w in [Workload::ListAppend, Workload::RwRegister] {
-                if f.applies_to(db, w) {
-                    v.push((f, db, w));
-                }
-            }
-        }
-    }
-    v
 }
 
 /// A correct store's history (one case in four), or one with one or two
