@@ -20,12 +20,11 @@ mod prop_support;
 use std::cell::Cell;
 
 use elle_si::check::basic;
-use elle_si::generator::{Db, Fault, GenOptions, generate};
-use elle_si::history::Workload;
+use elle_si::generator::{Fault, GenOptions, generate};
 use elle_si::report::Valid;
 use prop_support::{
     LARGE, MODELS, SMALL, Size, accepted_names, any_db, any_workload, check_at, config, describe,
-    fail, graph_family, guarantees, hidden_append_unread, load, names, shape, violates,
+    fail, graph_family, guarantees, hidden_append_unread, injectable, load, names, shape, violates,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
@@ -95,21 +94,6 @@ fn correct_store_is_accepted_at_every_level_it_gives_long() {
 // ---------------------------------------------------------------------
 // 2. Each fired fault is caught, by name, where it is forbidden, and the
 //    history passes where it is allowed and the store otherwise gives it.
-
-/// Every (fault, store, workload) the generator can inject.
-fn injectable() -> Vec<(Fault, Db, Workload)> {
-    let mut v = Vec::new();
-    for f in Fault::ALL {
-        for db in Db::ALL {
-            for w in [Workload::ListAppend, Workload::RwRegister] {
-                if f.applies_to(db, w) {
-                    v.push((f, db, w));
-                }
-            }
-        }
-    }
-    v
-}
 
 fn faulty_strategy(size: Size) -> impl Strategy<Value = GenOptions> {
     (

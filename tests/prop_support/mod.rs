@@ -385,3 +385,18 @@ pub fn fail(
     }
     TestCaseError::fail(format!("{what}\n(saved to /tmp/props-failures/{name}.*)"))
 }
+
+/// Every (fault, store, workload) the generator can inject.
+pub fn injectable() -> Vec<(Fault, Db, Workload)> {
+    let mut v = Vec::new();
+    for f in Fault::ALL {
+        for db in Db::ALL {
+            for w in [Workload::ListAppend, Workload::RwRegister] {
+                if f.applies_to(db, w) {
+                    v.push((f, db, w));
+                }
+            }
+        }
+    }
+    v
+}
