@@ -55,8 +55,11 @@ use batsat::interface::SolverInterface;
 use batsat::{Lit, lbool};
 
 use super::acyclic::{Acyclic, Order, Th};
+use super::cycles::cycle_through;
 use super::polygraph::{self, Edge, EdgeId, EdgeKind, Polygraph, Variant};
-use super::{Outcome, Stats, cycle_anomaly, cycle_through, time_keys};
+use super::solve::time_keys;
+use super::tell::cycle_anomaly;
+use super::{Outcome, Stats};
 use crate::anomaly::{Anomaly, Datum};
 use crate::check::clocks::Vectors;
 use crate::check::deps::{external_source, outside_from};
