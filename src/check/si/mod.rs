@@ -58,6 +58,38 @@ pub struct Stats {
     pub explain_cut: bool,
 }
 
+impl Stats {
+    /// The notes a run gives of one check under `name`: its figures
+    /// (`conflicts` says what the solver count counts) and, when the
+    /// polygraph was too big, why there is no verdict.
+    pub fn notes(&self, name: &str, conflicts: &str) -> Vec<String> {
+        let mut notes = vec![format!(
+            "{}: constraints {} -> {} after {} pruning rounds, unknown dependencies {} -> {}; \
+             construct {:.3} s, prune {:.3} s, solve {:.3} s ({} {}), interpret {:.3} s",
+            name,
+            self.constraints_before,
+            self.constraints_after,
+            self.prune_rounds,
+            self.unknown_before,
+            self.unknown_after,
+            self.construct_s,
+            self.prune_s,
+            self.solve_s,
+            self.solver_conflicts,
+            conflicts,
+            self.interpret_s
+        )];
+        if self.too_big {
+            notes.push(format!(
+                "{}: more than {} unordered writer pairs; no verdict",
+                name,
+                polygraph::MAX_PAIRS
+            ));
+        }
+        notes
+    }
+}
+
 #[derive(Clone)]
 pub struct Outcome {
     pub anomalies: Vec<Anomaly>,
