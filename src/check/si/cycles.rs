@@ -35,39 +35,17 @@ pub(super) fn cycle_through(
     allowed: impl Fn(u32) -> bool,
     edge_ok: impl Fn(EdgeId) -> bool,
 ) -> Option<Vec<EdgeId>> {
-    use std::collections::VecDeque;
     if u == v {
         return Some(vec![e]);
     }
-    let mut parent: rustc_hash::FxHashMap<u32, (u32, EdgeId)> = rustc_hash::FxHashMap::default();
-    let mut q = VecDeque::new();
-    q.push_back(v);
-    parent.insert(v, (v, e));
-    while let Some(x) = q.pop_front() {
-        for &(y, le) in &adj[x as usize] {
-            if parent.contains_key(&y) || !allowed(y) || !edge_ok(le) {
-                continue;
-            }
-            parent.insert(y, (x, le));
-            if y == u {
-                let mut path = Vec::new();
-                let mut cur = u;
-                while cur != v {
-                    let (p, pe) = parent[&cur];
-                    path.push(pe);
-                    cur = p;
-                }
-                path.push(e);
-                path.reverse();
-                // Rotate so the given edge comes first.
-                let first = path.pop().unwrap_or(e);
-                path.insert(0, first);
-                return Some(path);
-            }
-            q.push_back(y);
-        }
-    }
-    None
+    let mut bfs = Bfs::new((v, 0));
+    let step = |_, y, x| (allowed(y) && edge_ok(x)).then_some(0);
+    bfs.reach((u, 0), usize::MAX, step, adj)?;
+    let mut path = bfs.path_to((u, 0));
+    // From the step into `u`: then `e`, then the path from v.
+    path.insert(0, e);
+    path.rotate_right(1);
+    Some(path)
 }
 
 /// A shortest cycle through the rw edge `(u -> v)` labelled `e` with at
@@ -85,53 +63,24 @@ pub(super) fn nonadjacent_cycle_through(
     edge_ok: impl Fn(EdgeId) -> bool,
     is_rw: impl Fn(EdgeId) -> bool,
 ) -> Option<Vec<EdgeId>> {
-    use std::collections::VecDeque;
-    // State bits: 1 = the last step was rw, 2 = another rw step was taken.
-    type State = (u32, u8);
-    let start: State = (v, 1);
-    let mut parent: rustc_hash::FxHashMap<State, (State, EdgeId)> = Default::default();
-    let mut q = VecDeque::new();
-    parent.insert(start, (start, e));
-    q.push_back(start);
-    while let Some((x, bits)) = q.pop_front() {
-        for &(y, le) in &adj[x as usize] {
-            if !allowed(y) || !edge_ok(le) {
-                continue;
-            }
-            let rw = is_rw(le);
-            if rw && bits & 1 != 0 {
-                continue;
-            }
-            let next: State = (y, u8::from(rw) | (bits & 2) | if rw { 2 } else { 0 });
-            if parent.contains_key(&next) {
-                continue;
-            }
-            parent.insert(next, ((x, bits), le));
-            // Closing with `e` (rw): the step into u must not be rw.
-            if y == u && next.1 == 2 {
-                let mut path = vec![e];
-                let mut back = Vec::new();
-                // The transactions passed, v first: a walk through the
-                // states may pass one twice, and that is two cycles, not
-                // one to tell.
-                let mut txns = vec![v];
-                let mut cur = next;
-                while cur != start {
-                    let (p, pe) = parent[&cur];
-                    back.push(pe);
-                    txns.push(cur.0);
-                    cur = p;
-                }
-                back.reverse();
-                path.extend(back);
-                txns.sort_unstable();
-                txns.dedup();
-                return (txns.len() == path.len()).then_some(path);
-            }
-            q.push_back(next);
-        }
-    }
-    None
+    // State bits: 1 = the last step was rw, 2 = another rw step was taken;
+    // closing with `e` (rw), the step into u must not be rw.
+    let (start, target) = ((v, 1), (u, 2));
+    let mut bfs = Bfs::new(start);
+    let step = |bits: u8, y, x| {
+        let rw = is_rw(x);
+        (allowed(y) && edge_ok(x) && !(rw && bits & 1 != 0))
+            .then(|| u8::from(rw) | (bits & 2) | if rw { 2 } else { 0 })
+    };
+    bfs.reach(target, usize::MAX, step, adj)?;
+    let mut path = vec![e];
+    path.extend(bfs.path_to(target));
+    // A walk through the states may pass a transaction twice, and that is
+    // two cycles, not one to tell.
+    let mut txns = bfs.nodes_to(target);
+    txns.sort_unstable();
+    txns.dedup();
+    (txns.len() == path.len()).then_some(path)
 }
 
 /// A shortest cycle through an edge, preferring one made of data
@@ -276,12 +225,14 @@ impl Bfs {
     }
 
     /// Searches on until `target` is reached, or every state closer than
-    /// `within` steps is; its distance when reached.
+    /// `within` steps is; its distance when reached. `step` gives, from a
+    /// state's bits, the node an edge leads to and the edge, the bits of
+    /// the state it reaches, or none where the edge is not taken.
     fn reach(
         &mut self,
         target: (u32, u8),
         within: usize,
-        step: impl Fn(u8, EdgeId) -> Option<u8>,
+        step: impl Fn(u8, u32, EdgeId) -> Option<u8>,
         adj: &[Vec<(u32, EdgeId)>],
     ) -> Option<u32> {
         loop {
@@ -296,7 +247,9 @@ impl Bfs {
             }
             self.queue.pop_front();
             for &(y, le) in &adj[x.0 as usize] {
-                let Some(bits) = step(x.1, le) else { continue };
+                let Some(bits) = step(x.1, y, le) else {
+                    continue;
+                };
                 let next = (y, bits);
                 if let std::collections::hash_map::Entry::Vacant(slot) = self.parent.entry(next) {
                     slot.insert((x, le, d + 1));
@@ -420,17 +373,17 @@ impl Components {
         let within = within.saturating_sub(1);
         let before = bfs.size();
         let reached = match shape {
-            Shape::Any => bfs.reach(target, within, |_, x| keep(kind(x)).then_some(0), adj),
+            Shape::Any => bfs.reach(target, within, |_, _, x| keep(kind(x)).then_some(0), adj),
             Shape::SingleRw => bfs.reach(
                 target,
                 within,
-                |_, x| (keep(kind(x)) && kind(x) != EdgeKind::Rw).then_some(0),
+                |_, _, x| (keep(kind(x)) && kind(x) != EdgeKind::Rw).then_some(0),
                 adj,
             ),
             Shape::NonadjacentRw => bfs.reach(
                 target,
                 within,
-                |bits, x| {
+                |bits, _, x| {
                     let rw = kind(x) == EdgeKind::Rw;
                     (keep(kind(x)) && !(rw && bits & 1 != 0))
                         .then(|| u8::from(rw) | (bits & 2) | if rw { 2 } else { 0 })
