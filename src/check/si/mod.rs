@@ -321,9 +321,6 @@ impl G2 {
     }
 }
 
-/// A solution: each open constraint's side (true: `either`), and each
-/// selector's value.
-
 #[cfg(test)]
 mod tests {
     use super::polygraph::EdgeKind;

@@ -201,6 +201,8 @@ pub(super) fn interleaved(h: &History) -> bool {
     returns > h.sessions.len()
 }
 
+/// A solution: each open constraint's side (true: `either`), and each
+/// selector's value.
 pub(super) struct Model {
     pub(super) either: Vec<(usize, bool)>,
     pub(super) sel: Vec<bool>,
