@@ -284,28 +284,10 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     for v in variants {
         let outcome = checks.qualified(v);
         let s = &outcome.stats;
-        notes.push(format!(
-            "{}: constraints {} -> {} after {} pruning rounds, unknown dependencies {} -> {}; \
-             construct {:.3} s, prune {:.3} s, solve {:.3} s ({} conflicts), interpret {:.3} s",
+        notes.extend(s.notes(
             v.cycle_exists().trim_end_matches("-cycle-exists"),
-            s.constraints_before,
-            s.constraints_after,
-            s.prune_rounds,
-            s.unknown_before,
-            s.unknown_after,
-            s.construct_s,
-            s.prune_s,
-            s.solve_s,
-            s.solver_conflicts,
-            s.interpret_s
+            "conflicts",
         ));
-        if s.too_big {
-            notes.push(format!(
-                "{}: more than {} unordered writer pairs; no verdict",
-                v.cycle_exists().trim_end_matches("-cycle-exists"),
-                si::polygraph::MAX_PAIRS
-            ));
-        }
         if s.explain_cut {
             notes.push(format!(
                 "{}: the deadline came while telling the violation: {} told, more may exist",

@@ -55,8 +55,11 @@ use batsat::interface::SolverInterface;
 use batsat::{Lit, lbool};
 
 use super::acyclic::{Acyclic, Order, Th};
+use super::cycles::cycle_through;
 use super::polygraph::{self, Edge, EdgeId, EdgeKind, Polygraph, Variant};
-use super::{Outcome, Stats, cycle_anomaly, cycle_through, time_keys};
+use super::solve::time_keys;
+use super::tell::cycle_anomaly;
+use super::{Outcome, Stats};
 use crate::anomaly::{Anomaly, Datum};
 use crate::check::clocks::Vectors;
 use crate::check::deps::{external_source, outside_from};
@@ -300,30 +303,7 @@ pub fn run(
             _ => continue,
         };
         let o = check(h, level, deadline);
-        let s = &o.stats;
-        notes.push(format!(
-            "{}: constraints {} -> {} after {} pruning rounds, unknown dependencies {} -> {}; \
-             construct {:.3} s, prune {:.3} s, solve {:.3} s ({} conflicts and lemmas), \
-             interpret {:.3} s",
-            level.name(),
-            s.constraints_before,
-            s.constraints_after,
-            s.prune_rounds,
-            s.unknown_before,
-            s.unknown_after,
-            s.construct_s,
-            s.prune_s,
-            s.solve_s,
-            s.solver_conflicts,
-            s.interpret_s
-        ));
-        if s.too_big {
-            notes.push(format!(
-                "{}: more than {} unordered writer pairs; no verdict",
-                level.name(),
-                polygraph::MAX_PAIRS
-            ));
-        }
+        notes.extend(o.stats.notes(level.name(), "conflicts and lemmas"));
         if o.timed_out {
             found.push(
                 Anomaly::new("cycle-search-timeout")

@@ -1,0 +1,830 @@
+//! Finding the cycles that tell a violation: shortest cycles through an
+//! edge of G2 ([`cycle_through`], [`nonadjacent_cycle_through`]), the
+//! passes of [`PASSES`] from the cycle that proves most to the one that
+//! proves least ([`strongest_cycle`], over the resumable breadth-first
+//! [`Bfs`] within [`Components`]), the cycles among known edges
+//! ([`known_cycles`]), and the witness of an unsatisfiable core
+//! ([`contradiction`], [`unsat_witness`]).
+//!
+//! Data flow: the known (or solved) edges form an adjacency of G2; its
+//! strongly connected components bound each search; for each edge of a
+//! cyclic component, each pass in turn searches (breadth-first, in the
+//! graph of the pass's edge kinds) a path back, and the first pass that
+//! closes a cycle names it; [`super::tell`] turns the cycle into an
+//! anomaly.
+
+use std::time::Instant;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::polygraph::{EdgeId, EdgeKind, Polygraph, Sel};
+use super::tell::{any_kind, cycle_anomaly, data_dep, data_or_session, rel, ww_only, ww_wr};
+use super::{G2, expired, untold};
+use crate::anomaly::{Anomaly, Datum};
+use crate::check::graph::{Digraph, sccs};
+use crate::explain::cycle::{self, Rel};
+use crate::history::model::*;
+
+/// A shortest cycle in G2 through edge `(u -> v)` labelled `e`, as
+/// transaction-level edges in order, starting with `e`.
+pub(super) fn cycle_through(
+    adj: &[Vec<(u32, EdgeId)>],
+    u: u32,
+    v: u32,
+    e: EdgeId,
+    allowed: impl Fn(u32) -> bool,
+    edge_ok: impl Fn(EdgeId) -> bool,
+) -> Option<Vec<EdgeId>> {
+    if u == v {
+        return Some(vec![e]);
+    }
+    let mut bfs = Bfs::new((v, 0));
+    let step = |_, y, x| (allowed(y) && edge_ok(x)).then_some(0);
+    bfs.reach((u, 0), usize::MAX, step, adj)?;
+    let mut path = bfs.path_to((u, 0));
+    // From the step into `u`: then `e`, then the path from v.
+    path.insert(0, e);
+    path.rotate_right(1);
+    Some(path)
+}
+
+/// A shortest cycle through the rw edge `(u -> v)` labelled `e` with at
+/// least one more rw step and no two rw steps adjacent (cyclically): a
+/// G-nonadjacent-item cycle, as transaction-level edges starting with `e`.
+/// The search runs over (transaction, whether the last step was rw,
+/// whether another rw step was taken), so a shorter cycle of another shape
+/// through the same edge does not hide it.
+pub(super) fn nonadjacent_cycle_through(
+    adj: &[Vec<(u32, EdgeId)>],
+    u: u32,
+    v: u32,
+    e: EdgeId,
+    allowed: impl Fn(u32) -> bool,
+    edge_ok: impl Fn(EdgeId) -> bool,
+    is_rw: impl Fn(EdgeId) -> bool,
+) -> Option<Vec<EdgeId>> {
+    // State bits: 1 = the last step was rw, 2 = another rw step was taken;
+    // closing with `e` (rw), the step into u must not be rw.
+    let (start, target) = ((v, 1), (u, 2));
+    let mut bfs = Bfs::new(start);
+    let step = |bits: u8, y, x| {
+        let rw = is_rw(x);
+        (allowed(y) && edge_ok(x) && !(rw && bits & 1 != 0))
+            .then(|| u8::from(rw) | (bits & 2) | if rw { 2 } else { 0 })
+    };
+    bfs.reach(target, usize::MAX, step, adj)?;
+    let mut path = vec![e];
+    path.extend(bfs.path_to(target));
+    // A walk through the states may pass a transaction twice, and that is
+    // two cycles, not one to tell.
+    let mut txns = bfs.nodes_to(target);
+    txns.sort_unstable();
+    txns.dedup();
+    (txns.len() == path.len()).then_some(path)
+}
+
+/// A shortest cycle through an edge, preferring one made of data
+/// dependencies alone (as Elle names a cycle by the first type it finds,
+/// and session or real-time steps rarely explain anything).
+pub(super) fn best_cycle(
+    g: &Polygraph,
+    adj: &[Vec<(u32, EdgeId)>],
+    u: u32,
+    v: u32,
+    e: EdgeId,
+    allowed: impl Fn(u32) -> bool,
+) -> Option<Vec<EdgeId>> {
+    best_cycle_of(g, adj, u, v, e, allowed, |_| true)
+}
+
+/// [`best_cycle`] with the steps after `e` restricted to `step_ok`.
+pub(super) fn best_cycle_of(
+    g: &Polygraph,
+    adj: &[Vec<(u32, EdgeId)>],
+    u: u32,
+    v: u32,
+    e: EdgeId,
+    allowed: impl Fn(u32) -> bool,
+    step_ok: impl Fn(EdgeKind) -> bool,
+) -> Option<Vec<EdgeId>> {
+    let kind = |x: EdgeId| g.edges[x as usize].kind;
+    let data = |x: EdgeId| {
+        matches!(kind(x), EdgeKind::Wr | EdgeKind::Ww | EdgeKind::Rw) && step_ok(kind(x))
+    };
+    if data(e)
+        && let Some(c) = cycle_through(adj, u, v, e, &allowed, data)
+    {
+        return Some(c);
+    }
+    cycle_through(adj, u, v, e, allowed, |x| step_ok(kind(x)))
+}
+
+/// Most cycles reported per strongly connected component.
+pub(super) const MAX_CYCLES_PER_SCC: usize = 20;
+
+/// Searches for a G-nonadjacent-item cycle that may find none in a
+/// component before its pass gives up there. Each search walks the whole
+/// component (four states per transaction), and in a large component most
+/// rw edges lie on no such cycle: without a bound, a strict-serializable
+/// check of Elle's huge-scc history took four times as long.
+pub(super) const MAX_NONADJACENT_MISSES_PER_SCC: usize = 64;
+
+/// The cycle searches, in the order Elle's searches go and from the cycle
+/// that proves most to the one that proves least: write cycles (G0), write
+/// and read cycles (G1c), then cycles with a single anti-dependency
+/// (G-single-item: through an rw edge, back by other steps), with several
+/// none adjacent (G-nonadjacent-item: a long fork), then any; each in the
+/// graph of its kinds, first of data dependencies alone, then with session
+/// order, then with real time.
+pub(super) const PASSES: [Pass; 11] = [
+    (ww_only, Shape::Any),
+    (ww_wr, Shape::Any),
+    (data_dep, Shape::SingleRw),
+    (data_dep, Shape::NonadjacentRw),
+    (data_dep, Shape::Any),
+    (data_or_session, Shape::SingleRw),
+    (data_or_session, Shape::NonadjacentRw),
+    (data_or_session, Shape::Any),
+    (any_kind, Shape::SingleRw),
+    (any_kind, Shape::NonadjacentRw),
+    (any_kind, Shape::Any),
+];
+
+/// The cycle through `(u -> v)` labelled `e` that the first of [`PASSES`]
+/// (up to pass `last`) finds, with that pass's position: the cycle that
+/// proves most (a G1c where there is one, rather than a shorter G2-item
+/// beside it). At pass `last` itself only a cycle shorter than `shorter`
+/// edges counts (the best found so far is that long).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn strongest_cycle(
+    g: &Polygraph,
+    adj: &[Vec<(u32, EdgeId)>],
+    u: u32,
+    v: u32,
+    e: EdgeId,
+    last: usize,
+    shorter: usize,
+    comps: &mut Components,
+) -> Option<(usize, Vec<EdgeId>)> {
+    let kind = |x: EdgeId| g.edges[x as usize].kind;
+    let e_rw = kind(e) == EdgeKind::Rw;
+    for (i, &(keep, shape)) in PASSES[..=last].iter().enumerate() {
+        // The cycle is `e` and a path back from v to u.
+        if !keep(kind(e)) || !comps.may_reach(g, adj, keep, v, u) {
+            continue;
+        }
+        let limit = if i == last { shorter } else { usize::MAX };
+        let found = match shape {
+            Shape::Any => comps.path(g, adj, i, v, u, limit),
+            Shape::SingleRw if e_rw => comps.path(g, adj, i, v, u, limit),
+            Shape::NonadjacentRw if e_rw => comps.path(g, adj, i, v, u, limit),
+            _ => None,
+        };
+        if let Some(mut path) = found {
+            path.insert(0, e);
+            if shape != Shape::NonadjacentRw {
+                // As [`cycle_through`] tells it: from the step into `u`.
+                path.rotate_right(1);
+            }
+            return Some((i, path));
+        }
+    }
+    None
+}
+
+/// A node of G2 and what a search has seen on its way there (see [`Bfs`]).
+pub(super) type State = (u32, u8);
+
+/// A breadth-first search from one node of G2 over the edges a pass keeps,
+/// resumable: asked for a path to another node, it goes on from where it
+/// stopped, until that node is reached or no path of the length asked can
+/// be. Every edge of a contradiction's side leads back to the same node,
+/// so one search serves them all, and nodes are discovered in the order a
+/// fresh search would discover them (the paths are the same).
+///
+/// States are (node, bits): for G-nonadjacent-item passes, bit 1 = the
+/// last step was rw, bit 2 = another rw step was taken (the search starts
+/// after the rw edge closing the cycle, in state 1); other passes use 0.
+pub(super) struct Bfs {
+    /// Each state reached: the state it was reached from, by which edge,
+    /// and its distance from the start.
+    parent: FxHashMap<State, (State, EdgeId, u32)>,
+    queue: std::collections::VecDeque<(u32, u8)>,
+    start: (u32, u8),
+}
+
+impl Bfs {
+    fn new(start: (u32, u8)) -> Bfs {
+        let mut parent = FxHashMap::default();
+        parent.insert(start, (start, EdgeId::MAX, 0));
+        Bfs {
+            parent,
+            queue: std::collections::VecDeque::from([start]),
+            start,
+        }
+    }
+
+    /// Searches on until `target` is reached, or every state closer than
+    /// `within` steps is; its distance when reached. `step` gives, from a
+    /// state's bits, the node an edge leads to and the edge, the bits of
+    /// the state it reaches, or none where the edge is not taken.
+    fn reach(
+        &mut self,
+        target: (u32, u8),
+        within: usize,
+        step: impl Fn(u8, u32, EdgeId) -> Option<u8>,
+        adj: &[Vec<(u32, EdgeId)>],
+    ) -> Option<u32> {
+        loop {
+            if let Some(&(_, _, d)) = self.parent.get(&target) {
+                return ((d as usize) < within).then_some(d);
+            }
+            let &x = self.queue.front()?;
+            let d = self.parent[&x].2;
+            // Expanding x reaches states d + 1 away.
+            if d as usize + 1 >= within {
+                return None;
+            }
+            self.queue.pop_front();
+            for &(y, le) in &adj[x.0 as usize] {
+                let Some(bits) = step(x.1, y, le) else {
+                    continue;
+                };
+                let next = (y, bits);
+                if let std::collections::hash_map::Entry::Vacant(slot) = self.parent.entry(next) {
+                    slot.insert((x, le, d + 1));
+                    self.queue.push_back(next);
+                }
+            }
+        }
+    }
+
+    /// The edges from the start to a reached state, in order.
+    fn path_to(&self, mut s: (u32, u8)) -> Vec<EdgeId> {
+        let mut out = Vec::new();
+        while s != self.start {
+            let (p, e, _) = self.parent[&s];
+            out.push(e);
+            s = p;
+        }
+        out.reverse();
+        out
+    }
+
+    /// The nodes of the states from the start to a reached state.
+    fn nodes_to(&self, mut s: (u32, u8)) -> Vec<u32> {
+        let mut out = vec![s.0];
+        while s != self.start {
+            s = self.parent[&s].0;
+            out.push(s.0);
+        }
+        out
+    }
+
+    /// States reached so far.
+    fn size(&self) -> usize {
+        self.parent.len()
+    }
+}
+
+/// The graph of the edges of an adjacency that `keep` keeps.
+pub(super) fn digraph_of(adj: &[Vec<(u32, EdgeId)>], keep: impl Fn(EdgeId) -> bool) -> Digraph {
+    let mut edges = Vec::new();
+    for (u, outs) in adj.iter().enumerate() {
+        edges.extend(
+            outs.iter()
+                .filter(|&&(_, e)| keep(e))
+                .map(|&(v, _)| (u as u32, v)),
+        );
+    }
+    Digraph::from_edges(adj.len(), &edges)
+}
+
+/// Strongly connected components of a graph of G2 (an adjacency), one
+/// partition per set of edge kinds a pass keeps, each computed when first
+/// asked for. They come numbered in reverse topological order, so a path
+/// from a to b needs b's component numbered no later than a's: where it is
+/// later, a pass's search from a would walk all it reaches and find
+/// nothing, and is not made.
+pub(super) struct Components {
+    by_kinds: FxHashMap<u8, Vec<u32>>,
+    /// Searches from a node in a pass's graph (see [`Bfs`]), by (node,
+    /// pass); dropped all at once when they hold more than
+    /// [`MAX_SEARCH_STATES`] states.
+    searches: FxHashMap<(u32, usize), Bfs>,
+    /// States in `searches`.
+    searched: usize,
+    /// Each polygraph edge's kind.
+    kinds: Vec<EdgeKind>,
+}
+
+/// States kept in the searches of one [`Components`] (about 24 bytes
+/// each, in a hash map).
+pub(super) const MAX_SEARCH_STATES: usize = 1 << 22;
+
+impl Components {
+    pub(super) fn new() -> Components {
+        Components {
+            by_kinds: FxHashMap::default(),
+            searches: FxHashMap::default(),
+            searched: 0,
+            kinds: Vec::new(),
+        }
+    }
+
+    /// A shortest path of pass `pass`'s graph from `v` back to `u`, of
+    /// fewer than `within - 1` edges (so that with the edge `u -> v` the
+    /// cycle is shorter than `within`), as its edges in order: any for
+    /// [`Shape::Any`], with no rw step for [`Shape::SingleRw`], and for
+    /// [`Shape::NonadjacentRw`] (the edge `u -> v` being rw) with another
+    /// rw step and no two adjacent, passing no transaction twice.
+    fn path(
+        &mut self,
+        g: &Polygraph,
+        adj: &[Vec<(u32, EdgeId)>],
+        pass: usize,
+        v: u32,
+        u: u32,
+        within: usize,
+    ) -> Option<Vec<EdgeId>> {
+        if u == v {
+            // The edge alone is the cycle (a self-loop of G2).
+            return (PASSES[pass].1 != Shape::NonadjacentRw).then(Vec::new);
+        }
+        let (keep, shape) = PASSES[pass];
+        if self.kinds.len() != g.edges.len() {
+            self.kinds = g.edges.iter().map(|e| e.kind).collect();
+        }
+        // Each edge's kind, compact: the searches look up many.
+        let kinds = &self.kinds;
+        let kind = |x: EdgeId| kinds[x as usize];
+        if self.searched > MAX_SEARCH_STATES {
+            self.searches.clear();
+            self.searched = 0;
+        }
+        let (start, target) = match shape {
+            Shape::NonadjacentRw => ((v, 1), (u, 2)),
+            _ => ((v, 0), (u, 0)),
+        };
+        let bfs = self
+            .searches
+            .entry((v, pass))
+            .or_insert_with(|| Bfs::new(start));
+        let within = within.saturating_sub(1);
+        let before = bfs.size();
+        let reached = match shape {
+            Shape::Any => bfs.reach(target, within, |_, _, x| keep(kind(x)).then_some(0), adj),
+            Shape::SingleRw => bfs.reach(
+                target,
+                within,
+                |_, _, x| (keep(kind(x)) && kind(x) != EdgeKind::Rw).then_some(0),
+                adj,
+            ),
+            Shape::NonadjacentRw => bfs.reach(
+                target,
+                within,
+                |bits, _, x| {
+                    let rw = kind(x) == EdgeKind::Rw;
+                    (keep(kind(x)) && !(rw && bits & 1 != 0))
+                        .then(|| u8::from(rw) | (bits & 2) | if rw { 2 } else { 0 })
+                },
+                adj,
+            ),
+        };
+        self.searched += bfs.size() - before;
+        reached?;
+        let path = bfs.path_to(target);
+        if shape == Shape::NonadjacentRw {
+            // A walk through the states may pass a transaction twice, and
+            // that is two cycles, not one to tell.
+            let mut nodes = bfs.nodes_to(target);
+            nodes.sort_unstable();
+            nodes.dedup();
+            if nodes.len() != path.len() + 1 {
+                return None;
+            }
+        }
+        Some(path)
+    }
+
+    /// False when no path of `keep`'s edges leads from `a` to `b`.
+    fn may_reach(
+        &mut self,
+        g: &Polygraph,
+        adj: &[Vec<(u32, EdgeId)>],
+        keep: fn(EdgeKind) -> bool,
+        a: u32,
+        b: u32,
+    ) -> bool {
+        let kinds = kinds_mask(keep);
+        let comp = self
+            .by_kinds
+            .entry(kinds)
+            .or_insert_with(|| sccs(&digraph_of(adj, |e| keep(g.edges[e as usize].kind))).comp);
+        comp[b as usize] <= comp[a as usize]
+    }
+}
+
+/// Of the cycles through any of `edges` (polygraph edges, each mapped into
+/// G2), the one that proves most, the shortest of those.
+pub(super) fn strongest_cycle_over(
+    g: &Polygraph,
+    g2: &G2,
+    adj: &[Vec<(u32, EdgeId)>],
+    comps: &mut Components,
+    edges: impl IntoIterator<Item = EdgeId>,
+    deadline: Option<Instant>,
+) -> Option<Vec<EdgeId>> {
+    let mut best: Option<(usize, Vec<EdgeId>)> = None;
+    let mut buf = Vec::new();
+    for e in edges {
+        // Past the deadline, the best so far is the one told (or none).
+        if expired(deadline) {
+            break;
+        }
+        buf.clear();
+        g2.map(g, e, &mut buf);
+        for &(u, v) in &buf {
+            // A later pass than the best so far cannot beat it.
+            let (last, shorter) = best
+                .as_ref()
+                .map_or((PASSES.len() - 1, usize::MAX), |(p, b)| (*p, b.len()));
+            if let Some((pass, c)) = strongest_cycle(g, adj, u, v, e, last, shorter, comps)
+                && best
+                    .as_ref()
+                    .is_none_or(|(p, b)| (pass, c.len()) < (*p, b.len()))
+            {
+                best = Some((pass, c));
+            }
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// A pass: the edge kinds its graph keeps, and the cycles it looks for.
+pub(super) type Pass = (fn(EdgeKind) -> bool, Shape);
+
+/// Which cycles a pass of [`known_cycles`] looks for.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub(super) enum Shape {
+    Any,
+    /// Through an rw edge, back by other kinds: G-single-item.
+    SingleRw,
+    /// Through an rw edge, with more rw edges, none adjacent:
+    /// G-nonadjacent-item.
+    NonadjacentRw,
+}
+
+/// Cycles among known edges: each cyclic component of G2 yields cycles
+/// through its edges until every edge is covered (up to a bound).
+/// Past the deadline it stops, and says so (the second value).
+pub(super) fn known_cycles(
+    h: &History,
+    g: &Polygraph,
+    g2: &G2,
+    inferred: &FxHashSet<EdgeId>,
+    deadline: Option<Instant>,
+) -> (Vec<Anomaly>, bool) {
+    let full = g2.adjacency(g, &[]);
+    let mut covered: FxHashSet<EdgeId> = FxHashSet::default();
+    // Cycles told, by their transactions: as Elle's lost-update test
+    // expects, a G-single-item-process over the two transactions of a
+    // write skew is not told beside it.
+    let mut seen_cycles: FxHashSet<Vec<TxnId>> = FxHashSet::default();
+    let mut out = Vec::new();
+    // As Elle does, a component's cycle of a type that one already told
+    // implies (a G-single-item-process beside a G-single-item) is not told:
+    // it says nothing more. Components of the whole graph, names told in
+    // each.
+    let whole = sccs(&digraph_of(&full, |_| true));
+    let mut told: rustc_hash::FxHashMap<u32, Vec<String>> = Default::default();
+    // Without the single-rw passes a component with both shapes would be
+    // explained by whichever cycle is shortest, and the G-single-item an SI
+    // store's fault makes would go unnamed behind a G-nonadjacent or G2
+    // one; likewise a long fork behind the write skews of a store that
+    // allows them; without the data-only passes, a long fork would be told
+    // through real-time steps it does not need.
+    // Each pass's graph, and its components, made once for the passes
+    // that keep the same kinds.
+    let mut graph: Option<(u8, PassGraph)> = None;
+    for (keep, shape) in PASSES {
+        let mask = kinds_mask(keep);
+        if graph.as_ref().is_none_or(|(m, _)| *m != mask) {
+            graph.take();
+            graph = Some((mask, PassGraph::new(g, &full, keep)));
+        }
+        let Some((_, PassGraph { adj, comps, cyclic })) = &graph else {
+            continue;
+        };
+        if cyclic.is_empty() {
+            continue;
+        }
+        let mut per_comp: rustc_hash::FxHashMap<u32, usize> = rustc_hash::FxHashMap::default();
+        let mut failed: rustc_hash::FxHashMap<u32, usize> = rustc_hash::FxHashMap::default();
+        // Data edges first: session and real-time edges close cycles but
+        // are rarely what a cycle is about.
+        let mut candidates: Vec<(u32, u32, EdgeId)> = Vec::new();
+        for (u, outs) in adj.iter().enumerate() {
+            for &(v, e) in outs {
+                let c = comps.comp[u];
+                if comps.comp[v as usize] == c
+                    && cyclic.contains(&c)
+                    && (shape == Shape::Any || g.edges[e as usize].kind == EdgeKind::Rw)
+                {
+                    candidates.push((u as u32, v, e));
+                }
+            }
+        }
+        candidates.sort_by_key(|&(_, _, e)| {
+            !matches!(g.edges[e as usize].kind, EdgeKind::Rw | EdgeKind::Ww)
+        });
+        for (u, v, e) in candidates {
+            if expired(deadline) {
+                return (out, true);
+            }
+            let c = comps.comp[u as usize];
+            // An edge on a cycle already told is not searched again, as the
+            // lost-update and G-nonadjacent tests of Elle expect: a stale
+            // read's G-single-item-process through the rw edge of a write
+            // skew is not told beside it.
+            if covered.contains(&e)
+                || per_comp.get(&c).copied().unwrap_or(0) >= MAX_CYCLES_PER_SCC
+                || (shape == Shape::NonadjacentRw
+                    && failed.get(&c).copied().unwrap_or(0) >= MAX_NONADJACENT_MISSES_PER_SCC)
+            {
+                continue;
+            }
+            let in_comp = |x: u32| comps.comp[x as usize] == c;
+            let cyc = match shape {
+                Shape::SingleRw => best_cycle_of(g, adj, u, v, e, in_comp, |k| k != EdgeKind::Rw),
+                Shape::NonadjacentRw => {
+                    let kind = |x: EdgeId| g.edges[x as usize].kind;
+                    nonadjacent_cycle_through(
+                        adj,
+                        u,
+                        v,
+                        e,
+                        in_comp,
+                        |_| true,
+                        |x| kind(x) == EdgeKind::Rw,
+                    )
+                }
+                Shape::Any => best_cycle(g, adj, u, v, e, in_comp),
+            };
+            let Some(cyc) = cyc else {
+                *failed.entry(c).or_default() += 1;
+                continue;
+            };
+            covered.extend(cyc.iter().copied());
+            let mut txns: Vec<TxnId> = cyc.iter().map(|&x| g.edges[x as usize].a).collect();
+            txns.sort_unstable();
+            let rels: Vec<Rel> = cyc.iter().map(|&x| rel(g.edges[x as usize].kind)).collect();
+            let name = cycle::name(&rels);
+            let names = told.entry(whole.comp[u as usize]).or_default();
+            if !names.contains(&name)
+                && crate::spec::AnomalyType::parse(&name).is_ok_and(|t| {
+                    let told: Vec<_> = names
+                        .iter()
+                        .filter_map(|n| crate::spec::AnomalyType::parse(n).ok())
+                        .collect();
+                    crate::spec::lattice::implied_anomalies(&told).contains(&t)
+                })
+            {
+                // Counted, so a large component's pass ends as it would
+                // have had it told them.
+                *per_comp.entry(c).or_default() += 1;
+                continue;
+            }
+            if !seen_cycles.insert(txns) {
+                continue;
+            }
+            if !names.contains(&name) {
+                names.push(name);
+            }
+            *per_comp.entry(c).or_default() += 1;
+            out.push(claiming(cycle_anomaly(h, g, &cyc), g, &cyc, inferred));
+        }
+    }
+    (out, false)
+}
+
+/// The graph of the edges a pass keeps, its components and which of them
+/// are cyclic.
+pub(super) struct PassGraph {
+    adj: Vec<Vec<(u32, EdgeId)>>,
+    comps: crate::check::graph::Sccs,
+    cyclic: FxHashSet<u32>,
+}
+
+impl PassGraph {
+    fn new(g: &Polygraph, full: &[Vec<(u32, EdgeId)>], keep: fn(EdgeKind) -> bool) -> PassGraph {
+        let adj: Vec<Vec<(u32, EdgeId)>> = full
+            .iter()
+            .map(|outs| {
+                outs.iter()
+                    .copied()
+                    .filter(|&(_, e)| keep(g.edges[e as usize].kind))
+                    .collect()
+            })
+            .collect();
+        let dg = digraph_of(&adj, |_| true);
+        let comps = sccs(&dg);
+        let cyclic: FxHashSet<u32> = comps.cyclic(&dg).into_iter().collect();
+        PassGraph { adj, comps, cyclic }
+    }
+}
+
+/// The edge kinds a pass keeps, as a bit set.
+pub(super) fn kinds_mask(keep: fn(EdgeKind) -> bool) -> u8 {
+    const KINDS: [EdgeKind; 5] = [
+        EdgeKind::Process,
+        EdgeKind::Realtime,
+        EdgeKind::Wr,
+        EdgeKind::Ww,
+        EdgeKind::Rw,
+    ];
+    KINDS
+        .iter()
+        .enumerate()
+        .fold(0u8, |m, (i, &k)| m | (u8::from(keep(k)) << i))
+}
+
+/// An anomaly whose cycle goes through an edge that pruning inferred
+/// claims only the model checked: its name (say G0, from write-write steps
+/// pruning chose) would claim weaker models, which may well accept.
+pub(super) fn claiming(
+    mut a: Anomaly,
+    g: &Polygraph,
+    cyc: &[EdgeId],
+    inferred: &FxHashSet<EdgeId>,
+) -> Anomaly {
+    let steps: Vec<Datum> = cyc
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| inferred.contains(e))
+        .map(|(i, _)| Datum::Int(i as i64))
+        .collect();
+    if !steps.is_empty() {
+        a.rules_out = Some(g.cycle_exists);
+        a = a.field("inferred-steps", Datum::List(steps));
+    }
+    a
+}
+
+/// A constraint neither side of which can hold: the cycle each side closes.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn contradiction(
+    h: &History,
+    g: &Polygraph,
+    g2: &G2,
+    inferred: &FxHashSet<EdgeId>,
+    (adj, comps): (&[Vec<(u32, EdgeId)>], &mut Components),
+    (c, e1, e2): (usize, EdgeId, EdgeId),
+    deadline: Option<Instant>,
+) -> Option<Anomaly> {
+    // Per order, the cycle that proves most: the anomaly claims what the
+    // weaker of the two proves, and a short cycle that proves little (a
+    // G2-item beside a long fork) would give away what both orders prove.
+    // Each edge of a side that closes a cycle is a way to tell that side;
+    // the one that proves most is told (pruning stopped at the first).
+    let mut cyc = |side: &[EdgeId], first: EdgeId| {
+        strongest_cycle_over(
+            g,
+            g2,
+            adj,
+            comps,
+            std::iter::once(first).chain(side.iter().copied()),
+            deadline,
+        )
+    };
+    let con = &g.constraints[c];
+    let (c1, c2) = (cyc(&con.either, e1)?, cyc(&con.or, e2)?);
+    // Each cycle rests on one order of the pair, so the history has one or
+    // the other: the anomaly must claim no more than the weaker of the two
+    // proves. Name it after the cycle that rules out fewer models (the
+    // shorter when they claim alike); the other is the alternative.
+    let (a1, a2) = (
+        claiming(cycle_anomaly(h, g, &c1), g, &c1, inferred),
+        claiming(cycle_anomaly(h, g, &c2), g, &c2, inferred),
+    );
+    let claims = |a: &Anomaly| {
+        crate::spec::lattice::impossible_models(&crate::report::names_of(a).into_iter().collect())
+    };
+    let (k1, k2) = (claims(&a1), claims(&a2));
+    let first = if k1 == k2 {
+        c1.len() <= c2.len()
+    } else if k1.is_subset(&k2) {
+        true
+    } else if k2.is_subset(&k1) {
+        false
+    } else {
+        k1.len() <= k2.len()
+    };
+    let (mut a, alt_anomaly) = if first { (a1, a2) } else { (a2, a1) };
+    a = a.field(
+        "otherwise",
+        Datum::Map(vec![
+            ("type".into(), Datum::Kw(alt_anomaly.name.clone())),
+            (
+                "cycle".into(),
+                alt_anomaly.get("cycle").cloned().unwrap_or(Datum::Nil),
+            ),
+            (
+                "steps".into(),
+                alt_anomaly.get("steps").cloned().unwrap_or(Datum::Nil),
+            ),
+        ]),
+    );
+    a = a.field(
+        "unordered",
+        Datum::List(vec![Datum::Txn(con.a), Datum::Txn(con.c)]),
+    );
+    Some(a)
+}
+
+/// A witness for an unsatisfiable set of constraints and choices: order
+/// each pair of writers by invocation, let each read of several candidate
+/// writers observe the one the history's other checkers assume (any choice
+/// closes a cycle, since the core is unsatisfiable), then report a cycle of
+/// that graph, and the constraints whose every order closes one.
+pub(super) fn unsat_witness(
+    h: &History,
+    g: &Polygraph,
+    g2: &G2,
+    core: &[usize],
+    choices: &[usize],
+    deadline: Option<Instant>,
+) -> (Anomaly, bool) {
+    let mut chosen: FxHashSet<Sel> = FxHashSet::default();
+    for &i in choices {
+        let ch = &g.choices[i];
+        let guess = h.mops[ch.mop as usize]
+            .observed()
+            .map(|w| h.txn_of(w))
+            .and_then(|t| ch.writers.iter().position(|&x| x == t))
+            .unwrap_or(ch.writers.len() - 1);
+        chosen.insert(ch.first + guess as Sel);
+    }
+    let mut extra = Vec::new();
+    let pick = |es: &[(Sel, EdgeId)], extra: &mut Vec<EdgeId>| {
+        extra.extend(
+            es.iter()
+                .filter(|(s, _)| chosen.contains(s))
+                .map(|&(_, e)| e),
+        );
+    };
+    pick(&g.cond_known, &mut extra);
+    for &c in core {
+        let con = &g.constraints[c];
+        let a_first =
+            h.txns[con.a as usize].invoke_index() <= h.txns[con.c as usize].invoke_index();
+        if a_first {
+            extra.extend_from_slice(&con.either);
+            pick(&con.either_if, &mut extra);
+        } else {
+            extra.extend_from_slice(&con.or);
+            pick(&con.or_if, &mut extra);
+        }
+    }
+    let adj = g2.adjacency(g, &extra);
+    // The cycle named is the one that names most (G1c before G2-item), the
+    // shortest of those.
+    let best = strongest_cycle_over(
+        g,
+        g2,
+        &adj,
+        &mut Components::new(),
+        extra.iter().copied(),
+        deadline,
+    );
+    let cut = best.is_none() && expired(deadline);
+    let pairs = Datum::List(
+        core.iter()
+            .map(|&c| {
+                Datum::List(vec![
+                    Datum::Txn(g.constraints[c].a),
+                    Datum::Txn(g.constraints[c].c),
+                ])
+            })
+            .collect(),
+    );
+    match best {
+        // The write orders here are guesses (any order closes some cycle):
+        // the cycle proves only that the variant's graph has one.
+        Some(cyc) => {
+            let mut a = cycle_anomaly(h, g, &cyc).field("unordered", pairs);
+            a.rules_out = Some(g.cycle_exists);
+            (a, false)
+        }
+        None => {
+            // The deadline came first (else it cannot happen: the known
+            // graph is acyclic, so every cycle uses a constraint edge); say
+            // only that a cycle exists.
+            let mut a = untold(g).field("unordered", pairs);
+            for &c in core {
+                a = a.txn(g.constraints[c].a).txn(g.constraints[c].c);
+            }
+            (a, cut)
+        }
+    }
+}
