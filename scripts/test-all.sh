@@ -6,6 +6,12 @@
 # (as CI sets) makes its absence a failure instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The tests time nothing: build them without link-time optimization and in
+# parallel codegen units, which halves the build on CI's two cores (the
+# release profile's own settings are for users' runs and benchmarks). A
+# setting already in the environment wins.
+export CARGO_PROFILE_RELEASE_LTO="${CARGO_PROFILE_RELEASE_LTO:-false}"
+export CARGO_PROFILE_RELEASE_CODEGEN_UNITS="${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:-16}"
 if [ -d clj ] && ! command -v lein >/dev/null 2>&1; then
   echo "test-all: the Clojure tests need leiningen (apt-get install leiningen); .ci/run installs it" >&2
   exit 1
