@@ -28,6 +28,24 @@ fn long_fork() -> (elle_si::history::Loaded, CheckResult) {
     (l, r)
 }
 
+/// The long fork's folder at serializable, written into `d`.
+fn long_fork_folder(
+    d: &Path,
+    l: &elle_si::history::Loaded,
+    r: &CheckResult,
+    opts: &PlotOptions,
+) -> elle_si::report::folder::Written {
+    write_folder(
+        d,
+        LONG_FORK,
+        &l.history,
+        r,
+        &[elle_si::spec::Model::Serializable],
+        opts,
+    )
+    .expect("written")
+}
+
 fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -89,15 +107,7 @@ fn assert_dots_render(dir: &Path) {
 fn the_folder_holds_prose_and_a_picture_per_cycle() {
     let (l, r) = long_fork();
     let d = temp_dir("long-fork");
-    let w = write_folder(
-        &d,
-        LONG_FORK,
-        &l.history,
-        &r,
-        &[elle_si::spec::Model::Serializable],
-        &PlotOptions::default(),
-    )
-    .expect("written");
+    let w = long_fork_folder(&d, &l, &r, &PlotOptions::default());
     let total: usize = r.anomalies.values().map(Vec::len).sum();
     assert_eq!(w.pictures, total, "every cycle is drawn");
     for (t, list) in &r.anomalies {
@@ -131,15 +141,7 @@ fn pictures_are_capped_per_type_and_the_file_says_so() {
         max_pictures: 1,
         ..PlotOptions::default()
     };
-    write_folder(
-        &d,
-        LONG_FORK,
-        &l.history,
-        &r,
-        &[elle_si::spec::Model::Serializable],
-        &opts,
-    )
-    .expect("written");
+    long_fork_folder(&d, &l, &r, &opts);
     for (t, list) in &r.anomalies {
         assert!(d.join(t).join("0.svg").is_file());
         assert!(!d.join(t).join("1.svg").exists());
@@ -160,15 +162,7 @@ fn max_plot_bytes_and_plot_timeout_are_honoured() {
         max_plot_bytes: 10,
         ..PlotOptions::default()
     };
-    let w = write_folder(
-        &d,
-        LONG_FORK,
-        &l.history,
-        &r,
-        &[elle_si::spec::Model::Serializable],
-        &opts,
-    )
-    .expect("written");
+    let w = long_fork_folder(&d, &l, &r, &opts);
     assert_eq!(w.pictures, 0);
     assert!(files(&d, "svg").is_empty());
     let txt: String = files(&d, "txt")
@@ -182,15 +176,7 @@ fn max_plot_bytes_and_plot_timeout_are_honoured() {
         plot_timeout: Duration::ZERO,
         ..PlotOptions::default()
     };
-    let w = write_folder(
-        &d,
-        LONG_FORK,
-        &l.history,
-        &r,
-        &[elle_si::spec::Model::Serializable],
-        &opts,
-    )
-    .expect("written");
+    let w = long_fork_folder(&d, &l, &r, &opts);
     assert_eq!(w.pictures, 0);
     assert!(w.skipped > 0);
 }
@@ -319,15 +305,7 @@ fn index_html_renders_in_a_real_browser() {
     };
     let (l, r) = long_fork();
     let d = temp_dir("browser");
-    let w = write_folder(
-        &d,
-        LONG_FORK,
-        &l.history,
-        &r,
-        &[elle_si::spec::Model::Serializable],
-        &PlotOptions::default(),
-    )
-    .expect("written");
+    let w = long_fork_folder(&d, &l, &r, &PlotOptions::default());
     let page = d.join("index.html");
     let out = run_chromium(&bin, &d.join("profile-dom"), &["--dump-dom".into()], &page);
     let dom = String::from_utf8_lossy(&out.stdout);

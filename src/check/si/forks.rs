@@ -57,7 +57,7 @@ use batsat::{Lit, lbool};
 use super::acyclic::{Acyclic, Order, Th};
 use super::cycles::cycle_through;
 use super::polygraph::{self, Edge, EdgeId, EdgeKind, Polygraph, Variant};
-use super::solve::time_keys;
+use super::solve::{solver_until, time_keys};
 use super::tell::cycle_anomaly;
 use super::{Outcome, Stats};
 use crate::anomaly::{Anomaly, Datum};
@@ -421,12 +421,7 @@ pub fn check(h: &History, level: Level, deadline: Option<Instant>) -> Outcome {
         }
     };
     let mut theory = Acyclic::new(order);
-    let mut cb = batsat::callbacks::Basic::default();
-    if let Some(d) = deadline {
-        cb.set_stop(move || Instant::now() > d);
-    }
-    let mut solver: batsat::Solver<batsat::callbacks::Basic> =
-        batsat::Solver::new(Default::default(), cb);
+    let mut solver = solver_until(deadline);
     let mut conds = Conds {
         lits: vec![[None, None]; g.edges.len()],
         off: vec![false; g.edges.len()],

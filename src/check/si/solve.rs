@@ -236,6 +236,15 @@ pub(super) fn by_selector(
     out
 }
 
+/// A SAT solver that gives up at the deadline.
+pub(super) fn solver_until(deadline: Option<Instant>) -> batsat::Solver<batsat::callbacks::Basic> {
+    let mut cb = batsat::callbacks::Basic::default();
+    if let Some(d) = deadline {
+        cb.set_stop(move || Instant::now() > d);
+    }
+    batsat::Solver::new(Default::default(), cb)
+}
+
 /// Solves the open constraints and the choices of reads with several
 /// candidate writers. With `core`, each constraint, and each choice's
 /// "some writer was read", gets an activation literal assumed true, and an
@@ -296,12 +305,7 @@ pub(super) fn solve(
         return (Solved::Unsat(Vec::new(), Vec::new()), 0);
     };
     let mut theory = Acyclic::new(order);
-    let mut cb = batsat::callbacks::Basic::default();
-    if let Some(d) = deadline {
-        cb.set_stop(move || Instant::now() > d);
-    }
-    let mut solver: batsat::Solver<batsat::callbacks::Basic> =
-        batsat::Solver::new(Default::default(), cb);
+    let mut solver = solver_until(deadline);
     let mut assumptions: Vec<Lit> = Vec::new();
     let mut selector_of: Vec<(Lit, usize)> = Vec::new();
     let mut activation_of: Vec<(Lit, usize)> = Vec::new();
