@@ -23,7 +23,7 @@ use rustc_hash::FxHashMap;
 use crate::anomaly::Anomaly;
 use crate::edn::Value;
 use crate::error::{Error, InputError, ParseError, Remedy};
-use crate::history::build::BuildOptions;
+use crate::history::build::{BuildOptions, Builder};
 use crate::history::model::*;
 use crate::history::{Format, LoadOptions, Loaded};
 use crate::source::Source;
@@ -210,6 +210,31 @@ pub fn u64_value(v: u64) -> Value {
         Ok(i) => Value::Int(i),
         Err(_) => Value::BigInt(v.to_string()),
     }
+}
+
+/// The builder of a register-only format (Cobra, Viper, `what` naming it):
+/// refuses a forced list-append workload by name.
+pub(crate) fn register_builder(
+    name: &str,
+    opts: BuildOptions,
+    what: &str,
+) -> Result<Builder, Error> {
+    if opts.workload == Some(Workload::ListAppend) {
+        return Err(InputError::whole(
+            name,
+            format!(
+                "{what} logs hold register reads and writes: they cannot be read as list-append"
+            ),
+        )
+        .into());
+    }
+    Ok(Builder::new(
+        name,
+        BuildOptions {
+            workload: Some(Workload::RwRegister),
+            zero_is_initial: false,
+        },
+    ))
 }
 
 /// Shorthand for readers whose errors carry their own offsets.

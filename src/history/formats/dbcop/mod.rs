@@ -87,6 +87,20 @@ pub struct DEvent {
     pub offset: usize,
 }
 
+impl DEvent {
+    /// A successful event (the text and JSON formats record no failed
+    /// ones), read at byte `offset`.
+    pub fn done(write: bool, var: Val, val: Option<Val>, offset: usize) -> DEvent {
+        DEvent {
+            write,
+            var,
+            val,
+            ok: true,
+            offset,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DTxn {
     pub events: Vec<DEvent>,
