@@ -132,11 +132,24 @@ impl KeyStates {
     }
 }
 
-/// The list a [`Known::List`] stands for, without its own appends.
-pub(super) fn known_list(order: &[Val], raw: &RawTxn, base: u32, start: u32, len: u32) -> Vec<Val> {
-    let mut v = order[..(base as usize).min(order.len())].to_vec();
-    v.extend_from_slice(raw.list(start, len));
-    v
+impl Known {
+    /// For a list: what the transaction read (the version order's first
+    /// `base` elements, then the raw elements), and its own appends since.
+    fn list<'a>(&'a self, order: &[Val], raw: &RawTxn) -> Option<(Vec<Val>, &'a [Val])> {
+        match self {
+            Known::List {
+                base,
+                start,
+                len,
+                plus,
+            } => {
+                let mut v = order[..(*base as usize).min(order.len())].to_vec();
+                v.extend_from_slice(raw.list(*start, *len));
+                Some((v, plus))
+            }
+            Known::Reg(_) => None,
+        }
+    }
 }
 
 /// Checks a read against the transaction's own earlier reads and writes of
@@ -156,9 +169,11 @@ pub(super) fn internal_check(
     if st.read_last {
         let differs = match &st.known {
             Some(Known::Reg(prev)) => !list_mode && *prev != val,
-            Some(Known::List {
-                base, start, len, ..
-            }) => list_mode && known_list(order, raw, *base, *start, *len) != elems,
+            Some(k) => {
+                list_mode
+                    && k.list(order, raw)
+                        .is_some_and(|(before, _)| before != elems)
+            }
             None => false,
         };
         if differs {
@@ -187,14 +202,8 @@ pub(super) fn internal_check(
         return out;
     }
     // A list must also keep what was read before, and all own appends.
-    let (ok, pattern) = match &st.known {
-        Some(Known::List {
-            base,
-            start,
-            len,
-            plus,
-        }) => {
-            let before = known_list(order, raw, *base, *start, *len);
+    let (ok, pattern) = match st.known.as_ref().and_then(|k| k.list(order, raw)) {
+        Some((before, plus)) => {
             let ok = elems.len() == before.len() + plus.len()
                 && elems[..before.len()] == *before
                 && elems[before.len()..] == plus[..];
@@ -219,14 +228,8 @@ pub(super) fn expected(st: &KeyState, raw: &RawTxn, order: &[Val], list_mode: bo
             },
         };
     }
-    match &st.known {
-        Some(Known::List {
-            base,
-            start,
-            len,
-            plus,
-        }) => {
-            let mut v = known_list(order, raw, *base, *start, *len);
+    match st.known.as_ref().and_then(|k| k.list(order, raw)) {
+        Some((mut v, plus)) => {
             v.extend_from_slice(plus);
             Datum::Vals(v)
         }
