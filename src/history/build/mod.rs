@@ -129,10 +129,6 @@ impl Builder {
         &mut self.h.stats
     }
 
-    pub fn workload(&self) -> Option<Workload> {
-        self.h.workload
-    }
-
     fn key(&mut self, k: Val) -> KeyId {
         if let Some(id) = self.key_index.get(k) {
             return id;

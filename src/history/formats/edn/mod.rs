@@ -6,5 +6,5 @@ mod read;
 mod scan;
 mod write;
 
-pub use read::{EdnReader, OpSink, Progress, StreamStats, for_each_txn, read};
-pub use write::{OpEvent, mop_parts, op_events, write};
+pub use read::{Progress, for_each_txn, read};
+pub use write::{mop_parts, op_events, write};
