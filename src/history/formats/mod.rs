@@ -340,27 +340,14 @@ pub(crate) fn read(
     };
     match format {
         Format::Json => elle_json::read(source, bopts),
-        Format::DbcopBincode => dbcop::read(
-            source,
-            dbcop::Kind::Bincode,
-            bopts,
-            opts.dbcop_duplicates,
-            notes,
-        ),
-        Format::DbcopJson => dbcop::read(
-            source,
-            dbcop::Kind::Json,
-            bopts,
-            opts.dbcop_duplicates,
-            notes,
-        ),
-        Format::DbcopHist => dbcop::read(
-            source,
-            dbcop::Kind::Hist,
-            bopts,
-            opts.dbcop_duplicates,
-            notes,
-        ),
+        Format::DbcopBincode | Format::DbcopJson | Format::DbcopHist => {
+            let kind = match format {
+                Format::DbcopBincode => dbcop::Kind::Bincode,
+                Format::DbcopJson => dbcop::Kind::Json,
+                _ => dbcop::Kind::Hist,
+            };
+            dbcop::read(source, kind, bopts, opts.dbcop_duplicates, notes)
+        }
         Format::Cobra => cobra::read(name, &files(), bopts, notes),
         Format::Viper => viper::read(name, &files(), bopts, notes),
         Format::Edn | Format::Text => Err(InputError::whole(
