@@ -72,8 +72,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
 /// What `convert` does.
 #[derive(Clone, Debug)]
 pub struct ConvertOptions {
+    /// The input's format; None: detect it.
     pub from: Option<Format>,
+    /// The format to write.
     pub to: Format,
+    /// How to read the input.
     pub load: LoadOptions,
 }
 

@@ -51,16 +51,22 @@ pub fn advice(help: Option<&str>, remedy: Option<String>) -> Option<String> {
 /// A failure located at a byte offset, before it is tied to its file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParseError {
+    /// Byte offset the error points at.
     pub offset: usize,
+    /// Length in bytes of what it points at (at least 1).
     pub len: usize,
+    /// What is wrong, in one sentence.
     pub message: String,
+    /// How to mend it, when that can be said.
     pub help: Option<String>,
+    /// A remedy each front end words its own way (a flag, an option).
     pub remedy: Option<Remedy>,
     /// Further places the message refers to (e.g. the earlier invocation).
     pub related: Vec<(usize, usize, String)>,
 }
 
 impl ParseError {
+    /// An error at byte `offset` (one byte long, no help).
     pub fn new(offset: usize, message: impl Into<String>) -> ParseError {
         ParseError {
             offset,
@@ -72,21 +78,25 @@ impl ParseError {
         }
     }
 
+    /// Adds a remedy.
     pub fn with_remedy(mut self, remedy: Remedy) -> ParseError {
         self.remedy = Some(remedy);
         self
     }
 
+    /// Sets how many bytes the error spans.
     pub fn with_len(mut self, len: usize) -> ParseError {
         self.len = len.max(1);
         self
     }
 
+    /// Adds help text.
     pub fn with_help(mut self, help: impl Into<String>) -> ParseError {
         self.help = Some(help.into());
         self
     }
 
+    /// Adds a further place the message refers to, with its label.
     pub fn with_related(mut self, offset: usize, len: usize, label: impl Into<String>) -> Self {
         self.related.push((offset, len.max(1), label.into()));
         self
@@ -120,11 +130,17 @@ impl ParseError {
 /// Bad input, located in its file.
 #[derive(Debug, Clone)]
 pub struct InputError {
+    /// The file's name as the user gave it.
     pub file: String,
+    /// 1-based line (0: the file as a whole).
     pub line: usize,
+    /// 1-based column.
     pub column: usize,
+    /// What is wrong, in one sentence.
     pub message: String,
+    /// How to mend it, when that can be said.
     pub help: Option<String>,
+    /// A remedy each front end words its own way (a flag, an option).
     pub remedy: Option<Remedy>,
     span: (usize, usize),
     related: Vec<(usize, usize, String)>,
@@ -163,6 +179,7 @@ impl InputError {
         }
     }
 
+    /// Adds a remedy.
     pub fn with_remedy(mut self, remedy: Remedy) -> InputError {
         self.remedy = Some(remedy);
         self
@@ -209,8 +226,16 @@ impl Diagnostic for InputError {
 /// Everything that stops a run before a verdict.
 #[derive(Debug)]
 pub enum Error {
-    Io { path: String, err: std::io::Error },
+    /// A file that could not be opened, read or written.
+    Io {
+        /// The file, as the user named it.
+        path: String,
+        /// What the system said.
+        err: std::io::Error,
+    },
+    /// Bad input, located in its file.
     Input(Box<InputError>),
+    /// A request that cannot be honoured (bad options, a model not checked).
     Usage(String),
 }
 
@@ -233,6 +258,7 @@ impl From<InputError> for Error {
 }
 
 impl Error {
+    /// An I/O failure on `path`.
     pub fn io(path: impl fmt::Display, err: std::io::Error) -> Error {
         Error::Io {
             path: path.to_string(),

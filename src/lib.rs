@@ -10,33 +10,25 @@
 
 #![warn(missing_docs)]
 
-// The lint holds for every new module. These public modules still have
-// undocumented items (issue 21: the documented facade is not finished) and
-// are exempt until they are documented.
+// Every public item is documented, except in these modules, whose
+// undocumented items are being reshaped by other work (issue 21: the typed
+// finding, the SI checker's files): they are exempt until documented.
 #[allow(missing_docs)]
 pub mod anomaly;
 #[allow(missing_docs)]
 pub mod check;
-#[allow(missing_docs)]
 pub mod convert;
-#[allow(missing_docs)]
 pub mod edn;
-#[allow(missing_docs)]
 pub mod error;
 #[allow(missing_docs)]
 pub mod explain;
-#[allow(missing_docs)]
 pub mod generator;
-#[allow(missing_docs)]
 pub mod history;
 #[cfg(feature = "jni")]
-#[allow(missing_docs)]
 pub mod jni;
 #[allow(missing_docs)]
 pub mod report;
-#[allow(missing_docs)]
 pub mod source;
-#[allow(missing_docs)]
 pub mod spec;
 
 pub use error::{Error, InputError};

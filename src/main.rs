@@ -229,6 +229,19 @@ fn load(path: &std::path::Path, opts: LoadOptions) -> Result<Loaded, Error> {
     }
 }
 
+/// Loads a file, or reports why not and marks the run as failed to read
+/// (exit status 3).
+fn load_or_report(path: &std::path::Path, opts: LoadOptions, worst: &mut u8) -> Option<Loaded> {
+    match load(path, opts) {
+        Ok(l) => Some(l),
+        Err(e) => {
+            report_error(&e);
+            *worst = 3;
+            None
+        }
+    }
+}
+
 fn report_error(e: &Error) {
     match e {
         Error::Input(ie) => {
@@ -341,13 +354,8 @@ fn run_check(
     for f in files {
         // --timeout bounds each file's whole run, reading included.
         let started = Instant::now();
-        let l = match load(f, opts) {
-            Ok(l) => l,
-            Err(e) => {
-                report_error(&e);
-                worst = 3;
-                continue;
-            }
+        let Some(l) = load_or_report(f, opts, &mut worst) else {
+            continue;
         };
         let copts = CheckOptions {
             timeout: copts.timeout.map(|t| t.saturating_sub(started.elapsed())),
@@ -419,13 +427,8 @@ fn run_stats(files: &[PathBuf], input: &InputArgs) -> Result<u8, Error> {
     let mut worst = 0;
     for f in files {
         let t0 = Instant::now();
-        let l = match load(f, opts) {
-            Ok(l) => l,
-            Err(e) => {
-                report_error(&e);
-                worst = 3;
-                continue;
-            }
+        let Some(l) = load_or_report(f, opts, &mut worst) else {
+            continue;
         };
         let secs = t0.elapsed().as_secs_f64();
         let h = &l.history;

@@ -55,6 +55,7 @@ impl Source {
         })
     }
 
+    /// A source held in memory, named `name` in messages.
     pub fn from_bytes(name: impl Into<String>, bytes: Vec<u8>) -> Source {
         Source {
             name: name.into(),
@@ -63,10 +64,12 @@ impl Source {
         }
     }
 
+    /// Its name, as messages give it.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// Its bytes.
     pub fn bytes(&self) -> &[u8] {
         match &self.data {
             Data::Mapped(m) => m,

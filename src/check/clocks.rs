@@ -18,6 +18,7 @@ pub struct Vectors {
 }
 
 impl Vectors {
+    /// Clocks for `nodes` nodes over `sessions` sessions, all zero.
     pub fn new(nodes: usize, sessions: usize) -> Vectors {
         Vectors {
             width: sessions,
@@ -26,11 +27,13 @@ impl Vectors {
     }
 
     #[inline]
+    /// Node `node`'s entry for session `session`.
     pub fn get(&self, node: u32, session: u32) -> u32 {
         self.data[node as usize * self.width + session as usize]
     }
 
     #[inline]
+    /// Node `node`'s whole clock, one entry per session.
     pub fn row(&self, node: u32) -> &[u32] {
         let s = node as usize * self.width;
         &self.data[s..s + self.width]
@@ -57,11 +60,13 @@ impl Vectors {
     }
 
     #[inline]
+    /// Raises node `node`'s entry for `session` to at least `value`.
     pub fn raise(&mut self, node: u32, session: u32, value: u32) {
         let i = node as usize * self.width + session as usize;
         self.data[i] = self.data[i].max(value);
     }
 
+    /// Memory the clocks take, in bytes.
     pub fn bytes(&self) -> usize {
         self.data.len() * 4
     }
@@ -82,6 +87,7 @@ pub struct TreeClock {
 }
 
 impl TreeClock {
+    /// A zero clock over `k` sessions, rooted at session `root`.
     pub fn new(k: usize, root: u32) -> TreeClock {
         TreeClock {
             root,
@@ -95,10 +101,12 @@ impl TreeClock {
     }
 
     #[inline]
+    /// The entry for session `s`.
     pub fn get(&self, s: u32) -> u32 {
         self.clk[s as usize]
     }
 
+    /// The session at the root (the clock's own).
     pub fn root(&self) -> u32 {
         self.root
     }

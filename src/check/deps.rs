@@ -98,6 +98,8 @@ pub fn included(h: &History) -> Vec<bool> {
     inc
 }
 
+/// Session-order edges between consecutive included transactions of each
+/// session.
 pub fn so_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
     let mut e = Vec::new();
     for s in &h.sessions {
@@ -114,6 +116,9 @@ pub fn so_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
     e
 }
 
+/// Write-read edges `(writer, reader)` among included transactions: a
+/// committed reader after each transaction it read from externally (sorted,
+/// without repeats).
 pub fn wr_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
     let mut e = Vec::new();
     for (t, txn) in h.txns.iter().enumerate() {

@@ -52,14 +52,17 @@ impl Digraph {
         Digraph::from_edges(n, &edges)
     }
 
+    /// Number of nodes.
     pub fn len(&self) -> usize {
         self.offsets.len().saturating_sub(1)
     }
 
+    /// Whether it has no nodes.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// Number of edges.
     pub fn edge_count(&self) -> usize {
         self.targets.len()
     }
@@ -70,6 +73,7 @@ impl Digraph {
     }
 
     #[inline]
+    /// Node `a`'s targets.
     pub fn out(&self, a: u32) -> &[u32] {
         let a = a as usize;
         &self.targets[self.offsets[a] as usize..self.offsets[a + 1] as usize]
@@ -87,6 +91,7 @@ pub struct Sccs {
 }
 
 impl Sccs {
+    /// Number of components.
     pub fn count(&self) -> usize {
         self.sizes.len()
     }
@@ -120,6 +125,7 @@ impl Sccs {
     }
 }
 
+/// The strongly connected components of `g` (see [`Sccs`]).
 pub fn sccs(g: &Digraph) -> Sccs {
     const NONE: u32 = u32::MAX;
     let n = g.len();

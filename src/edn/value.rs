@@ -7,25 +7,37 @@ use std::fmt;
 /// small per value, and order-preserving output makes round trips exact.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
+    /// `nil`.
     Nil,
+    /// `true` or `false`.
     Bool(bool),
+    /// An integer that fits i64.
     Int(i64),
     /// An integer beyond i64 or written with the `N` suffix, as its digits.
     BigInt(String),
+    /// A floating-point number.
     Float(f64),
     /// A decimal written with the `M` suffix, as its text without the `M`.
     BigDec(String),
     /// A ratio `n/d`, as written.
     Ratio(String),
+    /// A character (`\c`).
     Char(char),
+    /// A string.
     String(String),
+    /// A symbol.
     Symbol(String),
     /// A keyword, without its leading colon.
     Keyword(String),
+    /// A list `( ... )`.
     List(Vec<Value>),
+    /// A vector `[ ... ]`.
     Vector(Vec<Value>),
+    /// A map `{ ... }`, its entries in source order.
     Map(Vec<(Value, Value)>),
+    /// A set `#{ ... }`, in source order.
     Set(Vec<Value>),
+    /// A tagged value `#tag value`.
     Tagged(String, Box<Value>),
 }
 
@@ -57,10 +69,12 @@ impl std::hash::Hash for Value {
 }
 
 impl Value {
+    /// The keyword `:s` (`s` without its colon).
     pub fn keyword(s: &str) -> Value {
         Value::Keyword(s.to_string())
     }
 
+    /// The integer, if it is one that fits i64.
     pub fn as_int(&self) -> Option<i64> {
         match self {
             Value::Int(i) => Some(*i),
@@ -116,6 +130,7 @@ impl Value {
         }
     }
 
+    /// What kind of value it is, for messages (`integer`, `map`, ...).
     pub fn kind(&self) -> &'static str {
         match self {
             Value::Nil => "nil",

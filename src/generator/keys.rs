@@ -10,13 +10,16 @@ use super::rng::Rng;
 /// How operations pick keys.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Distribution {
+    /// Every key equally likely.
     Uniform,
+    /// Zipfian: key `i` about `1/i^s` as likely as the hottest.
     Zipf,
     /// 80% of the operations on the first 20% of the keys.
     Hotspot,
 }
 
 impl Distribution {
+    /// Its name, as `elle-si gen --distribution` spells it.
     pub fn name(self) -> &'static str {
         match self {
             Distribution::Uniform => "uniform",

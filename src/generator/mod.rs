@@ -108,7 +108,9 @@ pub enum Db {
     SnapshotIsolation,
     /// Replicas with causal delivery and last-writer-wins; sessions sticky.
     Causal,
+    /// Cerone's read atomic: no fractured reads, no causality.
     ReadAtomic,
+    /// Read committed: each read sees committed data, nothing more.
     ReadCommitted,
     /// Snapshots of a prefix of the commit order, without first committer
     /// wins: prefix consistency (lost updates happen, long forks cannot).
@@ -143,6 +145,7 @@ fn model_bit(model: &str) -> Option<u16> {
 }
 
 impl Db {
+    /// The five stores the fault tests cover.
     pub const ALL: [Db; 5] = [
         Db::Serializable,
         Db::SnapshotIsolation,
@@ -163,6 +166,7 @@ impl Db {
         Db::ParallelSnapshotIsolation,
     ];
 
+    /// Its name, as `elle-si gen --db` spells it.
     pub fn name(self) -> &'static str {
         match self {
             Db::Serializable => "serializable",
@@ -175,6 +179,7 @@ impl Db {
         }
     }
 
+    /// The store of this name (any of [`Db::EVERY`]).
     pub fn parse(s: &str) -> Option<Db> {
         Db::EVERY.into_iter().find(|d| d.name() == s)
     }
@@ -214,19 +219,30 @@ impl Db {
 /// A fault the simulated stores can inject.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Fault {
+    /// Two writers of a key both read the version before either (Elle's `lost-update`).
     LostUpdate,
+    /// Two writers seen in opposite orders by two readers (G-nonadjacent).
     LongFork,
+    /// A reader sees one of a transaction's writes but an older version of another.
     FracturedRead,
+    /// A reader sees an effect but misses its cause.
     CausalityViolation,
+    /// A read of an aborted transaction's write (G1a).
     AbortedRead,
+    /// A read of a version its writer later overwrote (G1b).
     IntermediateRead,
+    /// Two reads of a key in one transaction disagree (internal).
     NonRepeatableRead,
+    /// A session reads a version older than one it already saw.
     StaleSessionRead,
+    /// A read of a value nobody wrote.
     ThinAirRead,
+    /// A list read that shows an element twice (list-append only).
     DuplicateAppend,
 }
 
 impl Fault {
+    /// Every fault, in the order of [`FaultRates`].
     pub const ALL: [Fault; 10] = [
         Fault::LostUpdate,
         Fault::LongFork,
@@ -256,6 +272,7 @@ impl Fault {
         }
     }
 
+    /// The fault of this kebab-case name.
     pub fn parse(s: &str) -> Option<Fault> {
         Fault::ALL.into_iter().find(|f| f.name() == s)
     }
@@ -308,10 +325,12 @@ impl Fault {
 pub struct FaultRates([f64; 10]);
 
 impl FaultRates {
+    /// The rate of fault `f`.
     pub fn rate(&self, f: Fault) -> f64 {
         self.0[f as usize]
     }
 
+    /// Sets the rate of fault `f`.
     pub fn set(&mut self, f: Fault, rate: f64) {
         self.0[f as usize] = rate;
     }
@@ -326,8 +345,11 @@ impl FaultRates {
 /// 10,000 Zipfian keys, rw-register, at 95%, 50% and 30% reads.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Preset {
+    /// Read-heavy: 95% reads.
     GeneralRh,
+    /// Balanced: 50% reads.
     GeneralRw,
+    /// Write-heavy: 30% reads.
     GeneralWh,
 }
 
@@ -336,21 +358,31 @@ pub enum Preset {
 /// out of range.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GenOptions {
+    /// Sessions (Jepsen processes) running side by side.
     pub sessions: u32,
+    /// Transactions each session runs.
     pub txns_per_session: u32,
+    /// Micro-ops per transaction.
     pub ops_per_txn: u32,
     /// Probability that an op is a read.
     pub read_ratio: f64,
+    /// Number of keys.
     pub keys: u64,
+    /// How operations pick keys.
     pub distribution: Distribution,
     /// Zipf's exponent (YCSB's 0.99 by default).
     pub zipf_exponent: f64,
+    /// List-append or rw-register.
     pub workload: Workload,
+    /// The seed: one seed, one history.
     pub seed: u64,
+    /// The format written (EDN or text).
     pub format: Format,
+    /// The simulated store.
     pub db: Db,
     /// Replicas of the causal store (sessions stick to one each).
     pub replicas: u32,
+    /// Rates of the faults to inject.
     pub faults: FaultRates,
     /// Probability that a transaction's client times out (`:info`).
     pub info_rate: f64,
@@ -473,6 +505,7 @@ impl GenOptions {
 /// A fault that fired and shows in the history.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FiredFault {
+    /// Which fault.
     pub fault: Fault,
     /// The anomaly type Elle reports for it.
     pub elle: &'static str,
@@ -493,9 +526,13 @@ pub struct FiredFault {
 /// Counts of a generated history.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GenStats {
+    /// Transactions run.
     pub txns: u64,
+    /// Of them committed (`:ok`).
     pub ok: u64,
+    /// Of them aborted (`:fail`).
     pub fail: u64,
+    /// Of them indeterminate (`:info`).
     pub info: u64,
     /// Op maps (EDN) or lines (text) written.
     pub ops_written: u64,
@@ -511,15 +548,20 @@ pub struct Report {
     pub faults: Vec<FiredFault>,
     /// Enabled faults that cannot fire with this store and workload.
     pub inapplicable: Vec<Fault>,
+    /// Counts of the history.
     pub stats: GenStats,
 }
 
 /// A generated history, in memory.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Generated {
+    /// The history, in the format asked for.
     pub history: Vec<u8>,
+    /// Every fault that shows in the history.
     pub faults: Vec<FiredFault>,
+    /// Enabled faults that cannot fire with this store and workload.
     pub inapplicable: Vec<Fault>,
+    /// Counts of the history.
     pub stats: GenStats,
 }
 

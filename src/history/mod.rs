@@ -1,15 +1,16 @@
 //! Jepsen histories and the other formats of the field, compiled into one
 //! model ([`model::History`]) that every checker reads.
 
-pub mod build;
+pub(crate) mod build;
 pub mod formats;
 pub mod model;
-pub mod pairing;
+pub(crate) mod pairing;
 
 use std::path::Path;
 use std::sync::Arc;
 
-pub use build::BuildOptions;
+pub(crate) use build::BuildOptions;
+pub use formats::edn::Progress;
 pub use model::{History, Status, Workload};
 
 use crate::anomaly::Anomaly;
@@ -19,12 +20,17 @@ use crate::source::Source;
 /// Input formats `check` reads (`convert` writes all but Cobra and Viper).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Format {
+    /// Jepsen's EDN: one op map a line.
     Edn,
+    /// The text format of Cobra, PolySI and C4: `r(key,value,session,txn)` lines.
     Text,
     /// elle-cli's JSON: an array of op objects.
     Json,
+    /// dbcop's binary (bincode) histories.
     DbcopBincode,
+    /// dbcop's JSON histories.
     DbcopJson,
+    /// dbcop's text language (`.hist`).
     DbcopHist,
     /// A directory of Cobra's binary `T*.log` files.
     Cobra,
@@ -33,6 +39,7 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format.
     pub const ALL: [Format; 8] = [
         Format::Edn,
         Format::Json,
@@ -44,6 +51,7 @@ impl Format {
         Format::Viper,
     ];
 
+    /// Its name, as `-f` spells it.
     pub fn name(self) -> &'static str {
         match self {
             Format::Edn => "edn",
@@ -57,6 +65,7 @@ impl Format {
         }
     }
 
+    /// The format of this name (or alias: `txt`, `elle-json`).
     pub fn parse(s: &str) -> Option<Format> {
         match s {
             "txt" => Some(Format::Text),
@@ -100,10 +109,13 @@ fn looks_like_text(bytes: &[u8]) -> bool {
 
 /// A history read from a file, with what compiling it found.
 pub struct Loaded {
+    /// The compiled history.
     pub history: History,
     /// Anomalies found while compiling (internal, future reads, ...).
     pub anomalies: Vec<Anomaly>,
+    /// The bytes it was read from (for locating errors and ops).
     pub source: Arc<Source>,
+    /// The format it was read as.
     pub format: Format,
     /// What reading had to map or skip (for stderr).
     pub notes: formats::Notes,
@@ -112,7 +124,9 @@ pub struct Loaded {
 /// How to read an input.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct LoadOptions {
+    /// Read as this format; None: detect it.
     pub format: Option<Format>,
+    /// Read as this workload; None: detect it from the micro-ops.
     pub workload: Option<Workload>,
     /// dbcop inputs: what to do with two writes of one (variable, value).
     pub dbcop_duplicates: formats::dbcop::Duplicates,

@@ -10,7 +10,9 @@ use rustc_hash::FxHashMap;
 
 use crate::edn::Value;
 
+/// Index of a transaction in [`History::txns`].
 pub type TxnId = u32;
+/// Index of a key in [`History::keys`] (and, for list-append, [`History::orders`]).
 pub type KeyId = u32;
 /// Index of a micro-op in [`History::mops`]; a write is named by its mop.
 pub type MopId = u32;
@@ -26,6 +28,7 @@ impl Val {
     const INLINE_MAX: i64 = (1 << 62) - 1;
 
     #[inline]
+    /// The inline value of `i`; None when `i` needs more than 63 bits (intern it in [`Values`]).
     pub fn int(i: i64) -> Option<Val> {
         (Self::INLINE_MIN..=Self::INLINE_MAX)
             .contains(&i)
@@ -33,6 +36,7 @@ impl Val {
     }
 
     #[inline]
+    /// The integer this value holds inline; None for an interned value.
     pub fn as_int(self) -> Option<i64> {
         (self.0 & 1 == 0).then_some((self.0 as i64) >> 1)
     }
@@ -42,6 +46,7 @@ impl Val {
         Val(((i as u64) << 1) | 1)
     }
 
+    /// The bits as stored (for hashing and cache hints; not a value).
     pub fn raw(self) -> u64 {
         self.0
     }
@@ -67,6 +72,7 @@ impl Default for Values {
 }
 
 impl Values {
+    /// The compact value of `v`: inline when a small integer, else interned once.
     pub fn intern(&mut self, v: Value) -> Val {
         if let Value::Int(i) = v
             && let Some(x) = Val::int(i)
@@ -82,6 +88,7 @@ impl Values {
         Val::interned(i)
     }
 
+    /// The EDN value of `v` (a clone of the interned one).
     pub fn get(&self, v: Val) -> Value {
         match v.as_int() {
             Some(i) => Value::Int(i),
@@ -91,6 +98,7 @@ impl Values {
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
+/// What became of a transaction, by its completion's `:type`.
 pub enum Status {
     /// `:ok`: took effect.
     Committed,
@@ -101,6 +109,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// Jepsen's `:type` for it, without the colon (`ok`, `fail`, `info`).
     pub fn keyword(self) -> &'static str {
         match self {
             Status::Committed => "ok",
@@ -111,12 +120,16 @@ impl Status {
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
+/// The kind of micro-ops a history holds, as Elle's two workloads.
 pub enum Workload {
+    /// Appends to lists and reads of whole lists (`:append`, `:r`).
     ListAppend,
+    /// Writes and reads of single values (`:w`, `:r`).
     RwRegister,
 }
 
 impl Workload {
+    /// Elle's name for it (`list-append`, `rw-register`).
     pub fn name(self) -> &'static str {
         match self {
             Workload::ListAppend => "list-append",
@@ -126,7 +139,9 @@ impl Workload {
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
+/// Whether a micro-op reads or writes.
 pub enum MopKind {
+    /// A read (`:r`).
     Read,
     /// A write (`:w`) or an append (`:append`), by workload.
     Write,
@@ -160,26 +175,33 @@ pub struct Mop {
     /// Write: the value written or appended. Read: the value returned (for a
     /// list, its last element; NIL for nil or an empty list).
     pub val: Val,
+    /// The key it touches.
     pub key: KeyId,
+    /// The transaction it belongs to.
     pub txn: TxnId,
     /// Read: the write it observed, or a [`from`] constant. Write: unused.
     pub from: u32,
     /// List read: number of elements. Otherwise 0.
     pub len: u32,
+    /// Read or write.
     pub kind: MopKind,
+    /// Bits of [`flag`].
     pub flags: u8,
 }
 
 impl Mop {
     #[inline]
+    /// Whether it is a read.
     pub fn is_read(&self) -> bool {
         self.kind == MopKind::Read
     }
     #[inline]
+    /// Whether it is a write (or an append).
     pub fn is_write(&self) -> bool {
         self.kind == MopKind::Write
     }
     #[inline]
+    /// Whether it carries the [`flag`] bit `f`.
     pub fn has(&self, f: u8) -> bool {
         self.flags & f != 0
     }
@@ -199,17 +221,22 @@ pub struct OpPos {
     pub time: i64,
     /// 1-based line in the input.
     pub line: u32,
+    /// Byte offset of the op in the input.
     pub offset: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// One transaction: its status, session, micro-ops and where it was read.
 pub struct Txn {
+    /// Committed, aborted or indeterminate.
     pub status: Status,
+    /// Index of its session in [`History::sessions`].
     pub session: u32,
     /// Position in its session.
     pub seq: u32,
     /// Micro-ops `mops[start..end]`.
     pub start: MopId,
+    /// End (exclusive) of its micro-ops in [`History::mops`].
     pub end: MopId,
     /// The invocation, when the history pairs invocations with completions.
     pub invoke: Option<OpPos>,
@@ -220,6 +247,7 @@ pub struct Txn {
 }
 
 impl Txn {
+    /// The range of its micro-ops in [`History::mops`].
     pub fn mops(&self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
     }
@@ -234,6 +262,7 @@ impl Txn {
 pub struct Session {
     /// The process number (or session id in session-based formats).
     pub process: i64,
+    /// Its transactions, in the order the process ran them.
     pub txns: Vec<TxnId>,
 }
 
@@ -273,7 +302,9 @@ impl VersionOrder {
 /// Counts for `elle-si stats` and `--verbose`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
+    /// Ops read (every op map, line or record; nemesis ops included).
     pub ops: u64,
+    /// Ops of client processes (integer `:process`).
     pub client_ops: u64,
     /// Nemesis ops and others whose `:process` is not an integer.
     pub skipped_ops: u64,
@@ -288,16 +319,21 @@ pub struct Stats {
 pub struct History {
     /// None when the history has no micro-op that tells.
     pub workload: Option<Workload>,
+    /// The transactions, in completion order ([`TxnId`]).
     pub txns: Vec<Txn>,
+    /// The micro-ops, transaction by transaction ([`MopId`]).
     pub mops: Vec<Mop>,
+    /// The sessions (Jepsen processes), in order of first appearance.
     pub sessions: Vec<Session>,
     /// Each key's value, by KeyId.
     pub keys: Vec<Val>,
+    /// The interned values that do not fit inline.
     pub values: Values,
     /// List-append version orders by KeyId (empty for rw-register).
     pub orders: Vec<VersionOrder>,
     /// Elements of list reads flagged [`flag::IRREGULAR`].
     pub irregular: FxHashMap<MopId, Vec<Val>>,
+    /// Counts of what reading saw.
     pub stats: Stats,
     /// Where the history came from, for messages.
     pub name: String,
@@ -310,6 +346,7 @@ pub struct History {
 }
 
 impl History {
+    /// The micro-ops of transaction `t`.
     pub fn txn_mops(&self, t: TxnId) -> &[Mop] {
         let t = &self.txns[t as usize];
         &self.mops[t.mops()]
@@ -321,10 +358,12 @@ impl History {
         self.mops[m as usize].txn
     }
 
+    /// The EDN value of key `k`.
     pub fn key_value(&self, k: KeyId) -> Value {
         self.values.get(self.keys[k as usize])
     }
 
+    /// The EDN value of `v`.
     pub fn value(&self, v: Val) -> Value {
         self.values.get(v)
     }

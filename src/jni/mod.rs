@@ -18,13 +18,13 @@
 //! result map), and `ffi` (the exported native methods: all the unsafe code
 //! of the bridge).
 
-pub mod bridge;
+pub(crate) mod bridge;
 mod ffi;
-pub mod options;
-pub mod stream;
+pub(crate) mod options;
+pub(crate) mod stream;
 #[cfg(test)]
 mod tests;
-pub mod wire;
+pub(crate) mod wire;
 
 pub use bridge::{check_encoded, check_file};
 pub use options::BridgeOptions;

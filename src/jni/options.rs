@@ -14,10 +14,15 @@ use crate::report::folder;
 ///   :workload "list-append" :name "history" :timings true}`.
 #[derive(Debug, Default)]
 pub struct BridgeOptions {
+    /// Elle's model names to check (`:consistency-models`).
     pub models: Vec<String>,
+    /// Anomaly types to look for (`:anomalies`).
     pub anomalies: Vec<String>,
+    /// Give up after this long, answering `:unknown`.
     pub timeout: Option<Duration>,
+    /// Read as this workload; None: detect it.
     pub workload: Option<Workload>,
+    /// The history's name in messages.
     pub name: Option<String>,
     /// Add `:elle-si/timings` (decode, check, render, in ns) to the result.
     pub timings: bool,
@@ -30,6 +35,7 @@ pub struct BridgeOptions {
     /// [`crate::report::folder`]), with Elle's plot options
     /// (`:plot-format`, `:max-plot-bytes`, `:plot-timeout-ms`).
     pub directory: Option<String>,
+    /// Elle's plot options for the folder.
     pub plot: folder::PlotOptions,
 }
 
@@ -50,6 +56,7 @@ pub(super) fn names(v: &Value, what: &str) -> Result<Vec<String>, String> {
 }
 
 impl BridgeOptions {
+    /// Parses the options map; an error names what is wrong.
     pub fn parse(text: &str) -> Result<BridgeOptions, String> {
         let mut o = BridgeOptions::default();
         if text.trim().is_empty() {

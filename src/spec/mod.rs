@@ -25,7 +25,7 @@ macro_rules! named {
     ($(#[$m:meta])* pub enum $E:ident { $($(#[$vm:meta])* $V:ident = $n:literal,)* }) => {
         $(#[$m])*
         #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum $E { $($(#[$vm])* $V,)* }
+        pub enum $E { $($(#[$vm])* #[doc = concat!("\n\nElle's name: `", $n, "`.")] $V,)* }
         impl $E {
             /// Every variant, in declaration order.
             pub const ALL: &'static [$E] = &[$($E::$V,)*];
@@ -55,16 +55,29 @@ pub enum Checker {
     /// dirty updates, lost updates, thin-air reads, ...): always run.
     Basic,
     /// C4's read committed (Biswas & Enea): with or without session order.
-    ReadCommittedC4 { sessions: bool },
+    ReadCommittedC4 {
+        /// With session order.
+        sessions: bool,
+    },
     /// Cerone's read atomic (with session order).
     ReadAtomic,
     /// Cerone's transactional causal consistency.
     Causal,
     /// Snapshot isolation over the dependency polygraph; session order
     /// and real time optional.
-    SnapshotIsolation { session: bool, realtime: bool },
+    SnapshotIsolation {
+        /// With session order.
+        session: bool,
+        /// With real-time order.
+        realtime: bool,
+    },
     /// Serializability over the dependency polygraph.
-    Serializable { session: bool, realtime: bool },
+    Serializable {
+        /// With session order.
+        session: bool,
+        /// With real-time order.
+        realtime: bool,
+    },
     /// Prefix consistency over SI's polygraph, with session order.
     Prefix,
     /// Parallel snapshot isolation over SI's polygraph, with session

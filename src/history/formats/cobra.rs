@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 
 use crate::anomaly::Anomaly;
 use crate::edn::Value;
-use crate::error::{Error, InputError};
+use crate::error::Error;
 use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
 use crate::history::formats::{Notes, binary_error};
 use crate::history::model::*;
@@ -99,20 +99,7 @@ pub fn read(
     opts: BuildOptions,
     notes: &mut Notes,
 ) -> Result<(History, Vec<Anomaly>), Error> {
-    if opts.workload == Some(Workload::ListAppend) {
-        return Err(InputError::whole(
-            name,
-            "Cobra logs hold register reads and writes: they cannot be read as list-append",
-        )
-        .into());
-    }
-    let mut b = Builder::new(
-        name,
-        BuildOptions {
-            workload: Some(Workload::RwRegister),
-            zero_is_initial: false,
-        },
-    );
+    let mut b = super::register_builder(name, opts, "Cobra")?;
     let mut writer_of: FxHashMap<i64, i64> = FxHashMap::default();
     let mut reads: Vec<(i64, i64, usize, usize)> = Vec::new();
     let mut raw = RawTxn::default();

@@ -1,19 +1,17 @@
 //! The formats of the field: one folder per format holding its reader
-//! (into the [`Builder`]) and its writer (from the compiled [`History`]),
-//! a file for a format that is only read (Cobra, Viper), and what they
-//! share here: detection, notes for stderr, renumbering into integer-only
+//! (into the builder, `history::build`) and its writer (from the compiled
+//! [`History`]), a file for a format that is only read (Cobra, Viper), and
+//! what they share here: detection, notes for stderr, renumbering into integer-only
 //! formats, binary error locations, and the status mapping of register
 //! formats.
-//!
-//! [`Builder`]: crate::history::build::Builder
 
-pub mod cobra;
+pub(crate) mod cobra;
 pub mod dbcop;
-pub mod edn;
-pub mod elle_json;
-pub mod json_cursor;
+pub(crate) mod edn;
+pub(crate) mod elle_json;
+pub(crate) mod json_cursor;
 pub mod text;
-pub mod viper;
+pub(crate) mod viper;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -23,7 +21,7 @@ use rustc_hash::FxHashMap;
 use crate::anomaly::Anomaly;
 use crate::edn::Value;
 use crate::error::{Error, InputError, ParseError, Remedy};
-use crate::history::build::BuildOptions;
+use crate::history::build::{BuildOptions, Builder};
 use crate::history::model::*;
 use crate::history::{Format, LoadOptions, Loaded};
 use crate::source::Source;
@@ -34,6 +32,7 @@ use crate::source::Source;
 pub struct Notes(pub Vec<String>);
 
 impl Notes {
+    /// Adds a note.
     pub fn add(&mut self, s: impl Into<String>) {
         self.0.push(s.into());
     }
@@ -50,13 +49,13 @@ impl Notes {
 /// register format cannot hold as they are: zero where it means the initial
 /// state, negatives, non-integers. 10^18 fits every target (u64, i64, and
 /// the model's 62-bit inline integers) and is easy to spot.
-pub const RENUMBER_BASE: u64 = 1_000_000_000_000_000_000;
+pub(crate) const RENUMBER_BASE: u64 = 1_000_000_000_000_000_000;
 
 /// Maps model values to the non-negative integers of a register format,
 /// keeping every integer the format can hold and renumbering the rest from
 /// [`RENUMBER_BASE`] in order of first appearance.
 #[derive(Debug, Default)]
-pub struct IntMap {
+pub(crate) struct IntMap {
     fresh: FxHashMap<Val, u64>,
     /// Whether 0 can be written as it is (keys; dbcop's JSON, where an
     /// explicit `x:=0` write is honoured).
@@ -108,6 +107,7 @@ pub enum RegisterTxn {
 }
 
 impl RegisterTxn {
+    /// What the writer does with a transaction of status `s`.
     pub fn of(s: Status) -> RegisterTxn {
         match s {
             Status::Committed => RegisterTxn::Committed,
@@ -116,6 +116,7 @@ impl RegisterTxn {
         }
     }
 
+    /// Whether the transaction's reads are written.
     pub fn keeps_reads(self) -> bool {
         self == RegisterTxn::Committed
     }
@@ -125,8 +126,20 @@ impl RegisterTxn {
 /// for a read of the initial state.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum RegOp {
-    Write { key: Val, val: Val },
-    Read { key: Val, val: Option<Val> },
+    /// A write of `val` to `key`.
+    Write {
+        /// The key.
+        key: Val,
+        /// The value written.
+        val: Val,
+    },
+    /// A read of `key` that returned `val` (None: the initial state).
+    Read {
+        /// The key.
+        key: Val,
+        /// The value read.
+        val: Option<Val>,
+    },
 }
 
 /// The register view of a model transaction (see [`RegisterTxn`]): appends
@@ -147,7 +160,7 @@ pub fn register_ops(h: &History, t: TxnId, out: &mut Vec<RegOp>) {
 }
 
 /// Notes a register writer gives for what it could not say.
-pub fn register_notes(h: &History, target: &str, notes: &mut Notes) {
+pub(crate) fn register_notes(h: &History, target: &str, notes: &mut Notes) {
     let (_, aborted, info) = h.status_counts();
     if h.workload == Some(Workload::ListAppend) {
         let orders = match target {
@@ -176,13 +189,17 @@ pub fn register_notes(h: &History, target: &str, notes: &mut Notes) {
 
 /// A binary input's error: the byte offset and the record, since lines and
 /// columns mean nothing there.
-pub fn binary_error(file: &str, offset: usize, message: impl std::fmt::Display) -> InputError {
+pub(crate) fn binary_error(
+    file: &str,
+    offset: usize,
+    message: impl std::fmt::Display,
+) -> InputError {
     InputError::whole(file, format!("at byte {offset} (0x{offset:x}): {message}"))
 }
 
 /// [`binary_error`] for a [`ParseError`], keeping its help and naming its
 /// related places by byte offset.
-pub fn binary_parse_error(file: &str, e: ParseError, message: String) -> InputError {
+pub(crate) fn binary_parse_error(file: &str, e: ParseError, message: String) -> InputError {
     let mut message = message;
     for (o, _, label) in &e.related {
         message.push_str(&format!("; {label} at byte {o} (0x{o:x})"));
@@ -195,7 +212,7 @@ pub fn binary_parse_error(file: &str, e: ParseError, message: String) -> InputEr
 
 /// Turns a key or value of a text-like format into a model value: canonical
 /// decimal integers become integers, anything else a string.
-pub fn name_value(s: &str) -> Value {
+pub(crate) fn name_value(s: &str) -> Value {
     let canonical =
         !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
     match canonical.then(|| s.parse::<i64>().ok()).flatten() {
@@ -205,19 +222,44 @@ pub fn name_value(s: &str) -> Value {
 }
 
 /// A u64 from a binary or JSON format as a model value.
-pub fn u64_value(v: u64) -> Value {
+pub(crate) fn u64_value(v: u64) -> Value {
     match i64::try_from(v) {
         Ok(i) => Value::Int(i),
         Err(_) => Value::BigInt(v.to_string()),
     }
 }
 
+/// The builder of a register-only format (Cobra, Viper, `what` naming it):
+/// refuses a forced list-append workload by name.
+pub(crate) fn register_builder(
+    name: &str,
+    opts: BuildOptions,
+    what: &str,
+) -> Result<Builder, Error> {
+    if opts.workload == Some(Workload::ListAppend) {
+        return Err(InputError::whole(
+            name,
+            format!(
+                "{what} logs hold register reads and writes: they cannot be read as list-append"
+            ),
+        )
+        .into());
+    }
+    Ok(Builder::new(
+        name,
+        BuildOptions {
+            workload: Some(Workload::RwRegister),
+            zero_is_initial: false,
+        },
+    ))
+}
+
 /// Shorthand for readers whose errors carry their own offsets.
-pub type PResult<T> = Result<T, ParseError>;
+pub(crate) type PResult<T> = Result<T, ParseError>;
 
 /// Guesses a format from a file's name and first bytes (EDN and text are
 /// left to the caller's older rules when this says nothing).
-pub fn sniff(path: &Path, bytes: &[u8]) -> Option<(Format, &'static str)> {
+pub(crate) fn sniff(path: &Path, bytes: &[u8]) -> Option<(Format, &'static str)> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let head = &bytes[..bytes.len().min(64)];
     let binary = head.contains(&0);
@@ -279,7 +321,7 @@ pub fn sniff(path: &Path, bytes: &[u8]) -> Option<(Format, &'static str)> {
 }
 
 /// Reads the formats this module owns.
-pub fn read(
+pub(crate) fn read(
     source: &Arc<Source>,
     format: Format,
     opts: LoadOptions,
@@ -298,27 +340,14 @@ pub fn read(
     };
     match format {
         Format::Json => elle_json::read(source, bopts),
-        Format::DbcopBincode => dbcop::read(
-            source,
-            dbcop::Kind::Bincode,
-            bopts,
-            opts.dbcop_duplicates,
-            notes,
-        ),
-        Format::DbcopJson => dbcop::read(
-            source,
-            dbcop::Kind::Json,
-            bopts,
-            opts.dbcop_duplicates,
-            notes,
-        ),
-        Format::DbcopHist => dbcop::read(
-            source,
-            dbcop::Kind::Hist,
-            bopts,
-            opts.dbcop_duplicates,
-            notes,
-        ),
+        Format::DbcopBincode | Format::DbcopJson | Format::DbcopHist => {
+            let kind = match format {
+                Format::DbcopBincode => dbcop::Kind::Bincode,
+                Format::DbcopJson => dbcop::Kind::Json,
+                _ => dbcop::Kind::Hist,
+            };
+            dbcop::read(source, kind, bopts, opts.dbcop_duplicates, notes)
+        }
         Format::Cobra => cobra::read(name, &files(), bopts, notes),
         Format::Viper => viper::read(name, &files(), bopts, notes),
         Format::Edn | Format::Text => Err(InputError::whole(
@@ -331,7 +360,7 @@ pub fn read(
 
 /// Reads a directory: Cobra logs (`T*.log`), Viper logs (`J*.log`), or a
 /// Jepsen run (`history.edn`).
-pub fn load_dir(dir: &Path, opts: LoadOptions) -> Result<Loaded, Error> {
+pub(crate) fn load_dir(dir: &Path, opts: LoadOptions) -> Result<Loaded, Error> {
     let name = dir.display().to_string();
     let io = |e| Error::io(&name, e);
     let cobra = cobra::log_files(dir, Some('T')).map_err(io)?;

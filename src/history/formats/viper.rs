@@ -41,20 +41,7 @@ pub fn read(
     opts: BuildOptions,
     notes: &mut Notes,
 ) -> Result<(History, Vec<Anomaly>), Error> {
-    if opts.workload == Some(Workload::ListAppend) {
-        return Err(InputError::whole(
-            name,
-            "Viper logs hold register reads and writes: they cannot be read as list-append",
-        )
-        .into());
-    }
-    let mut b = Builder::new(
-        name,
-        BuildOptions {
-            workload: Some(Workload::RwRegister),
-            zero_is_initial: false,
-        },
-    );
+    let mut b = super::register_builder(name, opts, "Viper")?;
     let mut txns: Vec<VTxn> = Vec::new();
     let mut initial: Option<FxHashMap<Val, Val>> = None;
     let mut failed = 0u64;

@@ -162,13 +162,7 @@ fn event(d: &mut DHistory, e: &[u8], at: usize) -> PResult<DEvent> {
         return Err(bad("a version is a non-negative integer"));
     };
     let var = var_value(d, name);
-    Ok(DEvent {
-        write,
-        var,
-        val,
-        ok: true,
-        offset: at,
-    })
+    Ok(DEvent::done(write, var, val, at))
 }
 
 /// Writes dbcop sessions in the text language.

@@ -145,13 +145,7 @@ fn event(d: &mut DHistory, v: &J, at: usize) -> PResult<DEvent> {
         },
         _ => return Err(bad()),
     };
-    Ok(DEvent {
-        write,
-        var,
-        val,
-        ok: true,
-        offset: at,
-    })
+    Ok(DEvent::done(write, var, val, at))
 }
 
 fn clip(v: &J) -> String {

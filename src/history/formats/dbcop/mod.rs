@@ -26,9 +26,9 @@
 //! weigh every choice, the causal ones read the last valid writer and are
 //! settled as under [`Duplicates::LastWriter`].
 
-pub mod bincode;
-pub mod hist;
-pub mod json;
+pub(crate) mod bincode;
+pub(crate) mod hist;
+pub(crate) mod json;
 
 use rustc_hash::FxHashMap;
 
@@ -41,11 +41,11 @@ use crate::history::model::*;
 
 /// Begins the note that says reads were resolved by guess
 /// ([`Duplicates::LastWriter`] met duplicates).
-pub const GUESSED_NOTE: &str = "(variable, value) pairs are written by more than one event: reads of them resolved to the last writer";
+pub(crate) const GUESSED_NOTE: &str = "(variable, value) pairs are written by more than one event: reads of them resolved to the last writer";
 
 /// Begins the note that says reads have several candidate writers
 /// ([`Duplicates::Any`] met duplicates).
-pub const CANDIDATES_NOTE: &str = "(variable, value) pairs are written by more than one event: a read of one may have observed any of its writers";
+pub(crate) const CANDIDATES_NOTE: &str = "(variable, value) pairs are written by more than one event: a read of one may have observed any of its writers";
 
 /// What to do when two writes share a (variable, value).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -66,6 +66,7 @@ pub enum Duplicates {
 }
 
 impl Duplicates {
+    /// The policy of this name (`reject`, `last-writer`, `drop-reads`, `any`).
     pub fn parse(s: &str) -> Option<Duplicates> {
         match s {
             "reject" => Some(Duplicates::Reject),
@@ -78,7 +79,7 @@ impl Duplicates {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DEvent {
+pub(crate) struct DEvent {
     pub write: bool,
     pub var: Val,
     /// None: a read of the initial state (`null`, `==?`).
@@ -87,8 +88,22 @@ pub struct DEvent {
     pub offset: usize,
 }
 
+impl DEvent {
+    /// A successful event (the text and JSON formats record no failed
+    /// ones), read at byte `offset`.
+    pub fn done(write: bool, var: Val, val: Option<Val>, offset: usize) -> DEvent {
+        DEvent {
+            write,
+            var,
+            val,
+            ok: true,
+            offset,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DTxn {
+pub(crate) struct DTxn {
     pub events: Vec<DEvent>,
     pub committed: bool,
     pub offset: usize,
@@ -99,7 +114,7 @@ pub struct DTxn {
 /// A decoded dbcop history: sessions of transactions, and the values table
 /// its variables and large values are interned in.
 #[derive(Debug, Default)]
-pub struct DHistory {
+pub(crate) struct DHistory {
     pub sessions: Vec<Vec<DTxn>>,
     pub values: Values,
 }
@@ -133,7 +148,7 @@ impl DHistory {
 }
 
 /// Compiles a decoded dbcop history.
-pub fn build(
+pub(crate) fn build(
     name: &str,
     d: DHistory,
     opts: BuildOptions,
@@ -389,7 +404,7 @@ fn resolve_duplicates(
 
 /// One transaction as dbcop writes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OutTxn {
+pub(crate) struct OutTxn {
     pub committed: bool,
     /// (write, variable, value); value None = read of the initial state.
     pub events: Vec<(bool, u64, Option<u64>)>,
@@ -398,7 +413,7 @@ pub struct OutTxn {
 /// The model as dbcop sessions, with integer variables and values (see
 /// [`crate::history::formats::RegisterTxn`] for statuses; value 0 is renumbered, since it
 /// names the initial state).
-pub struct Projection {
+pub(crate) struct Projection {
     pub sessions: Vec<Vec<OutTxn>>,
     pub keys: IntMap,
     pub vals: IntMap,
@@ -408,7 +423,7 @@ pub struct Projection {
     pub key_names: FxHashMap<u64, String>,
 }
 
-pub fn project(h: &History, target: &str, notes: &mut Notes) -> Projection {
+pub(crate) fn project(h: &History, target: &str, notes: &mut Notes) -> Projection {
     register_notes(h, target, notes);
     let mut keys = IntMap::new(true);
     let mut vals = IntMap::new(false);
@@ -476,7 +491,7 @@ pub fn project(h: &History, target: &str, notes: &mut Notes) -> Projection {
 }
 
 /// Whether a name is a variable of dbcop's text form.
-pub fn is_ident(s: &str) -> bool {
+pub(crate) fn is_ident(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
@@ -508,7 +523,7 @@ impl Projection {
 }
 
 /// A model value for a dbcop variable written as text.
-pub fn var_value(d: &mut DHistory, name: &str) -> Val {
+pub(crate) fn var_value(d: &mut DHistory, name: &str) -> Val {
     match crate::history::formats::name_value(name) {
         Value::Int(i) => match Val::int(i) {
             Some(v) => v,
@@ -520,14 +535,14 @@ pub fn var_value(d: &mut DHistory, name: &str) -> Val {
 
 /// Which of dbcop's files.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Bincode,
     Json,
     Hist,
 }
 
 /// Reads and compiles a dbcop history of any of its three formats.
-pub fn read(
+pub(crate) fn read(
     source: &std::sync::Arc<crate::source::Source>,
     kind: Kind,
     opts: BuildOptions,

@@ -1,10 +1,13 @@
-//! Jepsen's EDN histories (`history.edn`): the op reader, which compiles a
-//! file ([`read`]) or streams one's transactions ([`for_each_txn`]), its
-//! byte-level fast paths, and the writer ([`write()`]).
+//! Jepsen's EDN histories (`history.edn`): the op reader, which streams a
+//! file's transactions ([`for_each_txn`]), the compiler of a whole file
+//! ([`read`]), the reader's byte-level fast paths (`scan`), and the writer
+//! ([`write()`]).
 
+mod compile;
 mod read;
 mod scan;
 mod write;
 
-pub use read::{EdnReader, OpSink, Progress, StreamStats, for_each_txn, read};
-pub use write::{OpEvent, mop_parts, op_events, write};
+pub use compile::read;
+pub use read::{Progress, for_each_txn};
+pub use write::{mop_parts, op_events, write};

@@ -1,5 +1,8 @@
-//! Reads Jepsen histories in EDN (`history.edn`: one op map per line, or a
-//! whole-file vector or list of op maps) straight into the history model.
+//! The op reader of Jepsen histories in EDN (`history.edn`: one op map per
+//! line, or a whole-file vector or list of op maps): each op map read into
+//! its fields and its micro-ops into a [`RawTxn`]; over a stream
+//! ([`for_each_txn`]) each transaction handed on as soon as it is paired.
+//! Compiling a file into the builder is [`super::compile`]'s.
 //!
 //! The op maps are read by a typed fast path: the keys Jepsen writes
 //! (`:index :time :type :process :f :value`) and the micro-ops inside
@@ -8,19 +11,16 @@
 //! with completions per process; a file with no invocations at all (C4's and
 //! hand-written logs) is read as completions that each stand alone.
 
-use std::collections::VecDeque;
-use std::sync::Arc;
-
+use super::compile::Held;
 use super::scan::*;
 use crate::edn::Cursor;
 use crate::edn::parse::{atom_value, is_delim, parse_i64};
-use crate::error::{Error, ParseError};
-use crate::history::build::{
-    Arg, BuildOptions, Builder, ListBase, ListHint, RawKind, RawMop, RawTxn, TxnMeta,
-};
+use crate::error::ParseError;
+use crate::history::build::{Arg, Builder, RawKind, RawMop, RawTxn, TxnMeta};
 use crate::history::model::*;
 use crate::history::pairing::{ClientOp, OpType, Paired, Pairer, on_line};
 use crate::source::Source;
+use std::collections::VecDeque;
 
 /// Where a reader puts the values it interns: the [`Builder`] of a file
 /// being compiled, or a bare value table for a stream.
@@ -50,7 +50,7 @@ enum Process {
 
 /// What `:value` held.
 #[derive(Clone, Debug, PartialEq)]
-enum ValueState {
+pub(super) enum ValueState {
     Absent,
     Nil,
     /// Micro-ops, now in the RawTxn buffer.
@@ -59,18 +59,15 @@ enum ValueState {
     Other(ParseError),
 }
 
-struct OpFields {
+pub(super) struct OpFields {
     start: usize,
     index: Option<i64>,
     time: Option<i64>,
     typ: Option<OpType>,
     process: Process,
     f: Val,
-    value: ValueState,
+    pub(super) value: ValueState,
 }
-
-/// How much read input to let pile up before releasing it.
-const RELEASE_EVERY: usize = 8 << 20;
 
 /// A progress callback, given the byte offset reached.
 pub type Progress<'a> = &'a dyn Fn(u64);
@@ -81,65 +78,42 @@ pub type Progress<'a> = &'a dyn Fn(u64);
 /// (`S = Values`, [`for_each_txn`]).
 pub struct EdnReader<'a, S> {
     /// The file, for releasing pages already read (None for a stream).
-    source: Option<&'a Source>,
+    pub(super) source: Option<&'a Source>,
     /// Input before this offset has been released (see [`Source::release`]).
-    released: usize,
+    pub(super) released: usize,
     /// Whether an invocation's micro-ops in Jepsen's usual spelling are
     /// only checked, not read (see [`skim_micro_ops`]).
-    skim_invokes: bool,
+    pub(super) skim_invokes: bool,
     /// Whether list reads are read when their transaction is compiled (see
     /// [`Self::resolve_lists`]), which only a [`Builder`] does.
     defer_lists: bool,
-    src: &'a [u8],
-    cur: Cursor<'a>,
-    sink: S,
+    pub(super) src: &'a [u8],
+    pub(super) cur: Cursor<'a>,
+    pub(super) sink: S,
     /// The closing bracket of a whole-file vector or list, and where it
     /// opened.
     wrapped: Option<(u8, usize)>,
-    raw: RawTxn,
+    pub(super) raw: RawTxn,
     line_at: (usize, u32),
     f_cache: Option<(&'a [u8], Val)>,
     /// List reads of the op being read, their elements not yet read (see
     /// [`Self::resolve_lists`]).
-    deferred: Vec<Deferred>,
+    pub(super) deferred: Vec<Deferred>,
     /// Transactions read and not yet compiled (see [`Self::submit`]).
-    queue: VecDeque<Held>,
-    spare: Vec<Held>,
-}
-
-/// How many transactions wait between being read and being compiled.
-const HOLD: usize = 2;
-
-/// A transaction read and not yet compiled.
-#[derive(Default)]
-struct Held {
-    meta: Option<TxnMeta>,
-    raw: RawTxn,
-    deferred: Vec<Deferred>,
+    pub(super) queue: VecDeque<Held>,
+    pub(super) spare: Vec<Held>,
 }
 
 /// A list read in Jepsen's spelling, its elements not yet read.
-struct Deferred {
+pub(super) struct Deferred {
     /// Index in the RawTxn's micro-ops.
-    mop: u32,
-    key: Val,
+    pub(super) mop: u32,
+    pub(super) key: Val,
     /// The list's text, inside its brackets.
-    at: usize,
-    end: usize,
+    pub(super) at: usize,
+    pub(super) end: usize,
     /// The spaces in the text.
-    spaces: u32,
-}
-
-/// Reads a Jepsen EDN history.
-pub fn read(
-    source: &Arc<Source>,
-    opts: BuildOptions,
-    progress: Option<Progress<'_>>,
-) -> Result<(History, Vec<crate::anomaly::Anomaly>), Error> {
-    let mut r = EdnReader::new(source.bytes(), Builder::new(source.name(), opts));
-    r.source = Some(source);
-    r.run(progress).map_err(|e| Error::from(e.locate(source)))?;
-    Ok(r.sink.finish())
+    pub(super) spaces: u32,
 }
 
 /// What a stream held, besides its transactions.
@@ -188,7 +162,7 @@ pub fn for_each_txn(
 }
 
 impl<'a, S: OpSink> EdnReader<'a, S> {
-    fn new(src: &'a [u8], sink: S) -> EdnReader<'a, S> {
+    pub(super) fn new(src: &'a [u8], sink: S) -> EdnReader<'a, S> {
         EdnReader {
             source: None,
             released: 0,
@@ -210,7 +184,7 @@ impl<'a, S: OpSink> EdnReader<'a, S> {
     /// Reads up to the first op: a byte order mark (editors on Windows may
     /// start the file with one), and the opening of a whole-file vector or
     /// list.
-    fn open(&mut self) -> Result<(), ParseError> {
+    pub(super) fn open(&mut self) -> Result<(), ParseError> {
         if self.src.starts_with(b"\xEF\xBB\xBF") {
             self.cur.pos = 3;
         }
@@ -228,7 +202,7 @@ impl<'a, S: OpSink> EdnReader<'a, S> {
 
     /// Moves to the next op: true when one starts here, false at the end of
     /// the history.
-    fn at_op(&mut self) -> Result<bool, ParseError> {
+    pub(super) fn at_op(&mut self) -> Result<bool, ParseError> {
         self.cur.skip_ws(1)?;
         match (self.wrapped, self.cur.peek()) {
             (Some((close, _)), Some(c)) if c == close => {
@@ -255,7 +229,7 @@ impl<'a, S: OpSink> EdnReader<'a, S> {
     /// The op just read as a client op for the [`Pairer`], with the error
     /// its `:value` gives if it was not micro-ops; None for an op of no
     /// client (no integer `:process`: the nemesis and others).
-    fn client_op(
+    pub(super) fn client_op(
         &mut self,
         op: &OpFields,
     ) -> Result<Option<(ClientOp, Option<ParseError>)>, ParseError> {
@@ -299,7 +273,7 @@ impl<'a, S: OpSink> EdnReader<'a, S> {
         line
     }
 
-    fn read_op(&mut self) -> Result<OpFields, ParseError> {
+    pub(super) fn read_op(&mut self) -> Result<OpFields, ParseError> {
         self.deferred.clear();
         let start = self.cur.pos;
         if self.cur.peek() == Some(b'#') {
@@ -512,7 +486,7 @@ impl<'a, S: OpSink> EdnReader<'a, S> {
 
     /// Reads a scalar micro-op argument (key, written value, element).
     #[inline]
-    fn scalar(&mut self) -> Result<Val, ParseError> {
+    pub(super) fn scalar(&mut self) -> Result<Val, ParseError> {
         if let Some(v) = self.cur.fast_int().and_then(Val::int) {
             return Ok(v);
         }
@@ -796,214 +770,19 @@ impl<'a, S: OpSink> EdnReader<'a, S> {
     }
 }
 
-impl<'a> EdnReader<'a, Builder> {
-    fn run(&mut self, progress: Option<Progress<'_>>) -> Result<(), ParseError> {
-        match self.run_ops(progress) {
-            Ok(()) => self.flush(),
-            // The transactions still held come first in the file, and
-            // their errors first in what is reported.
-            Err(e) => {
-                self.flush()?;
-                Err(e)
-            }
-        }
-    }
-
-    /// Hands a transaction (its micro-ops in `self.raw`) to the builder.
-    /// Compiling it touches scattered per-key data; it is compiled
-    /// [`HOLD`] transactions later, by when that data has been loaded
-    /// (asked for here, in two steps: the keys' entries, then what they
-    /// point to), so that the loads overlap with other work rather than
-    /// stall it.
-    fn submit(&mut self, meta: TxnMeta) -> Result<(), ParseError> {
-        let mut h = self.spare.pop().unwrap_or_default();
-        std::mem::swap(&mut h.raw, &mut self.raw);
-        std::mem::swap(&mut h.deferred, &mut self.deferred);
-        h.meta = Some(meta);
-        self.sink.prefetch_entries(&h.raw);
-        self.queue.push_back(h);
-        if let Some(prev) = self
-            .queue
-            .len()
-            .checked_sub(2)
-            .and_then(|i| self.queue.get(i))
-        {
-            self.sink.prefetch_data(
-                &prev.raw,
-                prev.deferred.iter().map(|d| (d.mop as usize, d.end - d.at)),
-            );
-        }
-        while self.queue.len() > HOLD {
-            self.compile_next()?;
-        }
-        Ok(())
-    }
-
-    fn compile_next(&mut self) -> Result<(), ParseError> {
-        let Some(mut h) = self.queue.pop_front() else {
-            return Ok(());
-        };
-        let r = match self.resolve_lists(&mut h) {
-            Ok(()) => match h.meta.take() {
-                Some(meta) => self.sink.push_txn_in(meta, &h.raw, self.src).map(|_| ()),
-                None => Ok(()),
-            },
-            Err(e) => Err(e),
-        };
-        h.raw.clear();
-        h.deferred.clear();
-        self.spare.push(h);
-        if r.is_err() {
-            // The builder is left mid-transaction: nothing after this one
-            // may be compiled (it could find the failed transaction's
-            // writes), and its error is the first in the file anyway.
-            self.queue.clear();
-        }
-        r
-    }
-
-    fn flush(&mut self) -> Result<(), ParseError> {
-        while !self.queue.is_empty() {
-            self.compile_next()?;
-        }
-        Ok(())
-    }
-
-    fn run_ops(&mut self, progress: Option<Progress<'_>>) -> Result<(), ParseError> {
-        self.open()?;
-        // An invocation's micro-ops are re-read at its offset when needed.
-        let mut pairer: Pairer<()> = Pairer::default();
-        let mut n: u64 = 0;
-        while self.at_op()? {
-            n += 1;
-            if self.cur.pos - self.released >= RELEASE_EVERY
-                && let Some(source) = self.source
-            {
-                // Released input still reads (its pages fault back in);
-                // keeping the last stretch saves that for the invocations
-                // still pending, which are re-read at their completion.
-                let upto = self.cur.pos - RELEASE_EVERY / 2;
-                source.release(self.released, upto);
-                self.released = upto;
-            }
-            if n.is_multiple_of(65536)
-                && let Some(p) = progress
-            {
-                p(self.cur.pos as u64);
-            }
-            self.raw.clear();
-            let op = self.read_op()?;
-            self.sink.stats().ops += 1;
-            let Some((op, bad)) = self.client_op(&op)? else {
-                self.sink.stats().skipped_ops += 1;
-                continue;
-            };
-            self.sink.stats().client_ops += 1;
-            match pairer.op(&op, bad, on_line, || ())? {
-                Paired::Pending => {}
-                Paired::Txn(meta, None) => self.submit(meta)?,
-                Paired::Txn(meta, Some(inv)) => {
-                    self.reread_value(inv.start)?;
-                    self.submit(meta)?;
-                }
-            }
-        }
-        // Invocations that never completed may or may not have happened.
-        for (meta, inv) in pairer.finish() {
-            self.reread_value(inv.start)?;
-            self.submit(meta)?;
-            self.sink.stats().dangling_invokes += 1;
-        }
-        self.sink.stats().completions_only = pairer.completions_only();
-        Ok(())
-    }
-
-    /// Reads the micro-ops of the op at `start` again into the buffer.
-    fn reread_value(&mut self, start: usize) -> Result<(), ParseError> {
-        let save = self.cur.pos;
-        self.cur.pos = start;
-        self.raw.clear();
-        self.skim_invokes = false;
-        let op = self.read_op();
-        self.skim_invokes = true;
-        self.cur.pos = save;
-        match op?.value {
-            ValueState::Other(e) => Err(e),
-            _ => Ok(()),
-        }
-    }
-
-    /// Reads the elements of a held transaction's list reads, now that it
-    /// is to be compiled: each list is first matched against its key's
-    /// version order as it now stands ([`Builder::list_base`]), and a prefix
-    /// of it is not parsed at all, an extension of it only past the known
-    /// part.
-    fn resolve_lists(&mut self, h: &mut Held) -> Result<(), ParseError> {
-        let src = self.src;
-        for d in &h.deferred {
-            let elems = &mut h.raw.elems;
-            let start = elems.len();
-            let text = &src[d.at..d.end];
-            let hint = |base, last| ListHint {
-                mop: d.mop,
-                base,
-                last,
-                text: (d.at, d.end),
-            };
-            let hint = match self.sink.list_base(d.key, text, d.spaces) {
-                ListBase::Prefix { base, last } => Some(hint(base, last)),
-                ListBase::Grow { base, skip }
-                    if int_list_body(src, d.at + skip, d.end, elems).is_some() =>
-                {
-                    Some(hint(base, Val::NIL))
-                }
-                _ => {
-                    elems.truncate(start);
-                    if int_list_body(src, d.at, d.end, elems).is_some() {
-                        Some(hint(0, Val::NIL))
-                    } else {
-                        // Other spacing: the careful way.
-                        elems.truncate(start);
-                        let mut i = d.at;
-                        loop {
-                            i = int_run(src, i, elems);
-                            if i >= d.end {
-                                break;
-                            }
-                            let save = self.cur.pos;
-                            self.cur.pos = i;
-                            let v = self.scalar();
-                            i = self.cur.pos;
-                            self.cur.pos = save;
-                            elems.push(v?);
-                        }
-                        None
-                    }
-                }
-            };
-            let elems = &mut h.raw.elems;
-            if let Some(x) = hint {
-                h.raw.hints.push(x);
-            }
-            h.raw.mops[d.mop as usize].arg = Arg::List {
-                start: start as u32,
-                len: (elems.len() - start) as u32,
-            };
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     //! The byte-level fast paths against the generic reader, on text made
     //! of the pieces that trip them up (signs, commas, long numbers,
     //! brackets, the end of the input inside an 8-byte word).
 
+    use super::super::compile::read;
     use super::*;
     use crate::edn::parse::is_ws;
     use crate::edn::{Value, read_all};
+    use crate::history::build::BuildOptions;
     use proptest::prelude::*;
+    use std::sync::Arc;
 
     const PIECES: &[&str] = &[
         "0",

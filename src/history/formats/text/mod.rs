@@ -7,4 +7,4 @@ mod read;
 mod write;
 
 pub use read::read;
-pub use write::{StreamError, TextWriter, raw_register_ops, stream_from_edn, write};
+pub use write::{StreamError, stream_from_edn, write};

@@ -238,6 +238,8 @@ pub fn stream_from_edn(
 /// Why streaming stopped.
 #[derive(Debug)]
 pub enum StreamError {
+    /// The EDN input is malformed.
     Parse(ParseError),
+    /// Writing failed.
     Io(io::Error),
 }
