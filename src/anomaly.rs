@@ -44,20 +44,6 @@ impl Datum {
             _ => Vec::new(),
         }
     }
-
-    /// The non-negative integers of a list (step positions).
-    pub fn indices(&self) -> Vec<usize> {
-        match self {
-            Datum::List(xs) => xs
-                .iter()
-                .filter_map(|d| match d {
-                    Datum::Int(i) => usize::try_from(*i).ok(),
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
 }
 
 /// One anomaly instance.
@@ -73,6 +59,9 @@ pub struct Anomaly {
     /// level would claim too much (an AO-family pattern found at a stronger
     /// level than the pattern's nominal one).
     pub rules_out: Option<&'static str>,
+    /// The type the anomaly's own steps tell (say G0), when it is filed
+    /// under its narrowed claim instead (see [`Anomaly::filed`]).
+    pub told: Option<String>,
     /// Details in Elle's keys (`:op`, `:writer`, `:mop`, `:key`, ...).
     pub fields: Vec<(String, Datum)>,
 }
@@ -84,6 +73,7 @@ impl Anomaly {
             pattern: None,
             txns: Vec::new(),
             rules_out: None,
+            told: None,
             fields: Vec::new(),
         }
     }
@@ -103,6 +93,42 @@ impl Anomaly {
     pub fn field(mut self, k: &str, d: Datum) -> Anomaly {
         self.fields.push((k.to_string(), d));
         self
+    }
+
+    /// The anomaly filed under what it proves: when its claim is narrowed
+    /// (`rules_out`, for a cycle through write orders elle-si inferred, or
+    /// a C4 pattern found at a stronger level than its own), the narrowed
+    /// claim becomes its type and the type its steps tell is kept as
+    /// `told`. Filing twice changes nothing.
+    pub fn filed(mut self) -> Anomaly {
+        if let Some(r) = self.rules_out
+            && r != self.name
+        {
+            self.told = Some(std::mem::replace(&mut self.name, r.to_string()));
+        }
+        self
+    }
+
+    /// The type the anomaly's steps tell: `told` when it is filed under a
+    /// narrowed claim, else its type.
+    pub fn told_name(&self) -> &str {
+        self.told.as_deref().unwrap_or(&self.name)
+    }
+
+    /// The positions of the cycle's steps marked `:inferred? true` (write
+    /// orders elle-si inferred rather than observed).
+    pub fn inferred_steps(&self) -> Vec<usize> {
+        let Some(Datum::List(steps)) = self.get("steps") else {
+            return Vec::new();
+        };
+        steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                matches!(s, Datum::Map(f) if f.iter().any(|(k, d)| k == "inferred?" && *d == Datum::Bool(true)))
+            })
+            .map(|(i, _)| i)
+            .collect()
     }
 
     pub fn get(&self, k: &str) -> Option<&Datum> {

@@ -18,7 +18,7 @@ pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
     match (a.get("cycle"), a.get("steps")) {
         (Some(cycle @ Datum::List(_)), Some(Datum::List(steps))) => {
             let txns = cycle.txns();
-            let inferred = a.get("inferred-steps").map_or(Vec::new(), Datum::indices);
+            let inferred = a.inferred_steps();
             explain_cycle(h, &txns, steps, &inferred, indent, &mut out);
             if let Some(Datum::Map(alt)) = a.get("otherwise") {
                 let kind = match field(alt, "type") {
@@ -43,6 +43,13 @@ pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
             }
         }
         _ => explain_fields(h, a, indent, &mut out),
+    }
+    if let Some(t) = &a.told {
+        let _ = writeln!(
+            out,
+            "{indent}(its steps tell a {t}, but it rests on orders only the checked model forces: it is filed as {}, what it proves)",
+            a.name
+        );
     }
     out
 }

@@ -6,7 +6,7 @@
 //!
 //! Data flow: an anomaly's fields, as the checkers fill them (see
 //! `crate::anomaly`), become a [`Picture`]:
-//! - a cycle (`:cycle`, `:steps`, `:inferred-steps`): its distinct
+//! - a cycle (`:cycle`, `:steps`, inferred steps flagged `:inferred?`): its distinct
 //!   transactions in cycle order, one edge per step, inferred steps marked;
 //! - a causal (C4) pattern (`:op` read `:key` from `:writer` though
 //!   `:overwriter` was visible to it): the writer, the path that orders it
@@ -285,7 +285,7 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
     };
     if let (Some(Datum::List(_)), Some(Datum::List(steps))) = (a.get("cycle"), a.get("steps")) {
         let txns = a.get("cycle").map_or(Vec::new(), Datum::txns);
-        let inferred = a.get("inferred-steps").map_or(Vec::new(), Datum::indices);
+        let inferred = a.inferred_steps();
         b.path(&txns, steps, &inferred);
     } else if let (Some(Datum::Txn(reader)), Some(writer)) = (a.get("op"), a.get("writer")) {
         let writer = match writer {

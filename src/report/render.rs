@@ -105,7 +105,9 @@ pub fn datum_value(h: &History, d: &Datum) -> Value {
     }
 }
 
-/// One anomaly as Elle's map (plus `:pattern` when a C4 pattern applies).
+/// One anomaly as Elle's map (plus `:cycle-type`, the type its steps tell,
+/// when it is filed under a narrowed claim, and `:pattern` when a C4
+/// pattern applies).
 pub fn anomaly_value(h: &History, a: &Anomaly) -> Value {
     if a.name == "empty-transaction-graph" {
         return Value::Bool(true);
@@ -116,6 +118,9 @@ pub fn anomaly_value(h: &History, a: &Anomaly) -> Value {
         .map(|(k, d)| (kw(k), datum_value(h, d)))
         .collect();
     m.push((kw("type"), kw(&a.name)));
+    if let Some(t) = &a.told {
+        m.push((kw("cycle-type"), kw(t)));
+    }
     if let Some(p) = a.pattern {
         m.push((kw("pattern"), kw(p)));
     }

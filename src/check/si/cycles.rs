@@ -651,22 +651,24 @@ pub(super) fn kinds_mask(keep: fn(EdgeKind) -> bool) -> u8 {
 
 /// An anomaly whose cycle goes through an edge that pruning inferred
 /// claims only the model checked: its name (say G0, from write-write steps
-/// pruning chose) would claim weaker models, which may well accept.
+/// pruning chose) would claim weaker models, which may well accept. Each
+/// inferred step is marked `:inferred? true`.
 pub(super) fn claiming(
     mut a: Anomaly,
     g: &Polygraph,
     cyc: &[EdgeId],
     inferred: &FxHashSet<EdgeId>,
 ) -> Anomaly {
-    let steps: Vec<Datum> = cyc
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| inferred.contains(e))
-        .map(|(i, _)| Datum::Int(i as i64))
-        .collect();
-    if !steps.is_empty() {
+    let marks: Vec<bool> = cyc.iter().map(|e| inferred.contains(e)).collect();
+    if marks.contains(&true) {
         a.rules_out = Some(g.cycle_exists);
-        a = a.field("inferred-steps", Datum::List(steps));
+        if let Some((_, Datum::List(steps))) = a.fields.iter_mut().find(|(k, _)| k == "steps") {
+            for (step, _) in steps.iter_mut().zip(&marks).filter(|(_, m)| **m) {
+                if let Datum::Map(f) = step {
+                    f.push(("inferred?".into(), Datum::Bool(true)));
+                }
+            }
+        }
     }
     a
 }
