@@ -16,12 +16,17 @@ use crate::spec::{AnomalyType, anomaly::pattern_name, lattice};
 /// Elle's three-valued verdict.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Valid {
+    /// The history satisfies the models checked.
     True,
+    /// It violates one.
     False,
+    /// elle-si cannot tell (a deadline, an empty dependency graph, a
+    /// finding that may rest on an inferred order).
     Unknown,
 }
 
 impl Valid {
+    /// The verdict as Elle's `:valid?` value.
     pub fn edn(self) -> &'static str {
         match self {
             Valid::True => "true",
@@ -46,17 +51,22 @@ pub const UNKNOWN_TYPES: &[&str] = &["empty-transaction-graph", "cycle-search-ti
 /// One history's verdict.
 #[derive(Clone, Debug)]
 pub struct CheckResult {
+    /// The verdict.
     pub valid: Valid,
     /// Sorted, as Elle sorts keywords.
     pub anomaly_types: Vec<String>,
+    /// The anomalies reported, by the type each is filed under.
     pub anomalies: BTreeMap<String, Vec<Anomaly>>,
+    /// Elle's `:not`: the weakest models the anomalies rule out.
     pub not: BTreeSet<String>,
+    /// Elle's `:also-not`: the stronger models they rule out too.
     pub also_not: BTreeSet<String>,
     /// How the check went (stage times, constraint counts), for --verbose.
     pub notes: Vec<String>,
 }
 
 impl CheckResult {
+    /// How many anomalies are reported.
     pub fn count(&self) -> usize {
         self.anomalies.values().map(Vec::len).sum()
     }

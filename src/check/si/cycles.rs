@@ -659,14 +659,11 @@ pub(super) fn claiming(
     cyc: &[EdgeId],
     inferred: &FxHashSet<EdgeId>,
 ) -> Anomaly {
-    let marks: Vec<bool> = cyc.iter().map(|e| inferred.contains(e)).collect();
-    if marks.contains(&true) {
+    if cyc.iter().any(|e| inferred.contains(e)) {
         a.rules_out = Some(g.cycle_exists);
-        if let Some((_, Datum::List(steps))) = a.fields.iter_mut().find(|(k, _)| k == "steps") {
-            for (step, _) in steps.iter_mut().zip(&marks).filter(|(_, m)| **m) {
-                if let Datum::Map(f) = step {
-                    f.push(("inferred?".into(), Datum::Bool(true)));
-                }
+        if let Some(c) = &mut a.cycle {
+            for (step, e) in c.steps.iter_mut().zip(cyc) {
+                step.inferred = inferred.contains(e);
             }
         }
     }
@@ -729,11 +726,15 @@ pub(super) fn contradiction(
             ("type".into(), Datum::Kw(alt_anomaly.name.clone())),
             (
                 "cycle".into(),
-                alt_anomaly.get("cycle").cloned().unwrap_or(Datum::Nil),
+                alt_anomaly.cycle.as_ref().map_or(Datum::Nil, |c| {
+                    Datum::List(c.txns.iter().map(|&t| Datum::Txn(t)).collect())
+                }),
             ),
             (
                 "steps".into(),
-                alt_anomaly.get("steps").cloned().unwrap_or(Datum::Nil),
+                alt_anomaly.cycle.as_ref().map_or(Datum::Nil, |c| {
+                    Datum::List(c.steps.iter().map(|&s| Datum::Step(s)).collect())
+                }),
             ),
         ]),
     );
