@@ -9,7 +9,7 @@ use std::fmt::Write;
 use crate::anomaly::{Anomaly, Datum, Path, Rel, Step};
 use crate::edn::Value;
 use crate::history::model::*;
-use crate::report::picture::{MAX_ELEMS, MAX_MOPS, Shown, short, show, shown};
+use crate::report::picture::{MAX_ELEMS, MAX_MOPS, short, show, shown};
 use crate::report::render::{datum_value, mop_value_upto};
 
 /// A few lines explaining `a`, each indented by `indent`.
@@ -150,21 +150,13 @@ fn field<'a>(m: &'a [(String, Datum)], k: &str) -> Option<&'a Datum> {
 
 /// Why one step's transactions are ordered as they are.
 fn step_reason(h: &History, step: &Step, a: &str, b: &str, appends: bool) -> String {
-    let Shown {
-        key,
-        value: v,
-        later,
-        initial,
-    } = shown(h, step);
-    let v2 = later.clone().unwrap_or_else(|| "nil".to_string());
+    let s = shown(h, step);
+    let (key, v, v2) = (&s.key, &s.value, &s.later);
     let wrote = if appends { "appended" } else { "wrote" };
     match step.rel {
         Rel::Ww => format!("{a} {wrote} {v} to key {key}, and {b} {wrote} {v2} after it (ww)"),
-        Rel::Wr => {
-            let v = if later.is_some() { v2 } else { v };
-            format!("{b} read {a}'s write of {v} to key {key} (wr)")
-        }
-        Rel::Rw if initial => format!(
+        Rel::Wr => format!("{b} read {a}'s write of {v} to key {key} (wr)"),
+        Rel::Rw if s.initial => format!(
             "{a} read key {key} in its initial state, so it did not see {b}'s {} of {v2} (rw)",
             if appends { "append" } else { "write" }
         ),

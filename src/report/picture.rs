@@ -157,15 +157,15 @@ pub fn show(h: &History, d: Option<&Datum>) -> String {
 }
 
 /// A step's details as text: its key, its value (`:initial-state` for the
-/// initial version) and later value (`nil` when the step has none), and
+/// initial version) and later value (`nil` where the step has none), and
 /// whether it starts from the initial state.
 pub struct Shown {
     /// The key, or `nil`.
     pub key: String,
     /// The value read or the earlier version, or `nil`.
     pub value: String,
-    /// The later version, when the step has two.
-    pub later: Option<String>,
+    /// The later version, or `nil`.
+    pub later: String,
     /// Whether the step has no earlier version (the initial state).
     pub initial: bool,
 }
@@ -182,10 +182,11 @@ pub fn shown(h: &History, s: &Step) -> Shown {
         On::Nothing | On::Process(_) | On::Realtime(..) => (None, None, None),
     };
     let initial = value.as_deref().is_none_or(|v| v == ":initial-state");
+    let nil = || "nil".to_string();
     Shown {
-        key: key.map_or_else(|| "nil".to_string(), |k| short(&h.key_value(k))),
-        value: value.unwrap_or_else(|| "nil".to_string()),
-        later,
+        key: key.map_or_else(nil, |k| short(&h.key_value(k))),
+        value: value.unwrap_or_else(nil),
+        later: later.unwrap_or_else(nil),
         initial,
     }
 }
@@ -196,13 +197,11 @@ fn step_edge(h: &History, step: &Step) -> (EdgeKind, String) {
     let Shown {
         key,
         value: v,
-        later,
+        later: v2,
         initial,
     } = shown(h, step);
-    let v2 = later.clone().unwrap_or_else(|| "nil".to_string());
     let label = match kind {
         EdgeKind::Ww => format!("key {key}: {v} then {v2}"),
-        EdgeKind::Wr if later.is_some() => format!("key {key}: read {v2}"),
         EdgeKind::Wr => format!("key {key}: read {v}"),
         EdgeKind::Rw if initial => {
             format!("key {key}: read the initial state, missed {v2}")
