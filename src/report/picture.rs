@@ -33,16 +33,22 @@ pub const MAX_ELEMS: usize = 6;
 /// process one darkened to read on white).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum EdgeKind {
+    /// Write-write.
     Ww,
+    /// Write-read.
     Wr,
+    /// Read-write (anti-dependency).
     Rw,
+    /// Session order.
     Process,
+    /// Real time.
     Realtime,
     /// Visibility through a chain of dependencies (causal patterns).
     Visible,
 }
 
 impl EdgeKind {
+    /// Every kind, in legend order.
     pub const ALL: [EdgeKind; 6] = [
         EdgeKind::Ww,
         EdgeKind::Wr,
@@ -64,6 +70,7 @@ impl EdgeKind {
         }
     }
 
+    /// Elle's keyword for the kind (without the colon).
     pub fn name(self) -> &'static str {
         match self {
             EdgeKind::Ww => "ww",
@@ -87,6 +94,7 @@ impl EdgeKind {
         }
     }
 
+    /// The colour edges of this kind are drawn in.
     pub fn color(self) -> &'static str {
         match self {
             EdgeKind::Ww => "#C02700",
@@ -127,8 +135,11 @@ pub struct Node {
 /// One arrow.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Edge {
+    /// The node the edge leaves.
     pub from: usize,
+    /// The node it enters.
     pub to: usize,
+    /// Its relation.
     pub kind: EdgeKind,
     /// Key and values: `k1: 3 -> 4`.
     pub label: String,
@@ -137,9 +148,12 @@ pub struct Edge {
     pub inferred: bool,
 }
 
+/// A picture of one anomaly: transaction boxes and the edges between them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Picture {
+    /// The boxes, in order of first appearance.
     pub nodes: Vec<Node>,
+    /// The edges.
     pub edges: Vec<Edge>,
 }
 

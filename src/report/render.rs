@@ -87,6 +87,7 @@ pub fn op_value_upto(h: &History, t: TxnId, limit: usize) -> Value {
     Value::Map(m)
 }
 
+/// A detail as EDN, transactions as op maps.
 pub fn datum_value(h: &History, d: &Datum) -> Value {
     match d {
         Datum::Nil => Value::Nil,
