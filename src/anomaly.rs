@@ -1,15 +1,122 @@
 //! An anomaly as the checkers find it: Elle's type name, the C4 pattern when
-//! one applies, the transactions involved, and named details that the report
-//! renders as Elle renders them (transactions become op maps).
+//! one applies, the transactions involved, its dependency cycle (typed
+//! steps), and named details that the report renders as Elle renders them
+//! (transactions become op maps). Nothing here is text: `report/` and
+//! `explain/` render it.
 
 use crate::history::model::{KeyId, MopId, TxnId, Val};
+
+/// A step's relation, as Elle labels it (`:ww`, `:wr`, `:rw`, `:process`,
+/// `:realtime`), and C4's `:ao`: visible through the arbitration order.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Rel {
+    /// Write-write: a later version of the same key.
+    Ww,
+    /// Write-read: a read of the write.
+    Wr,
+    /// Read-write: an anti-dependency (the read missed the write).
+    Rw,
+    /// Session order.
+    Process,
+    /// Real time: one completed before the other was invoked.
+    Realtime,
+    /// C4's arbitration order (no dependency to show).
+    Ao,
+}
+
+impl Rel {
+    /// Elle's keyword for the relation, without the colon.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rel::Ww => "ww",
+            Rel::Wr => "wr",
+            Rel::Rw => "rw",
+            Rel::Process => "process",
+            Rel::Realtime => "realtime",
+            Rel::Ao => "ao",
+        }
+    }
+}
+
+/// What a step's relation rests on.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum On {
+    /// Nothing the history shows (`:ao`).
+    Nothing,
+    /// Session order, in this process.
+    Process(i64),
+    /// Real time: the first completed before the second was invoked.
+    Realtime(TxnId, TxnId),
+    /// A read of this key's value.
+    Read(KeyId, Val),
+    /// Two versions of a key: the earlier (None: the initial state) and
+    /// the later.
+    Versions(KeyId, Option<Val>, Val),
+}
+
+/// One step of a dependency cycle or path: why one transaction precedes
+/// the next.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Step {
+    /// The relation.
+    pub rel: Rel,
+    /// What it rests on.
+    pub on: On,
+    /// Whether elle-si inferred the order (a write order the checked model
+    /// forces, given other transactions' reads) rather than observed it.
+    pub inferred: bool,
+}
+
+impl Step {
+    /// An observed step.
+    pub fn new(rel: Rel, on: On) -> Step {
+        Step {
+            rel,
+            on,
+            inferred: false,
+        }
+    }
+}
+
+/// Transactions in order, each step saying why one precedes the next (a
+/// cycle repeats its first transaction at its end).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Path {
+    /// The transactions, one more than the steps.
+    pub txns: Vec<TxnId>,
+    /// The steps between consecutive transactions.
+    pub steps: Vec<Step>,
+}
+
+impl Path {
+    /// The relations of the steps that show a dependency or an order (all
+    /// but `:ao`), in order: what a cycle is named by.
+    pub fn rels(&self) -> Vec<Rel> {
+        self.steps
+            .iter()
+            .map(|s| s.rel)
+            .filter(|&r| r != Rel::Ao)
+            .collect()
+    }
+
+    /// The positions of the steps elle-si inferred.
+    pub fn inferred(&self) -> Vec<usize> {
+        (0..self.steps.len())
+            .filter(|&i| self.steps[i].inferred)
+            .collect()
+    }
+}
 
 /// A detail of an anomaly, in terms of the history model.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Datum {
+    /// `nil`.
     Nil,
+    /// `true` / `false`.
     Bool(bool),
+    /// An integer.
     Int(i64),
+    /// A string.
     Str(String),
     /// A keyword, without the colon.
     Kw(String),
@@ -19,44 +126,26 @@ pub enum Datum {
     Txn(TxnId),
     /// A micro-op, rendered as `[:r k v]` / `[:append k v]`.
     Mop(MopId),
+    /// A key, as the history writes it.
     Key(KeyId),
+    /// A value, as the history writes it.
     Val(Val),
+    /// Values, as a vector.
     Vals(Vec<Val>),
+    /// A vector of details.
     List(Vec<Datum>),
+    /// A map, its keys keywords (without the colon), in order.
     Map(Vec<(String, Datum)>),
+    /// A step, rendered as Elle's step map (`{:type :ww, :key k, ...}`).
+    Step(Step),
+    /// A path, rendered as `{:ops [...], :steps [...]}`.
+    Path(Path),
 }
 
 impl Datum {
+    /// A keyword (without the colon).
     pub fn kw(s: &str) -> Datum {
         Datum::Kw(s.to_string())
-    }
-
-    /// The transactions of a list (a cycle's, a path's), in order.
-    pub fn txns(&self) -> Vec<TxnId> {
-        match self {
-            Datum::List(xs) => xs
-                .iter()
-                .filter_map(|d| match d {
-                    Datum::Txn(t) => Some(*t),
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
-
-    /// The non-negative integers of a list (step positions).
-    pub fn indices(&self) -> Vec<usize> {
-        match self {
-            Datum::List(xs) => xs
-                .iter()
-                .filter_map(|d| match d {
-                    Datum::Int(i) => usize::try_from(*i).ok(),
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        }
     }
 }
 
@@ -73,26 +162,37 @@ pub struct Anomaly {
     /// level would claim too much (an AO-family pattern found at a stronger
     /// level than the pattern's nominal one).
     pub rules_out: Option<&'static str>,
+    /// The type the anomaly's own steps tell (say G0), when it is filed
+    /// under its narrowed claim instead (see [`Anomaly::filed`]).
+    pub told: Option<String>,
+    /// The dependency cycle, when the anomaly is one (rendered first, as
+    /// Elle's `:cycle` and `:steps`).
+    pub cycle: Option<Path>,
     /// Details in Elle's keys (`:op`, `:writer`, `:mop`, `:key`, ...).
     pub fields: Vec<(String, Datum)>,
 }
 
 impl Anomaly {
+    /// An anomaly of this type, with nothing else yet.
     pub fn new(name: impl Into<String>) -> Anomaly {
         Anomaly {
             name: name.into(),
             pattern: None,
             txns: Vec::new(),
             rules_out: None,
+            told: None,
+            cycle: None,
             fields: Vec::new(),
         }
     }
 
+    /// The anomaly with this C4 pattern.
     pub fn pattern(mut self, p: &'static str) -> Anomaly {
         self.pattern = Some(p);
         self
     }
 
+    /// The anomaly with this transaction involved (once).
     pub fn txn(mut self, t: TxnId) -> Anomaly {
         if !self.txns.contains(&t) {
             self.txns.push(t);
@@ -100,11 +200,44 @@ impl Anomaly {
         self
     }
 
+    /// The anomaly with this cycle.
+    pub fn cycle(mut self, c: Path) -> Anomaly {
+        self.cycle = Some(c);
+        self
+    }
+
+    /// The anomaly with this detail, after those it has.
     pub fn field(mut self, k: &str, d: Datum) -> Anomaly {
         self.fields.push((k.to_string(), d));
         self
     }
 
+    /// The anomaly filed under what it proves: when its claim is narrowed
+    /// (`rules_out`, for a cycle through write orders elle-si inferred, or
+    /// a C4 pattern found at a stronger level than its own), the narrowed
+    /// claim becomes its type and the type its steps tell is kept as
+    /// `told`. Filing twice changes nothing.
+    pub fn filed(mut self) -> Anomaly {
+        if let Some(r) = self.rules_out
+            && r != self.name
+        {
+            self.told = Some(std::mem::replace(&mut self.name, r.to_string()));
+        }
+        self
+    }
+
+    /// The type the anomaly's steps tell: `told` when it is filed under a
+    /// narrowed claim, else its type.
+    pub fn told_name(&self) -> &str {
+        self.told.as_deref().unwrap_or(&self.name)
+    }
+
+    /// The positions of the cycle's steps elle-si inferred.
+    pub fn inferred_steps(&self) -> Vec<usize> {
+        self.cycle.as_ref().map_or(Vec::new(), Path::inferred)
+    }
+
+    /// The detail under this key, if any.
     pub fn get(&self, k: &str) -> Option<&Datum> {
         self.fields.iter().find(|(n, _)| n == k).map(|(_, d)| d)
     }

@@ -34,7 +34,7 @@
 
 use rustc_hash::FxHashSet;
 
-use crate::anomaly::{Anomaly, Datum};
+use crate::anomaly::{Anomaly, Datum, On, Path, Step};
 use crate::check::clocks::{TreeClock, Vectors};
 use crate::check::deps::{external_source, included, outside_from, so_edges, wr_edges};
 use crate::check::graph::{Digraph, sccs, shortest_path};
@@ -967,59 +967,38 @@ fn is_co_cycle(ctx: &Ctx, co_comp: &[u32], g_comp: &[u32], c: u32) -> bool {
 
 // ---- reporting ----
 
-fn step(ctx: &Ctx, a: TxnId, b: TxnId, ww: Option<&FxHashSet<(u32, u32)>>) -> Datum {
+fn step(ctx: &Ctx, a: TxnId, b: TxnId, ww: Option<&FxHashSet<(u32, u32)>>) -> Step {
     let h = ctx.h;
     // Name the relation as Elle's list-append explainer does: ww, then wr,
     // then session order (only where session order is part of the graph).
     if ww.is_none_or(|s| s.contains(&(a, b)))
         && let Some((k, va, vb)) = ww_between(h, a, b)
     {
-        return Datum::Map(vec![
-            ("type".into(), Datum::kw("ww")),
-            ("key".into(), Datum::Key(k)),
-            ("value".into(), Datum::Val(va)),
-            ("value'".into(), Datum::Val(vb)),
-        ]);
+        return Step::new(Rel::Ww, On::Versions(k, Some(va), vb));
     }
     for i in h.txns[b as usize].mops() {
         if let Some(w) = outside_from(h, i)
             && w < from::THIN_AIR
             && h.txn_of(w) == a
         {
-            return Datum::Map(vec![
-                ("type".into(), Datum::kw("wr")),
-                ("key".into(), Datum::Key(h.mops[i].key)),
-                ("value".into(), Datum::Val(h.mops[w as usize].val)),
-            ]);
+            return Step::new(Rel::Wr, On::Read(h.mops[i].key, h.mops[w as usize].val));
         }
     }
     if ctx.sessions
         && ctx.sess[a as usize] == ctx.sess[b as usize]
         && ctx.pos[a as usize] < ctx.pos[b as usize]
     {
-        return Datum::Map(vec![
-            ("type".into(), Datum::kw("process")),
-            (
-                "process".into(),
-                Datum::Int(h.sessions[ctx.sess[a as usize] as usize].process),
-            ),
-        ]);
+        return session_step(ctx, a);
     }
-    Datum::Map(vec![("type".into(), Datum::kw("ao"))])
+    Step::new(Rel::Ao, On::Nothing)
 }
 
-/// The relation a step datum names.
-fn rel_of(step: &Datum) -> Option<Rel> {
-    let Datum::Map(f) = step else { return None };
-    let (_, Datum::Kw(k)) = f.iter().find(|(k, _)| k == "type")? else {
-        return None;
-    };
-    match k.as_str() {
-        "ww" => Some(Rel::Ww),
-        "wr" => Some(Rel::Wr),
-        "process" => Some(Rel::Process),
-        _ => None,
-    }
+/// Session order from `t` to a later transaction of its session.
+fn session_step(ctx: &Ctx, t: TxnId) -> Step {
+    Step::new(
+        Rel::Process,
+        On::Process(ctx.h.sessions[ctx.sess[t as usize] as usize].process),
+    )
 }
 
 /// An Elle-named cycle anomaly through `path` (first node repeated last).
@@ -1030,17 +1009,19 @@ fn rel_of(step: &Datum) -> Option<Rel> {
 /// keeping sessions (read atomic and causal as well as strong-session read
 /// committed, which Elle's name alone rules out).
 fn cycle_anomaly(ctx: &Ctx, path: &[u32], ww: Option<&FxHashSet<(u32, u32)>>) -> Anomaly {
-    let steps: Vec<Datum> = path.windows(2).map(|w| step(ctx, w[0], w[1], ww)).collect();
-    let rels: Vec<Rel> = steps.iter().filter_map(rel_of).collect();
+    let path = Path {
+        txns: path.to_vec(),
+        steps: path.windows(2).map(|w| step(ctx, w[0], w[1], ww)).collect(),
+    };
+    let rels = path.rels();
     let mut a = Anomaly::new(cycle::name(&rels));
     if rels.contains(&Rel::Process) {
         a = a.pattern("CyclicCO");
     }
-    for &v in &path[..path.len() - 1] {
+    for &v in &path.txns[..path.txns.len() - 1] {
         a = a.txn(v);
     }
-    let ops = Datum::List(path.iter().map(|&t| Datum::Txn(t)).collect());
-    a.field("cycle", ops).field("steps", Datum::List(steps))
+    a.cycle(path)
 }
 
 /// A key on which `a`'s append directly precedes `b`'s in a version order,
@@ -1078,13 +1059,14 @@ fn ww_between(h: &History, a: TxnId, b: TxnId) -> Option<(KeyId, Val, Val)> {
     None
 }
 
-fn path_steps(ctx: &Ctx, path: &[u32]) -> (Datum, Datum) {
-    let ops = path.iter().map(|&t| Datum::Txn(t)).collect();
-    let steps = path
-        .windows(2)
-        .map(|w| step(ctx, w[0], w[1], None))
-        .collect();
-    (Datum::List(ops), Datum::List(steps))
+fn path_of(ctx: &Ctx, path: &[u32]) -> Path {
+    Path {
+        txns: path.to_vec(),
+        steps: path
+            .windows(2)
+            .map(|w| step(ctx, w[0], w[1], None))
+            .collect(),
+    }
 }
 
 fn instance(
@@ -1159,18 +1141,16 @@ fn instance(
     }
     // How t2 reaches t3 (visibility), and how t1 precedes t2.
     let vis = if before || after {
-        step(ctx, t2, t3, None)
+        Datum::Step(step(ctx, t2, t3, None))
     } else if so {
-        Datum::Map(vec![
-            ("type".into(), Datum::kw("process")),
-            (
-                "process".into(),
-                Datum::Int(h.sessions[ctx.sess[t3 as usize] as usize].process),
-            ),
-        ])
+        Datum::Step(session_step(ctx, t3))
     } else {
         let p = co_path(ctx, t2, t3);
-        Datum::List(p.windows(2).map(|w| step(ctx, w[0], w[1], None)).collect())
+        Datum::List(
+            p.windows(2)
+                .map(|w| Datum::Step(step(ctx, w[0], w[1], None)))
+                .collect(),
+        )
     };
     a = a.field("visible", vis);
     if tri.t1 != INIT {
@@ -1181,11 +1161,7 @@ fn instance(
             shortest_path(g, tri.t1, t2, |v| comp[v as usize] == c).unwrap_or_default()
         };
         if !path.is_empty() {
-            let (ops, steps) = path_steps(ctx, &path);
-            a = a.field(
-                "order",
-                Datum::Map(vec![("ops".into(), ops), ("steps".into(), steps)]),
-            );
+            a = a.field("order", Datum::Path(path_of(ctx, &path)));
         }
     }
     a

@@ -209,17 +209,17 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
 }
 
 /// Appends the anomalies of `new` that `into` does not hold yet (same
-/// name, transactions and details), in order; `told` indexes `into` by
+/// name, transactions, cycle and details), in order; `told` indexes `into` by
 /// that identity's hash.
 fn merge_new(into: &mut Vec<Anomaly>, told: &mut FxHashMap<u64, Vec<usize>>, new: Vec<Anomaly>) {
     use std::hash::{Hash, Hasher};
     for a in new {
         let mut hs = rustc_hash::FxHasher::default();
-        (&a.name, &a.txns, &a.fields).hash(&mut hs);
+        (&a.name, &a.txns, &a.cycle, &a.fields).hash(&mut hs);
         let same = told.entry(hs.finish()).or_default();
         if !same.iter().any(|&i| {
             let g = &into[i];
-            g.name == a.name && g.txns == a.txns && g.fields == a.fields
+            g.name == a.name && g.txns == a.txns && g.cycle == a.cycle && g.fields == a.fields
         }) {
             same.push(into.len());
             into.push(a);

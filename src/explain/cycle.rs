@@ -10,15 +10,7 @@
 //! - adjacent rw edges: G2-item (write skew with two transactions);
 //! - wr and ww only: G1c; ww only: G0.
 
-/// A step's relation, as Elle labels it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Rel {
-    Ww,
-    Wr,
-    Rw,
-    Process,
-    Realtime,
-}
+pub use crate::anomaly::Rel;
 
 /// Elle's anomaly type for a cycle with these steps, in order.
 pub fn name(steps: &[Rel]) -> String {

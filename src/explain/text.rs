@@ -6,20 +6,18 @@
 
 use std::fmt::Write;
 
-use crate::anomaly::{Anomaly, Datum};
+use crate::anomaly::{Anomaly, Datum, Path, Rel, Step};
 use crate::edn::Value;
 use crate::history::model::*;
-use crate::report::picture::{MAX_ELEMS, MAX_MOPS, short, show};
+use crate::report::picture::{MAX_ELEMS, MAX_MOPS, short, show, shown};
 use crate::report::render::{datum_value, mop_value_upto};
 
 /// A few lines explaining `a`, each indented by `indent`.
 pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
     let mut out = String::new();
-    match (a.get("cycle"), a.get("steps")) {
-        (Some(cycle @ Datum::List(_)), Some(Datum::List(steps))) => {
-            let txns = cycle.txns();
-            let inferred = a.get("inferred-steps").map_or(Vec::new(), Datum::indices);
-            explain_cycle(h, &txns, steps, &inferred, indent, &mut out);
+    match &a.cycle {
+        Some(c) => {
+            explain_cycle(h, c, indent, &mut out);
             if let Some(Datum::Map(alt)) = a.get("otherwise") {
                 let kind = match field(alt, "type") {
                     Some(Datum::Kw(k)) => k.as_str(),
@@ -42,7 +40,14 @@ pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
                 );
             }
         }
-        _ => explain_fields(h, a, indent, &mut out),
+        None => explain_fields(h, a, indent, &mut out),
+    }
+    if let Some(t) = &a.told {
+        let _ = writeln!(
+            out,
+            "{indent}(its steps tell a {t}, but it rests on orders only the checked model forces: it is filed as {}, what it proves)",
+            a.name
+        );
     }
     out
 }
@@ -89,18 +94,12 @@ fn describe_txn(h: &History, t: TxnId) -> String {
     s
 }
 
-fn explain_cycle(
-    h: &History,
-    txns: &[TxnId],
-    steps: &[Datum],
-    inferred: &[usize],
-    indent: &str,
-    out: &mut String,
-) {
+fn explain_cycle(h: &History, c: &Path, indent: &str, out: &mut String) {
+    let (txns, steps) = (&c.txns, &c.steps);
     // Elle's :cycle repeats the first transaction at its end.
     let distinct: Vec<TxnId> = {
         let mut v: Vec<TxnId> = Vec::new();
-        for &t in txns {
+        for &t in txns.iter() {
             if !v.contains(&t) {
                 v.push(t);
             }
@@ -125,11 +124,7 @@ fn explain_cycle(
         } else {
             ""
         };
-        let mark = if inferred.contains(&i) {
-            " [inferred]"
-        } else {
-            ""
-        };
+        let mark = if step.inferred { " [inferred]" } else { "" };
         let _ = writeln!(
             out,
             "{indent}{lead}{} < {}: {why}{mark}",
@@ -141,7 +136,7 @@ fn explain_cycle(
         out,
         "{indent}a cycle: no order of these transactions explains what they saw."
     );
-    if !inferred.is_empty() {
+    if steps.iter().any(|s| s.inferred) {
         let _ = writeln!(
             out,
             "{indent}([inferred] steps are not in the history: the checked model forces them, given other transactions' reads; the cycle shows that model fails, and says nothing of weaker ones)"
@@ -154,36 +149,24 @@ fn field<'a>(m: &'a [(String, Datum)], k: &str) -> Option<&'a Datum> {
 }
 
 /// Why one step's transactions are ordered as they are.
-fn step_reason(h: &History, step: &Datum, a: &str, b: &str, appends: bool) -> String {
-    let Datum::Map(m) = step else {
-        return String::new();
-    };
-    let kind = match field(m, "type") {
-        Some(Datum::Kw(k)) => k.as_str(),
-        _ => "",
-    };
-    let key = show(h, field(m, "key"));
-    let v = show(h, field(m, "value"));
-    let v2 = show(h, field(m, "value'"));
+fn step_reason(h: &History, step: &Step, a: &str, b: &str, appends: bool) -> String {
+    let s = shown(h, step);
+    let (key, v, v2) = (&s.key, &s.value, &s.later);
     let wrote = if appends { "appended" } else { "wrote" };
-    let initial = matches!(field(m, "value"), None | Some(Datum::Nil)) || v == ":initial-state";
-    match kind {
-        "ww" => format!("{a} {wrote} {v} to key {key}, and {b} {wrote} {v2} after it (ww)"),
-        "wr" => {
-            let v = if field(m, "value'").is_some() { v2 } else { v };
-            format!("{b} read {a}'s write of {v} to key {key} (wr)")
-        }
-        "rw" if initial => format!(
+    match step.rel {
+        Rel::Ww => format!("{a} {wrote} {v} to key {key}, and {b} {wrote} {v2} after it (ww)"),
+        Rel::Wr => format!("{b} read {a}'s write of {v} to key {key} (wr)"),
+        Rel::Rw if s.initial => format!(
             "{a} read key {key} in its initial state, so it did not see {b}'s {} of {v2} (rw)",
             if appends { "append" } else { "write" }
         ),
-        "rw" if appends => {
+        Rel::Rw if appends => {
             format!("{a} read key {key} up to {v}, so it did not see {b}'s append of {v2} (rw)")
         }
-        "rw" => format!("{a} read key {key} as {v}, so it did not see {b}'s write of {v2} (rw)"),
-        "process" => format!("{a} came before {b} in the same process (process)"),
-        "realtime" => format!("{a} completed before {b} was invoked (realtime)"),
-        other => format!("{other} on key {key}"),
+        Rel::Rw => format!("{a} read key {key} as {v}, so it did not see {b}'s write of {v2} (rw)"),
+        Rel::Process => format!("{a} came before {b} in the same process (process)"),
+        Rel::Realtime => format!("{a} completed before {b} was invoked (realtime)"),
+        Rel::Ao => format!("ao on key {key}"),
     }
 }
 
@@ -220,14 +203,11 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
             continue;
         }
         // A path that orders two transactions: each step's reason.
-        if let Datum::Map(m) = d
-            && let (Some(ops @ Datum::List(_)), Some(Datum::List(steps))) =
-                (field(m, "ops"), field(m, "steps"))
-        {
-            let ops = ops.txns();
+        if let Datum::Path(p) = d {
+            let (ops, steps) = (&p.txns, &p.steps);
             let path: Vec<String> = ops.iter().map(|&t| place(h, t)).collect();
             let _ = writeln!(out, "{indent}{k}: {}", path.join(" < "));
-            for &t in &ops {
+            for &t in ops {
                 if !named.contains(&t) {
                     named.push(t);
                     let _ = writeln!(out, "{indent}  {}", describe_txn(h, t));
@@ -250,22 +230,19 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
         {
             let (a, b) = (place(h, from), place(h, to));
             match d {
-                Datum::Map(_) => {
+                Datum::Step(step) => {
                     let _ = writeln!(
                         out,
                         "{indent}{k}: {a} < {b}: {}",
-                        step_reason(h, d, &a, &b, appends)
+                        step_reason(h, step, &a, &b, appends)
                     );
                     continue;
                 }
                 Datum::List(steps) => {
-                    let kinds: Vec<String> = steps
+                    let kinds: Vec<&str> = steps
                         .iter()
                         .filter_map(|s| match s {
-                            Datum::Map(m) => match field(m, "type") {
-                                Some(Datum::Kw(k)) => Some(k.clone()),
-                                _ => None,
-                            },
+                            Datum::Step(s) => Some(s.rel.name()),
                             _ => None,
                         })
                         .collect();
@@ -322,7 +299,7 @@ pub(crate) mod tests {
             .anomalies
             .values()
             .flatten()
-            .find(|a| a.get("cycle").is_some())
+            .find(|a| a.cycle.is_some())
             .expect("a cycle");
         let text = explain(&l.history, a, "");
         assert!(text.contains("T1 = line"), "{text}");

@@ -28,6 +28,7 @@ fn quote_lines(lines: &[String]) -> String {
     s
 }
 
+/// The picture in Graphviz's DOT language.
 pub fn dot(p: &Picture) -> String {
     let mut out = String::from(
         "digraph anomaly {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"sans-serif\", fontsize=10];\n",

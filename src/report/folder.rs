@@ -25,6 +25,7 @@ use crate::spec::{Model, lattice};
 /// What the pictures are drawn as.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
 pub enum PlotFormat {
+    /// SVG, drawn by elle-si itself.
     #[default]
     Svg,
 }
@@ -45,6 +46,7 @@ impl PlotFormat {
 /// Elle's plot options, and how many pictures per type.
 #[derive(Clone, Debug)]
 pub struct PlotOptions {
+    /// What the folder's pictures are drawn as.
     pub format: PlotFormat,
     /// Elle's `:max-plot-bytes`: pictures whose DOT is longer are skipped.
     pub max_plot_bytes: usize,
@@ -68,6 +70,7 @@ impl Default for PlotOptions {
 /// What was written.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Written {
+    /// Pictures drawn.
     pub pictures: usize,
     /// Pictures not drawn for size or time.
     pub skipped: usize,

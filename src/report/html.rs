@@ -12,6 +12,7 @@ use super::svg::escape;
 
 /// One model's verdict.
 pub struct ModelVerdict {
+    /// The model's name.
     pub name: String,
     /// `valid`, `invalid` or `unknown`.
     pub verdict: &'static str,
@@ -19,12 +20,15 @@ pub struct ModelVerdict {
 
 /// One anomaly as shown.
 pub struct Shown {
+    /// Its number within its type.
     pub number: usize,
     /// The C4 pattern or everyday shape, when one applies.
     pub also: Option<String>,
+    /// Its picture, as inline SVG.
     pub svg: Option<String>,
     /// Why there is no picture, when there is none for a reason.
     pub note: Option<String>,
+    /// Its explanation in words.
     pub prose: String,
     /// Each transaction's place in the file and its op, in EDN.
     pub ops: Vec<(String, String)>,
@@ -32,19 +36,29 @@ pub struct Shown {
 
 /// One anomaly type.
 pub struct Section {
+    /// The anomaly type's name.
     pub name: String,
+    /// How many anomalies of the type.
     pub count: usize,
+    /// Those shown.
     pub shown: Vec<Shown>,
+    /// Pictures drawn for the type.
     pub pictures: usize,
 }
 
+/// The folder's index page.
 pub struct Page {
+    /// The history's file name.
     pub source: String,
     /// `VALID`, `INVALID` or `UNKNOWN`.
     pub verdict: &'static str,
+    /// Each model's verdict.
     pub models: Vec<ModelVerdict>,
+    /// Elle's `:not`.
     pub not: Vec<String>,
+    /// Elle's `:also-not`.
     pub also_not: Vec<String>,
+    /// One section per anomaly type.
     pub sections: Vec<Section>,
 }
 
@@ -119,6 +133,7 @@ fn anchor(name: &str) -> String {
         .collect()
 }
 
+/// The index page as HTML.
 pub fn page(p: &Page) -> String {
     let mut o = String::with_capacity(64 * 1024);
     let _ = write!(

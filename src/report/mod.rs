@@ -16,12 +16,17 @@ use crate::spec::{AnomalyType, anomaly::pattern_name, lattice};
 /// Elle's three-valued verdict.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Valid {
+    /// The history satisfies the models checked.
     True,
+    /// It violates one.
     False,
+    /// elle-si cannot tell (a deadline, an empty dependency graph, a
+    /// finding that may rest on an inferred order).
     Unknown,
 }
 
 impl Valid {
+    /// The verdict as Elle's `:valid?` value.
     pub fn edn(self) -> &'static str {
         match self {
             Valid::True => "true",
@@ -46,17 +51,22 @@ pub const UNKNOWN_TYPES: &[&str] = &["empty-transaction-graph", "cycle-search-ti
 /// One history's verdict.
 #[derive(Clone, Debug)]
 pub struct CheckResult {
+    /// The verdict.
     pub valid: Valid,
     /// Sorted, as Elle sorts keywords.
     pub anomaly_types: Vec<String>,
+    /// The anomalies reported, by the type each is filed under.
     pub anomalies: BTreeMap<String, Vec<Anomaly>>,
+    /// Elle's `:not`: the weakest models the anomalies rule out.
     pub not: BTreeSet<String>,
+    /// Elle's `:also-not`: the stronger models they rule out too.
     pub also_not: BTreeSet<String>,
     /// How the check went (stage times, constraint counts), for --verbose.
     pub notes: Vec<String>,
 }
 
 impl CheckResult {
+    /// How many anomalies are reported.
     pub fn count(&self) -> usize {
         self.anomalies.values().map(Vec::len).sum()
     }
@@ -81,20 +91,23 @@ pub fn names_of(a: &Anomaly) -> Vec<AnomalyType> {
 
 /// The types an anomaly's own steps name, whatever its narrowed claim.
 fn told_names(a: &Anomaly) -> Vec<AnomalyType> {
-    AnomalyType::parse(&a.name).into_iter().collect()
+    AnomalyType::parse(a.told_name()).into_iter().collect()
 }
 
 /// Elle's `result-map`: which anomalies are prohibited (by the models
 /// checked, see [`lattice::prohibited_by`]) decides `:valid?` and what is
-/// reported; all anomalies found shape `:not`. An anomaly whose steps name
-/// a prohibited type but whose claim was narrowed (its cycle rests on an
-/// inferred order) is reported and makes the verdict `:unknown`: it may or
-/// may not be what it looks like.
+/// reported; all anomalies found shape `:not`. Each anomaly is filed under
+/// what it proves ([`Anomaly::filed`]): one whose claim was narrowed (its
+/// cycle rests on an inferred order) is reported under the narrowed claim,
+/// its steps' type kept beside it. One whose steps name a prohibited type
+/// but whose narrowed claim is not prohibited is reported all the same and
+/// makes the verdict `:unknown`: it may or may not be what it looks like.
 pub fn result_map(prohibited: &BTreeSet<AnomalyType>, found: Vec<Anomaly>) -> CheckResult {
     let mut all: BTreeSet<AnomalyType> = BTreeSet::new();
     let mut anomalies: BTreeMap<String, Vec<Anomaly>> = BTreeMap::new();
     let mut bad = false;
     for a in found {
+        let a = a.filed();
         let names = names_of(&a);
         let is_bad = names.iter().any(|n| prohibited.contains(n));
         let maybe = !is_bad && told_names(&a).iter().any(|n| prohibited.contains(n));

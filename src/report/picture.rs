@@ -6,7 +6,7 @@
 //!
 //! Data flow: an anomaly's fields, as the checkers fill them (see
 //! `crate::anomaly`), become a [`Picture`]:
-//! - a cycle (`:cycle`, `:steps`, `:inferred-steps`): its distinct
+//! - a cycle (`:cycle`, `:steps`, inferred steps flagged `:inferred?`): its distinct
 //!   transactions in cycle order, one edge per step, inferred steps marked;
 //! - a causal (C4) pattern (`:op` read `:key` from `:writer` though
 //!   `:overwriter` was visible to it): the writer, the path that orders it
@@ -19,7 +19,7 @@
 //! Other anomalies (internal, lost-update listings, ...) have no edge to
 //! draw and get no picture.
 
-use crate::anomaly::{Anomaly, Datum};
+use crate::anomaly::{Anomaly, Datum, On, Path, Rel, Step};
 use crate::edn::Value;
 use crate::history::model::*;
 use crate::report::render::{datum_value, mop_value_upto};
@@ -33,16 +33,22 @@ pub const MAX_ELEMS: usize = 6;
 /// process one darkened to read on white).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum EdgeKind {
+    /// Write-write.
     Ww,
+    /// Write-read.
     Wr,
+    /// Read-write (anti-dependency).
     Rw,
+    /// Session order.
     Process,
+    /// Real time.
     Realtime,
     /// Visibility through a chain of dependencies (causal patterns).
     Visible,
 }
 
 impl EdgeKind {
+    /// Every kind, in legend order.
     pub const ALL: [EdgeKind; 6] = [
         EdgeKind::Ww,
         EdgeKind::Wr,
@@ -52,18 +58,19 @@ impl EdgeKind {
         EdgeKind::Visible,
     ];
 
-    pub fn parse(s: &str) -> Option<EdgeKind> {
-        Some(match s {
-            "ww" => EdgeKind::Ww,
-            "wr" => EdgeKind::Wr,
-            "rw" => EdgeKind::Rw,
-            "process" => EdgeKind::Process,
-            "realtime" => EdgeKind::Realtime,
-            "visible" | "co" | "ao" => EdgeKind::Visible,
-            _ => return None,
-        })
+    /// The edge of a step's relation (`:ao` is visibility).
+    pub fn of(rel: Rel) -> EdgeKind {
+        match rel {
+            Rel::Ww => EdgeKind::Ww,
+            Rel::Wr => EdgeKind::Wr,
+            Rel::Rw => EdgeKind::Rw,
+            Rel::Process => EdgeKind::Process,
+            Rel::Realtime => EdgeKind::Realtime,
+            Rel::Ao => EdgeKind::Visible,
+        }
     }
 
+    /// Elle's keyword for the kind (without the colon).
     pub fn name(self) -> &'static str {
         match self {
             EdgeKind::Ww => "ww",
@@ -87,6 +94,7 @@ impl EdgeKind {
         }
     }
 
+    /// The colour edges of this kind are drawn in.
     pub fn color(self) -> &'static str {
         match self {
             EdgeKind::Ww => "#C02700",
@@ -127,8 +135,11 @@ pub struct Node {
 /// One arrow.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Edge {
+    /// The node the edge leaves.
     pub from: usize,
+    /// The node it enters.
     pub to: usize,
+    /// Its relation.
     pub kind: EdgeKind,
     /// Key and values: `k1: 3 -> 4`.
     pub label: String,
@@ -137,14 +148,13 @@ pub struct Edge {
     pub inferred: bool,
 }
 
+/// A picture of one anomaly: transaction boxes and the edges between them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Picture {
+    /// The boxes, in order of first appearance.
     pub nodes: Vec<Node>,
+    /// The edges.
     pub edges: Vec<Edge>,
-}
-
-fn field<'a>(m: &'a [(String, Datum)], k: &str) -> Option<&'a Datum> {
-    m.iter().find(|(n, _)| n == k).map(|(_, d)| d)
 }
 
 /// A value as text, long collections shortened.
@@ -160,20 +170,52 @@ pub fn show(h: &History, d: Option<&Datum>) -> String {
     }
 }
 
-/// The kind and label of one step map (`{:type :rw, :key k, ...}`).
-fn step_edge(h: &History, step: &Datum) -> Option<(EdgeKind, String)> {
-    let Datum::Map(m) = step else { return None };
-    let kind = match field(m, "type") {
-        Some(Datum::Kw(k)) => EdgeKind::parse(k)?,
-        _ => return None,
+/// A step's details as text: its key, its value (`:initial-state` for the
+/// initial version) and later value (`nil` where the step has none), and
+/// whether it starts from the initial state.
+pub struct Shown {
+    /// The key, or `nil`.
+    pub key: String,
+    /// The value read or the earlier version, or `nil`.
+    pub value: String,
+    /// The later version, or `nil`.
+    pub later: String,
+    /// Whether the step has no earlier version (the initial state).
+    pub initial: bool,
+}
+
+/// The details of a step as text (see [`Shown`]).
+pub fn shown(h: &History, s: &Step) -> Shown {
+    let (key, value, later) = match s.on {
+        On::Read(k, v) => (Some(k), Some(short(&h.value(v))), None),
+        On::Versions(k, v, v2) => (
+            Some(k),
+            Some(v.map_or_else(|| ":initial-state".to_string(), |v| short(&h.value(v)))),
+            Some(short(&h.value(v2))),
+        ),
+        On::Nothing | On::Process(_) | On::Realtime(..) => (None, None, None),
     };
-    let key = show(h, field(m, "key"));
-    let v = show(h, field(m, "value"));
-    let v2 = show(h, field(m, "value'"));
-    let initial = matches!(field(m, "value"), None | Some(Datum::Nil)) || v == ":initial-state";
+    let initial = value.as_deref().is_none_or(|v| v == ":initial-state");
+    let nil = || "nil".to_string();
+    Shown {
+        key: key.map_or_else(nil, |k| short(&h.key_value(k))),
+        value: value.unwrap_or_else(nil),
+        later: later.unwrap_or_else(nil),
+        initial,
+    }
+}
+
+/// The kind and label of one step.
+fn step_edge(h: &History, step: &Step) -> (EdgeKind, String) {
+    let kind = EdgeKind::of(step.rel);
+    let Shown {
+        key,
+        value: v,
+        later: v2,
+        initial,
+    } = shown(h, step);
     let label = match kind {
         EdgeKind::Ww => format!("key {key}: {v} then {v2}"),
-        EdgeKind::Wr if field(m, "value'").is_some() => format!("key {key}: read {v2}"),
         EdgeKind::Wr => format!("key {key}: read {v}"),
         EdgeKind::Rw if initial => {
             format!("key {key}: read the initial state, missed {v2}")
@@ -184,7 +226,7 @@ fn step_edge(h: &History, step: &Datum) -> Option<(EdgeKind, String)> {
         EdgeKind::Rw => format!("key {key}: read {v}, missed {v2}"),
         EdgeKind::Process | EdgeKind::Realtime | EdgeKind::Visible => String::new(),
     };
-    Some((kind, label))
+    (kind, label)
 }
 
 struct Builder<'a> {
@@ -229,15 +271,14 @@ impl Builder<'_> {
     }
 
     /// Edges for a path of transactions and its steps.
-    fn path(&mut self, txns: &[TxnId], steps: &[Datum], inferred: &[usize]) {
-        for (i, step) in steps.iter().enumerate() {
-            let (Some(&a), Some(&b)) = (txns.get(i), txns.get(i + 1)) else {
+    fn path(&mut self, p: &Path) {
+        for (i, step) in p.steps.iter().enumerate() {
+            let (Some(&a), Some(&b)) = (p.txns.get(i), p.txns.get(i + 1)) else {
                 break;
             };
             let (a, b) = (self.node(Some(a)), self.node(Some(b)));
-            if let Some((kind, label)) = step_edge(self.h, step) {
-                self.edge(a, b, kind, label, inferred.contains(&i));
-            }
+            let (kind, label) = step_edge(self.h, step);
+            self.edge(a, b, kind, label, step.inferred);
         }
     }
 }
@@ -283,10 +324,8 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
         pic: Picture::default(),
         txns: Vec::new(),
     };
-    if let (Some(Datum::List(_)), Some(Datum::List(steps))) = (a.get("cycle"), a.get("steps")) {
-        let txns = a.get("cycle").map_or(Vec::new(), Datum::txns);
-        let inferred = a.get("inferred-steps").map_or(Vec::new(), Datum::indices);
-        b.path(&txns, steps, &inferred);
+    if let Some(c) = &a.cycle {
+        b.path(c);
     } else if let (Some(Datum::Txn(reader)), Some(writer)) = (a.get("op"), a.get("writer")) {
         let writer = match writer {
             Datum::Txn(t) => Some(*t),
@@ -302,11 +341,8 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
         };
         // The writer first, then what orders it before the overwriter.
         let w = b.node(writer);
-        if let Some(Datum::Map(order)) = a.get("order") {
-            let ops = field(order, "ops").map_or(Vec::new(), Datum::txns);
-            if let Some(Datum::List(steps)) = field(order, "steps") {
-                b.path(&ops, steps, &[]);
-            }
+        if let Some(Datum::Path(order)) = a.get("order") {
+            b.path(order);
         }
         // What the read returned: the element, else the read's value.
         let read = match (a.get("element"), a.get("mop")) {
@@ -322,10 +358,9 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
             let o = b.node(Some(o));
             let r = b.node(Some(*reader));
             match a.get("visible") {
-                Some(step @ Datum::Map(_)) => {
-                    if let Some((kind, label)) = step_edge(h, step) {
-                        b.edge(o, r, kind, label, false);
-                    }
+                Some(Datum::Step(step)) => {
+                    let (kind, label) = step_edge(h, step);
+                    b.edge(o, r, kind, label, false);
                 }
                 Some(Datum::List(steps)) => b.edge(
                     o,
@@ -367,7 +402,7 @@ mod tests {
             .anomalies
             .values()
             .flatten()
-            .find(|a| a.get("cycle").is_some())
+            .find(|a| a.cycle.is_some())
             .expect("a cycle");
         let p = picture(&l.history, a).expect("a picture");
         assert_eq!(p.nodes.len(), 2);

@@ -2,7 +2,7 @@
 //! human summary. Transactions in anomalies become op maps rebuilt from the
 //! model (list reads from the key's version order), with their file line.
 
-use crate::anomaly::{Anomaly, Datum};
+use crate::anomaly::{Anomaly, Datum, On, Step};
 use crate::edn::Value;
 use crate::history::model::*;
 use crate::report::CheckResult;
@@ -87,6 +87,7 @@ pub fn op_value_upto(h: &History, t: TxnId, limit: usize) -> Value {
     Value::Map(m)
 }
 
+/// A detail as EDN, transactions as op maps.
 pub fn datum_value(h: &History, d: &Datum) -> Value {
     match d {
         Datum::Nil => Value::Nil,
@@ -102,20 +103,73 @@ pub fn datum_value(h: &History, d: &Datum) -> Value {
         Datum::Vals(vs) => Value::Vector(vs.iter().map(|v| h.value(*v)).collect()),
         Datum::List(ds) => Value::Vector(ds.iter().map(|d| datum_value(h, d)).collect()),
         Datum::Map(fs) => Value::Map(fs.iter().map(|(k, d)| (kw(k), datum_value(h, d))).collect()),
+        Datum::Step(s) => step_value(h, s),
+        Datum::Path(p) => Value::Map(vec![
+            (kw("ops"), txns_value(h, &p.txns)),
+            (kw("steps"), steps_value(h, &p.steps)),
+        ]),
     }
 }
 
-/// One anomaly as Elle's map (plus `:pattern` when a C4 pattern applies).
+/// Transactions as a vector of op maps.
+fn txns_value(h: &History, ts: &[TxnId]) -> Value {
+    Value::Vector(ts.iter().map(|&t| op_value(h, t)).collect())
+}
+
+/// Steps as a vector of step maps.
+fn steps_value(h: &History, steps: &[Step]) -> Value {
+    Value::Vector(steps.iter().map(|s| step_value(h, s)).collect())
+}
+
+/// One step as Elle's step map: `{:type :ww, :key k, :value v, :value' v'}`
+/// (`:initial-state` for the initial version), `{:type :wr, :key k, :value
+/// v}`, `{:type :process, :process p}`, `{:type :realtime, :a' op, :b op}`;
+/// `:inferred? true` when elle-si inferred the order.
+pub fn step_value(h: &History, s: &Step) -> Value {
+    let mut m = vec![(kw("type"), kw(s.rel.name()))];
+    match s.on {
+        On::Nothing => {}
+        On::Process(p) => m.push((kw("process"), Value::Int(p))),
+        On::Realtime(a, b) => {
+            m.push((kw("a'"), op_value(h, a)));
+            m.push((kw("b"), op_value(h, b)));
+        }
+        On::Read(k, v) => {
+            m.push((kw("key"), h.key_value(k)));
+            m.push((kw("value"), h.value(v)));
+        }
+        On::Versions(k, v, v2) => {
+            m.push((kw("key"), h.key_value(k)));
+            m.push((
+                kw("value"),
+                v.map_or_else(|| kw("initial-state"), |v| h.value(v)),
+            ));
+            m.push((kw("value'"), h.value(v2)));
+        }
+    }
+    if s.inferred {
+        m.push((kw("inferred?"), Value::Bool(true)));
+    }
+    Value::Map(m)
+}
+
+/// One anomaly as Elle's map (plus `:cycle-type`, the type its steps tell,
+/// when it is filed under a narrowed claim, and `:pattern` when a C4
+/// pattern applies).
 pub fn anomaly_value(h: &History, a: &Anomaly) -> Value {
     if a.name == "empty-transaction-graph" {
         return Value::Bool(true);
     }
-    let mut m: Vec<(Value, Value)> = a
-        .fields
-        .iter()
-        .map(|(k, d)| (kw(k), datum_value(h, d)))
-        .collect();
+    let mut m: Vec<(Value, Value)> = Vec::new();
+    if let Some(c) = &a.cycle {
+        m.push((kw("cycle"), txns_value(h, &c.txns)));
+        m.push((kw("steps"), steps_value(h, &c.steps)));
+    }
+    m.extend(a.fields.iter().map(|(k, d)| (kw(k), datum_value(h, d))));
     m.push((kw("type"), kw(&a.name)));
+    if let Some(t) = &a.told {
+        m.push((kw("cycle-type"), kw(t)));
+    }
     if let Some(p) = a.pattern {
         m.push((kw("pattern"), kw(p)));
     }

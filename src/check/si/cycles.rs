@@ -651,22 +651,21 @@ pub(super) fn kinds_mask(keep: fn(EdgeKind) -> bool) -> u8 {
 
 /// An anomaly whose cycle goes through an edge that pruning inferred
 /// claims only the model checked: its name (say G0, from write-write steps
-/// pruning chose) would claim weaker models, which may well accept.
+/// pruning chose) would claim weaker models, which may well accept. Each
+/// inferred step is marked `:inferred? true`.
 pub(super) fn claiming(
     mut a: Anomaly,
     g: &Polygraph,
     cyc: &[EdgeId],
     inferred: &FxHashSet<EdgeId>,
 ) -> Anomaly {
-    let steps: Vec<Datum> = cyc
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| inferred.contains(e))
-        .map(|(i, _)| Datum::Int(i as i64))
-        .collect();
-    if !steps.is_empty() {
+    if cyc.iter().any(|e| inferred.contains(e)) {
         a.rules_out = Some(g.cycle_exists);
-        a = a.field("inferred-steps", Datum::List(steps));
+        if let Some(c) = &mut a.cycle {
+            for (step, e) in c.steps.iter_mut().zip(cyc) {
+                step.inferred = inferred.contains(e);
+            }
+        }
     }
     a
 }
@@ -727,11 +726,15 @@ pub(super) fn contradiction(
             ("type".into(), Datum::Kw(alt_anomaly.name.clone())),
             (
                 "cycle".into(),
-                alt_anomaly.get("cycle").cloned().unwrap_or(Datum::Nil),
+                alt_anomaly.cycle.as_ref().map_or(Datum::Nil, |c| {
+                    Datum::List(c.txns.iter().map(|&t| Datum::Txn(t)).collect())
+                }),
             ),
             (
                 "steps".into(),
-                alt_anomaly.get("steps").cloned().unwrap_or(Datum::Nil),
+                alt_anomaly.cycle.as_ref().map_or(Datum::Nil, |c| {
+                    Datum::List(c.steps.iter().map(|&s| Datum::Step(s)).collect())
+                }),
             ),
         ]),
     );

@@ -4,7 +4,7 @@
 //! cycle passes of [`super::cycles`] keep.
 
 use super::polygraph::{EdgeId, EdgeKind, Polygraph};
-use crate::anomaly::{Anomaly, Datum};
+use crate::anomaly::{Anomaly, Datum, On, Path, Step};
 use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
 
@@ -18,36 +18,20 @@ pub(super) fn rel(k: EdgeKind) -> Rel {
     }
 }
 
-pub(super) fn step_datum(h: &History, g: &Polygraph, e: EdgeId) -> Datum {
+/// The step of a transaction-level edge.
+pub(super) fn step(h: &History, g: &Polygraph, e: EdgeId) -> Step {
     let ed = g.edges[e as usize];
-    let mut f = vec![("type".to_string(), Datum::kw(ed.kind.name()))];
-    match ed.kind {
-        EdgeKind::Process => f.push((
-            "process".into(),
-            Datum::Int(h.sessions[h.txns[ed.a as usize].session as usize].process),
-        )),
-        EdgeKind::Realtime => {
-            f.push(("a'".into(), Datum::Txn(ed.a)));
-            f.push(("b".into(), Datum::Txn(ed.b)));
+    let on = match ed.kind {
+        EdgeKind::Process => {
+            On::Process(h.sessions[h.txns[ed.a as usize].session as usize].process)
         }
-        EdgeKind::Wr => {
-            f.push(("key".into(), Datum::Key(ed.key)));
-            f.push(("value".into(), Datum::Val(ed.va)));
-        }
+        EdgeKind::Realtime => On::Realtime(ed.a, ed.b),
+        EdgeKind::Wr => On::Read(ed.key, ed.va),
         EdgeKind::Ww | EdgeKind::Rw => {
-            f.push(("key".into(), Datum::Key(ed.key)));
-            f.push((
-                "value".into(),
-                if ed.va == Val::NIL {
-                    Datum::kw("initial-state")
-                } else {
-                    Datum::Val(ed.va)
-                },
-            ));
-            f.push(("value'".into(), Datum::Val(ed.vb)));
+            On::Versions(ed.key, (ed.va != Val::NIL).then_some(ed.va), ed.vb)
         }
-    }
-    Datum::Map(f)
+    };
+    Step::new(rel(ed.kind), on)
 }
 
 /// An Elle cycle anomaly from transaction-level edges in order.
@@ -64,19 +48,19 @@ pub(super) fn cycle_anomaly(h: &History, g: &Polygraph, edges: &[EdgeId]) -> Ano
         })
         .collect();
     let mut a = Anomaly::new(cycle::name(&rels));
-    let mut ops = Vec::new();
+    let mut txns = Vec::new();
     for &e in edges {
         let t = g.edges[e as usize].a;
         a = a.txn(t);
-        ops.push(Datum::Txn(t));
+        txns.push(t);
     }
     if let Some(&e) = edges.first() {
-        ops.push(Datum::Txn(g.edges[e as usize].a));
+        txns.push(g.edges[e as usize].a);
     }
-    a = a.field("cycle", Datum::List(ops)).field(
-        "steps",
-        Datum::List(edges.iter().map(|&e| step_datum(h, g, e)).collect()),
-    );
+    a = a.cycle(Path {
+        txns,
+        steps: edges.iter().map(|&e| step(h, g, e)).collect(),
+    });
     if let Some(s) = cycle::shape(&rels, &keys) {
         a = a.field("shape", Datum::kw(s));
     }
