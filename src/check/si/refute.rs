@@ -38,9 +38,30 @@ use crate::history::model::*;
 /// Transactions per window.
 pub const WINDOW: usize = 8192;
 
-/// The least history refuted this way (smaller ones are checked whole at
-/// once, as fast, with the whole's cycles to tell).
-pub const MIN_HISTORY: usize = 4 * WINDOW;
+/// The fewest pairs of writers of a key (over all keys) for which a
+/// history is refuted this way: smaller ones are checked whole at once, as
+/// fast, with the whole's cycles to tell.
+pub const MIN_PAIRS: u64 = 4 * WINDOW_PAIRS as u64;
+
+/// Pairs of included transactions that write a common key, counted per
+/// key: what the whole polygraph would hold without session order.
+fn writer_pairs(h: &History, inc: &[bool]) -> u64 {
+    let mut per_key = vec![0u64; h.keys.len()];
+    for (t, txn) in h.txns.iter().enumerate() {
+        if !inc[t] {
+            continue;
+        }
+        for m in &h.mops[txn.mops()] {
+            if m.is_write()
+                && m.has(flag::FINAL)
+                && let Some(c) = per_key.get_mut(m.key as usize)
+            {
+                *c += 1;
+            }
+        }
+    }
+    per_key.iter().map(|&n| n * n.saturating_sub(1) / 2).sum()
+}
 
 /// The smallest window tried when hot keys make a window too big.
 pub const MIN_WINDOW: usize = 512;
@@ -91,7 +112,7 @@ fn time_order(h: &History, inc: &[bool]) -> Vec<TxnId> {
 }
 
 /// The first violation found in a window of the history, for a sessionless
-/// variant of a history of at least [`MIN_HISTORY`] transactions; `None` when the variant
+/// variant of a history whose writers make at least [`MIN_PAIRS`] pairs; `None` when the variant
 /// does not take this route or no window refutes (the whole is then to be
 /// checked).
 pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) -> Option<Outcome> {
@@ -100,7 +121,7 @@ pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) 
     }
     let inc = included(h);
     let order = time_order(h, &inc);
-    if order.len() < MIN_HISTORY {
+    if order.len() <= WINDOW || writer_pairs(h, &inc) < MIN_PAIRS {
         return None;
     }
     let mut part = vec![false; h.txns.len()];

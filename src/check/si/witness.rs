@@ -140,10 +140,11 @@ pub(super) fn guess(h: &History, variant: Variant) -> Guess {
     let comps = sccs(&dg);
     let mut released = vec![false; h.keys.len()];
     for (&(u, v), &x) in g2.iter().zip(&keys) {
-        if x != KeyId::MAX && comps.comp[u as usize] == comps.comp[v as usize] {
-            if let Some(r) = released.get_mut(x as usize) {
-                *r = true;
-            }
+        if x != KeyId::MAX
+            && comps.comp[u as usize] == comps.comp[v as usize]
+            && let Some(r) = released.get_mut(x as usize)
+        {
+            *r = true;
         }
     }
     Guess::Release {
