@@ -35,6 +35,12 @@
 //!   ~650 at 10 keys and SI), without and with `-d` (Elle's elle/ folder:
 //!   prose, capped pictures, index.html); the goal is that the folder at
 //!   most doubles the run.
+//! - `invalid`: invalid histories, each generator store with its faults
+//!   (SI store with lost updates and with long forks, the causal store's
+//!   own write skews and with causality violations, the serializable store
+//!   with aborted reads), rw-register and list-append, 25 sessions x 8
+//!   ops, at si, ser and strict: 10k transactions, and with `--scale` also
+//!   100k, 262k (64 sessions) and 1M.
 //! - `scale` (only with `--scale`): 1M transactions x 20 ops.
 //! - `dbcop` (only with `--dbcop PATH`): dbcop's `verify` beside `elle-si
 //!   check` on the same dbcop-JSON files.
@@ -409,6 +415,65 @@ fn configs(o: &Opts) -> Vec<Config> {
                 .map(|&c| Job::Clocks { clocks: c })
                 .collect(),
         ));
+    }
+    // Invalid histories: each store with its faults, at the sessionless
+    // and strict models (10k transactions; 100k, 262k and 1M with
+    // `--scale`).
+    {
+        use elle_si::generator::Fault;
+        let sizes: &[(u32, u32, &str)] = if o.scale {
+            &[
+                (25, 400, "10k"),
+                (25, 4_000, "100k"),
+                (64, 4_096, "262k"),
+                (25, 40_000, "1m"),
+            ]
+        } else {
+            &[(25, 400, "10k")]
+        };
+        let stores: [(&str, Db, Option<Fault>); 5] = [
+            (
+                "si-lost-update",
+                Db::SnapshotIsolation,
+                Some(Fault::LostUpdate),
+            ),
+            ("si-long-fork", Db::SnapshotIsolation, Some(Fault::LongFork)),
+            ("causal-write-skew", Db::Causal, None),
+            (
+                "causal-causality-violation",
+                Db::Causal,
+                Some(Fault::CausalityViolation),
+            ),
+            (
+                "ser-aborted-read",
+                Db::Serializable,
+                Some(Fault::AbortedRead),
+            ),
+        ];
+        for &(s, t, size) in sizes {
+            for (w, wn) in [(Workload::RwRegister, "rw"), (Workload::ListAppend, "la")] {
+                for (sn, db, fault) in stores {
+                    let g = GenOptions {
+                        sessions: s,
+                        txns_per_session: t,
+                        ops_per_txn: 8,
+                        workload: w,
+                        db,
+                        ..GenOptions::default()
+                    };
+                    let g = match fault {
+                        Some(f) => g.with_fault(f, 0.02),
+                        None => g,
+                    };
+                    v.push(gen_cfg(
+                        "invalid",
+                        format!("{wn}-{sn}-{size}"),
+                        g,
+                        lib(&["si", "ser", "strict"]),
+                    ));
+                }
+            }
+        }
     }
     if o.scale {
         for (w, wn) in [(Workload::RwRegister, "rw"), (Workload::ListAppend, "la")] {

@@ -22,10 +22,12 @@ mod cycles;
 pub mod forks;
 pub mod polygraph;
 pub mod prune;
+pub mod refute;
 pub mod sessions;
 mod solve;
 mod tell;
 pub mod variants;
+mod witness;
 
 use std::time::Instant;
 
@@ -56,6 +58,12 @@ pub struct Stats {
     /// verdict stands, but cycles may be left untold (or, when none was
     /// told, only the variant's `*-cycle-exists` is).
     pub explain_cut: bool,
+    /// The violation was found in a window of the history (see
+    /// [`refute`]); the whole polygraph was not built.
+    pub part: Option<refute::Part>,
+    /// The history satisfies the variant with each key's writes in the
+    /// order they were logged (see [`witness`]); no polygraph was built.
+    pub witnessed: bool,
 }
 
 impl Stats {
@@ -79,6 +87,19 @@ impl Stats {
             conflicts,
             self.interpret_s
         )];
+        if self.witnessed {
+            notes.push(format!(
+                "{name}: satisfied with each key's writes in the order they were logged; \
+                 no polygraph built"
+            ));
+        }
+        if let Some(p) = self.part {
+            notes.push(format!(
+                "{}: refuted within {} of {} transactions (from place {} in time order); \
+                 the whole polygraph was not built",
+                name, p.size, p.of, p.from
+            ));
+        }
         if self.too_big {
             notes.push(format!(
                 "{}: more than {} unordered writer pairs; no verdict",
@@ -114,13 +135,59 @@ pub fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcom
     variants::Checks::new(h, deadline).check(variant)
 }
 
-/// Decides one variant: by the bounded-sessions search where it applies,
-/// else (or to name a cycle) by its own graph: build, prune, solve, tell.
+/// Decides one variant: valid when the logged order of writes is a
+/// witness ([`witness`]); a large sessionless one by a violation in a
+/// window of the history when there is one ([`refute`]); by the
+/// bounded-sessions search where it applies, else (or to name a cycle) by its own graph: build, prune, solve, tell.
 fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
+    let witnessed = |stats: Stats| Outcome {
+        anomalies: Vec::new(),
+        timed_out: false,
+        stats: Stats {
+            witnessed: true,
+            ..stats
+        },
+    };
+    match witness::guess(h, variant) {
+        witness::Guess::None => {}
+        witness::Guess::Holds => return witnessed(Stats::default()),
+        witness::Guess::Release { keys, when }
+            if keys.iter().filter(|&&k| k).count() * witness::RELEASED_SHARE <= keys.len() =>
+        {
+            // The guess kept where it closed no cycle, the rest solved:
+            // a solution is a witness, anything else proves nothing.
+            let scope = polygraph::Scope {
+                part: None,
+                max_pairs: witness::MAX_RELEASED_PAIRS,
+                fixed: Some((&keys, &when)),
+            };
+            let until = Instant::now() + witness::TIME;
+            let until = Some(deadline.map_or(until, |d| d.min(until)));
+            let o = check_polygraph_in(h, variant, until, scope);
+            if !o.timed_out && o.anomalies.is_empty() {
+                return witnessed(o.stats);
+            }
+        }
+        witness::Guess::Release { .. } => {}
+    }
+    if let Some(refuted) = refute::windows(h, variant, deadline) {
+        return refuted;
+    }
     sessions::decide(h, variant, deadline, |d| check_polygraph(h, variant, d))
 }
 
 fn check_polygraph(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
+    check_polygraph_in(h, variant, deadline, polygraph::Scope::WHOLE)
+}
+
+/// [`check_polygraph`] over a [`polygraph::Scope`]: for a part, a
+/// violation found is one of the whole; a pass proves nothing.
+fn check_polygraph_in(
+    h: &History,
+    variant: Variant,
+    deadline: Option<Instant>,
+    scope: polygraph::Scope,
+) -> Outcome {
     let mut stats = Stats::default();
     if expired(deadline) {
         return Outcome {
@@ -130,7 +197,7 @@ fn check_polygraph(h: &History, variant: Variant, deadline: Option<Instant>) -> 
         };
     }
     let t0 = Instant::now();
-    let mut g = polygraph::build(h, variant, deadline);
+    let mut g = polygraph::build_in(h, variant, deadline, scope);
     if g.too_big || g.cut {
         stats.too_big = g.too_big;
         return Outcome {
@@ -166,6 +233,12 @@ fn check_polygraph(h: &History, variant: Variant, deadline: Option<Instant>) -> 
         stats,
     };
     let t3 = Instant::now();
+    // A guessed order (see `witness`): only a solution counts, so a
+    // cycle is not told.
+    if scope.fixed.is_some() && (pruned.known_cycle || !pruned.contradictions.is_empty()) {
+        out.anomalies.push(untold(&g));
+        return out;
+    }
     if pruned.known_cycle {
         let (found, cut) = known_cycles(h, &g, &g2, &inferred, deadline);
         out.anomalies = found;
@@ -263,6 +336,7 @@ fn check_polygraph(h: &History, variant: Variant, deadline: Option<Instant>) -> 
     match result {
         Solved::Sat(_) => {}
         Solved::Unknown => out.timed_out = true,
+        Solved::Unsat(..) if scope.fixed.is_some() => out.anomalies.push(untold(&g)),
         Solved::Unsat(..) => {
             let t3 = Instant::now();
             let (core, _) = solve(invoke.as_deref(), &g, &g2, &open, &phase, deadline, true);

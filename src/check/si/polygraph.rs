@@ -137,6 +137,40 @@ pub struct Polygraph {
 /// rather than run out of memory.
 pub const MAX_PAIRS: usize = 20_000_000;
 
+/// Which part of a history a polygraph covers, and how many unordered
+/// writer pairs it may hold before it gives up ([`Polygraph::too_big`]).
+///
+/// A part is a set of transactions; reads of writes from outside it are
+/// left out (reads of the initial state stay). Snapshot isolation and
+/// serializability are closed under this projection: the commit order of
+/// the whole, restricted to the part, still serves every read kept (a
+/// later writer of the key in the part was later in the whole too) and
+/// every write-write conflict. So a violation of a part is one of the
+/// whole, with the same steps; the part passing proves nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct Scope<'a> {
+    /// The transactions of the part (indexed by transaction); `None`:
+    /// the whole history.
+    pub part: Option<&'a [bool]>,
+    /// Most unordered writer pairs (at most [`MAX_PAIRS`]).
+    pub max_pairs: usize,
+    /// A guessed version order to take as known: each key not marked in
+    /// the first slice (by key) has its writers in the order of the
+    /// second (by transaction). A polygraph so built that has a solution
+    /// proves the history satisfies the variant; a cycle in it proves
+    /// nothing.
+    pub fixed: Option<(&'a [bool], &'a [u64])>,
+}
+
+impl Scope<'_> {
+    /// The whole history, within [`MAX_PAIRS`].
+    pub const WHOLE: Scope<'static> = Scope {
+        part: None,
+        max_pairs: MAX_PAIRS,
+        fixed: None,
+    };
+}
+
 /// Vector clocks over session order, write-read and real time: the
 /// dependencies known before any write order.
 struct DepClock {
@@ -408,7 +442,10 @@ struct Readers {
     selectors: Sel,
 }
 
-fn readers(h: &History, inc: &[bool], tv: &[(TxnId, Val)]) -> Readers {
+/// `part`: the scope's transactions, when it is a part; a read that may
+/// have observed a writer outside it is left out (its writer is unknown
+/// within the part), as is every read of such a writer.
+fn readers(h: &History, inc: &[bool], part: Option<&[bool]>, tv: &[(TxnId, Val)]) -> Readers {
     let mut of: Vec<(KeyId, TxnId, TxnId, MopId, Val)> = Vec::new();
     let mut initial: Vec<(KeyId, TxnId, TxnId, MopId, Val)> = Vec::new();
     let mut amb: FxHashMap<(KeyId, TxnId), Vec<AmbReader>> = FxHashMap::default();
@@ -426,6 +463,11 @@ fn readers(h: &History, inc: &[bool], tv: &[(TxnId, Val)]) -> Readers {
                 continue;
             }
             if any_candidates && let Some(cands) = h.candidates.get(&(i as MopId)) {
+                if let Some(p) = part
+                    && cands.iter().any(|&w| !p[h.txn_of(w) as usize])
+                {
+                    continue;
+                }
                 let mut ws: Vec<TxnId> = cands
                     .iter()
                     .map(|&w| h.txn_of(w))
@@ -551,11 +593,29 @@ fn amb_edges(
     out.len() - before
 }
 
+/// The polygraph of the whole history for a variant.
 ///
 /// Past `deadline` it stops between keys and sets [`Polygraph::too_big`]'s
 /// sibling `cut`: the graph is then incomplete and decides nothing.
 pub fn build(h: &History, variant: Variant, deadline: Option<std::time::Instant>) -> Polygraph {
-    let inc = included(h);
+    build_in(h, variant, deadline, Scope::WHOLE)
+}
+
+/// [`build`] over a [`Scope`]: the transactions of a part only, with at
+/// most `scope.max_pairs` unordered writer pairs.
+pub fn build_in(
+    h: &History,
+    variant: Variant,
+    deadline: Option<std::time::Instant>,
+    scope: Scope,
+) -> Polygraph {
+    let mut inc = included(h);
+    if let Some(p) = scope.part {
+        for (i, &inside) in inc.iter_mut().zip(p) {
+            *i &= inside;
+        }
+    }
+    let max_pairs = scope.max_pairs.min(MAX_PAIRS);
     // Each micro-op's value and transaction, compact: the lookups below
     // jump around the micro-ops, and these fit in cache far better.
     let tv: &[(TxnId, Val)] = &h.mops.iter().map(|m| (m.txn, m.val)).collect::<Vec<_>>();
@@ -598,7 +658,7 @@ pub fn build(h: &History, variant: Variant, deadline: Option<std::time::Instant>
             g.known.push(e);
         }
     }
-    let rd = readers(h, &inc, tv);
+    let rd = readers(h, &inc, scope.part, tv);
     // Write-read, by writer, then key, then reader.
     {
         let n = h.txns.len();
@@ -707,6 +767,12 @@ pub fn build(h: &History, variant: Variant, deadline: Option<std::time::Instant>
                 order.push((t, v));
             }
         }
+        if let Some((released, when)) = scope.fixed
+            && !released.get(x as usize).copied().unwrap_or(true)
+        {
+            order.extend_from_slice(ws);
+            order.sort_by_key(|&(t, _)| (when[t as usize], t));
+        }
         for &(t, _) in &order {
             in_order[t as usize] = x + 1;
         }
@@ -767,7 +833,7 @@ pub fn build(h: &History, variant: Variant, deadline: Option<std::time::Instant>
             Some(dc) => {
                 let next = dc.split(&unordered, &mut scratch, &mut pairs_here);
                 g.all_pairs += pairs_here.len();
-                if g.all_pairs > MAX_PAIRS {
+                if g.all_pairs > max_pairs {
                     g.too_big = true;
                     return g;
                 }
@@ -785,7 +851,7 @@ pub fn build(h: &History, variant: Variant, deadline: Option<std::time::Instant>
             _ => {
                 let n = unordered.len();
                 g.all_pairs += n * n.saturating_sub(1) / 2;
-                if g.all_pairs > MAX_PAIRS {
+                if g.all_pairs > max_pairs {
                     g.too_big = true;
                     return g;
                 }
