@@ -254,6 +254,10 @@ impl Order {
 /// A reason tag that names no edge: a walk's starting node has no parent.
 const START: u32 = u32::MAX - 1;
 
+/// Rows of `(tail, group)` by head node, as [`crate::check::graph::group`]
+/// lays them out: offsets, then items.
+type Rows = (Vec<u32>, Vec<(u32, u32)>);
+
 /// The nodes a bounded breadth-first walk of an [`Order`] reached, each
 /// with the node it came from and the reason of the edge it came by.
 pub struct Walk {
@@ -389,7 +393,7 @@ pub struct Acyclic {
     /// Literals propagated.
     pub propagations: u64,
     /// Group edges by head, `(tail, group)`, built at the first propagation.
-    into: Option<(Vec<u32>, Vec<(u32, u32)>)>,
+    into: Option<Rows>,
     fwd: Walk,
     bwd: Walk,
     /// Propagations found in the last check: literal, reason.
@@ -778,12 +782,15 @@ mod tests {
         assert!(o.add(2, 3, 9).is_ok());
     }
 
+    /// A group by literal numbers, and its edges.
+    type TestGroup = (Vec<usize>, Vec<(u32, u32)>);
+
     /// Solves groups over `n` nodes ordered 0..n with the known `edges`,
     /// under `assume`; the model's values of `lits`, and propagations.
     fn solve_groups(
         n: usize,
         edges: &[(u32, u32)],
-        groups: &[(Vec<usize>, Vec<(u32, u32)>)],
+        groups: &[TestGroup],
         vars: usize,
         assume: &[(usize, bool)],
         budget: usize,
@@ -821,7 +828,7 @@ mod tests {
         for budget in [0, 8] {
             let (m, _) = solve_groups(3, &[(0, 1)], &groups, 3, &[(0, true), (1, true)], budget);
             // x2 must be false: with it the cycle 0 -> 1 -> 2 -> 0 closes.
-            assert_eq!(m.expect("satisfiable")[2], false, "budget {budget}");
+            assert!(!m.expect("satisfiable")[2], "budget {budget}");
             let all = [(0, true), (1, true), (2, true)];
             let (m, _) = solve_groups(3, &[(0, 1)], &groups, 3, &all, budget);
             assert!(m.is_none(), "budget {budget}");
