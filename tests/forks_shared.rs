@@ -84,8 +84,16 @@ fn update_atomic_is_read_atomic_without_lost_updates() {
     ] {
         let r_ra = check_models(l, "read-atomic");
         let r_ua = check_models(l, "update-atomic");
-        assert_eq!(r_ra.valid, ra, "{name} at read-atomic: {:?}", r_ra.anomaly_types);
-        assert_eq!(r_ua.valid, ua, "{name} at update-atomic: {:?}", r_ua.anomaly_types);
+        assert_eq!(
+            r_ra.valid, ra,
+            "{name} at read-atomic: {:?}",
+            r_ra.anomaly_types
+        );
+        assert_eq!(
+            r_ua.valid, ua,
+            "{name} at update-atomic: {:?}",
+            r_ua.anomaly_types
+        );
         let lost_update = r_ua.anomaly_types.iter().any(|t| t == "lost-update");
         let exact = if r_ra.valid == Valid::True && !lost_update {
             Valid::True

@@ -227,10 +227,9 @@ fn run_faults(cases: u32, max_sessions: u32, txns: u32) {
         .with_fault(f, rate);
         match fault_verdicts(&o) {
             Err(e) => Err(TestCaseError::fail(format!("{o:?}: {e}"))),
-            Ok(Some(wrong)) if !wrong.is_empty() => Err(TestCaseError::fail(format!(
-                "{o:?}:\n{}",
-                wrong.join("\n")
-            ))),
+            Ok(Some(wrong)) if !wrong.is_empty() => {
+                Err(TestCaseError::fail(format!("{o:?}:\n{}", wrong.join("\n"))))
+            }
             Ok(fired_here) => {
                 if fired_here.is_some() {
                     fired.set(fired.get() + 1);

@@ -41,9 +41,14 @@
 //! `Dep` being acyclic and on paths of `Dep` after an anti-dependency
 //! (both models forbid a `Dep` cycle; `r RW c` left out for `r RW b Dep+ c`
 //! leaves every forbidden cycle one). SI's pruning is not used: its graph
-//! is SI's.
+//! is SI's. Each level prunes on its own two-copy graph
+//! (`Level::prune_map`; for PSI, copy 1 is "one anti-dependency taken",
+//! so a side is ruled out when it closes a cycle of dependencies or one
+//! with a single known anti-dependency anywhere on it).
 //!
-//! Data flow: polygraph -> graph of the known edges (a cycle: violation) ->
+//! Data flow: polygraph -> pruning to a fixpoint (a constraint neither
+//! side of which can hold: violation) -> graph of the known edges (a
+//! cycle: violation) ->
 //! SAT with the acyclicity theory over the constraint sides (PSI: plus the
 //! anti-dependency check per model) -> on no model, a cycle of one full
 //! choice of the constraints (every choice has one) told as Elle names it,
