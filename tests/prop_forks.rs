@@ -20,11 +20,12 @@
 
 mod prop_support;
 
-use elle_si::generator::{Db, Distribution, Fault, GenOptions, generate};
+use elle_si::generator::{Db, Distribution, GenOptions, generate};
 use elle_si::history::{Format, Workload};
 use elle_si::report::Valid;
 use prop_support::{
-    MODELS, check_at, config, describe, guarantees, hidden_append_unread, load, names, violates,
+    MODELS, check_at, config, describe, guarantees, hidden_append_unread, injectable_in, load,
+    names, violates,
 };
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
@@ -158,21 +159,6 @@ fn each_store_shows_its_anomaly() {
     }
 }
 
-/// The faults that can fire in the two stores, with their workloads.
-fn injectable() -> Vec<(Fault, Db, Workload)> {
-    let mut v = Vec::new();
-    for f in Fault::ALL {
-        for db in [Db::Prefix, Db::ParallelSnapshotIsolation] {
-            for w in [Workload::ListAppend, Workload::RwRegister] {
-                if f.applies_to(db, w) {
-                    v.push((f, db, w));
-                }
-            }
-        }
-    }
-    v
-}
-
 /// A faulty history's verdicts against the table: None when the fault did
 /// not fire, else the wrong verdicts. A miss of a list append that no read
 /// observed is no miss (no checker can see it; `prop_levels` counts those
@@ -211,7 +197,7 @@ fn fault_verdicts(o: &GenOptions) -> Result<Option<Vec<String>>, String> {
 
 fn run_faults(cases: u32, max_sessions: u32, txns: u32) {
     let strategy = (
-        prop::sample::select(injectable()),
+        prop::sample::select(injectable_in(&[Db::Prefix, Db::ParallelSnapshotIsolation])),
         prop_oneof![Just(1.0), 0.05f64..1.0],
         any::<u64>(),
         2u32..=max_sessions,
