@@ -66,3 +66,43 @@ fn postgres_repeatable_read_is_both() {
         }
     }
 }
+
+/// `update-atomic` is exactly read atomic without lost updates: a lost
+/// update alone (read atomic holds) is rejected under that name; a
+/// fractured read alone (no lost update) is rejected as read atomic
+/// rejects it; a long fork (neither) is accepted; and on each, the
+/// verdict is read atomic's and-ed with "no lost update was found".
+#[test]
+fn update_atomic_is_read_atomic_without_lost_updates() {
+    let lost = load(std::path::Path::new("test-logs/la-lost-update.edn"));
+    let fractured = load(std::path::Path::new("test-logs/rw-fractured-read.edn"));
+    let fork = load(std::path::Path::new("test-logs/la-long-fork.edn"));
+    for (name, l, ra, ua) in [
+        ("lost update", &lost, Valid::True, Valid::False),
+        ("fractured read", &fractured, Valid::False, Valid::False),
+        ("long fork", &fork, Valid::True, Valid::True),
+    ] {
+        let r_ra = check_models(l, "read-atomic");
+        let r_ua = check_models(l, "update-atomic");
+        assert_eq!(
+            r_ra.valid, ra,
+            "{name} at read-atomic: {:?}",
+            r_ra.anomaly_types
+        );
+        assert_eq!(
+            r_ua.valid, ua,
+            "{name} at update-atomic: {:?}",
+            r_ua.anomaly_types
+        );
+        let lost_update = r_ua.anomaly_types.iter().any(|t| t == "lost-update");
+        let exact = if r_ra.valid == Valid::True && !lost_update {
+            Valid::True
+        } else {
+            Valid::False
+        };
+        assert_eq!(r_ua.valid, exact, "{name}: {:?}", r_ua.anomaly_types);
+        if ua == Valid::False && ra == Valid::True {
+            assert!(lost_update, "{name}: {:?}", r_ua.anomaly_types);
+        }
+    }
+}

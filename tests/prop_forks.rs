@@ -5,15 +5,28 @@
 //! replicas with first committer wins against the snapshot: long forks, no
 //! lost update). Each store's histories are accepted at its own level and
 //! at every weaker level the table says it gives; where the other level
-//! rejects one, it is for that level's anomaly alone; and over a fixed set
-//! of contended runs each store shows its anomaly at least once.
+//! rejects one, it is for that level's anomaly alone; over a fixed set
+//! of contended runs each store shows its anomaly at least once; and with
+//! each fault the generator can inject into them (as `prop_levels` does for
+//! the other stores), a fault that fired is rejected at every level that
+//! forbids it and accepted at the levels it allows that the store gives.
+//!
+//! The default run keeps to a few dozen small cases (a few seconds in
+//! release mode). The long run, more and larger cases:
+//!
+//! ```text
+//! cargo test --release --test prop_forks -- --ignored
+//! ```
 
 mod prop_support;
 
 use elle_si::generator::{Db, Distribution, GenOptions, generate};
 use elle_si::history::{Format, Workload};
 use elle_si::report::Valid;
-use prop_support::{MODELS, check_at, config, describe, guarantees, load, names};
+use prop_support::{
+    MODELS, check_at, config, describe, guarantees, hidden_append_unread, injectable_in, load,
+    names, violates,
+};
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
 
@@ -144,4 +157,98 @@ fn each_store_shows_its_anomaly() {
         );
         eprintln!("{}: the other level rejected {shown} of 24", db.name());
     }
+}
+
+/// A faulty history's verdicts against the table: None when the fault did
+/// not fire, else the wrong verdicts. A miss of a list append that no read
+/// observed is no miss (no checker can see it; `prop_levels` counts those
+/// apart).
+fn fault_verdicts(o: &GenOptions) -> Result<Option<Vec<String>>, String> {
+    let fault = o.faults.enabled().next().ok_or("no fault enabled")?;
+    let g = generate(o).map_err(|e| e.to_string())?;
+    if g.faults.is_empty() {
+        return Ok(None);
+    }
+    let l = load(g.history, o.format);
+    let unread = g.faults.iter().all(|f| hidden_append_unread(&l, f));
+    let mut wrong = Vec::new();
+    for m in MODELS
+        .iter()
+        .copied()
+        .chain(["prefix", "parallel-snapshot-isolation"])
+    {
+        let forbidden = violates(fault, m);
+        if !forbidden && !guarantees(o.db, m) {
+            continue;
+        }
+        let r = check_at(&l, m);
+        let want = if forbidden { Valid::False } else { Valid::True };
+        if r.valid != want && !(forbidden && unread) {
+            wrong.push(format!(
+                "{m}: {} in the {} store, expected {want:?}, got {}",
+                fault.name(),
+                o.db.name(),
+                describe(&r)
+            ));
+        }
+    }
+    Ok(Some(wrong))
+}
+
+fn run_faults(cases: u32, max_sessions: u32, txns: u32) {
+    let strategy = (
+        prop::sample::select(injectable_in(&[Db::Prefix, Db::ParallelSnapshotIsolation])),
+        prop_oneof![Just(1.0), 0.05f64..1.0],
+        any::<u64>(),
+        2u32..=max_sessions,
+        2u64..8,
+    );
+    let fired = std::cell::Cell::new(0u32);
+    let mut runner = TestRunner::new(config(cases));
+    let r = runner.run(&strategy, |((f, db, w), rate, seed, sessions, keys)| {
+        let o = GenOptions {
+            txns_per_session: txns,
+            ..opts(db, w, seed, sessions, keys)
+        }
+        .with_fault(f, rate);
+        match fault_verdicts(&o) {
+            Err(e) => Err(TestCaseError::fail(format!("{o:?}: {e}"))),
+            Ok(Some(wrong)) if !wrong.is_empty() => {
+                Err(TestCaseError::fail(format!("{o:?}:\n{}", wrong.join("\n"))))
+            }
+            Ok(fired_here) => {
+                if fired_here.is_some() {
+                    fired.set(fired.get() + 1);
+                }
+                Ok(())
+            }
+        }
+    });
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+    // A property that never saw a fault fire would prove nothing.
+    assert!(
+        fired.get() * 4 >= cases,
+        "faults fired in only {} of {cases} cases",
+        fired.get()
+    );
+    eprintln!("faults fired in {} of {cases} cases", fired.get());
+}
+
+#[test]
+fn fired_faults_are_rejected_where_forbidden_and_accepted_elsewhere() {
+    run_faults(24, 5, 12);
+}
+
+/// The long run: `cargo test --release --test prop_forks -- --ignored`.
+/// Open: it fails on a long fork injected into the prefix store on
+/// list-append (6 sessions x 30 txns, 2 keys, rate 1.0): the history's
+/// list reads are not prefixes of one order (`incompatible-order`), so it
+/// is rejected even at read committed; the generator's long-fork view
+/// must keep list reads prefixes in that store, as it does in the SI one.
+#[test]
+#[ignore = "long run (open: a generator bug, see the doc comment): cargo test --release --test prop_forks -- --ignored"]
+fn fired_faults_are_rejected_where_forbidden_and_accepted_elsewhere_long() {
+    run_faults(400, 8, 30);
 }

@@ -386,11 +386,17 @@ pub fn fail(
     TestCaseError::fail(format!("{what}\n(saved to /tmp/props-failures/{name}.*)"))
 }
 
-/// Every (fault, store, workload) the generator can inject.
+/// Every (fault, store, workload) the generator can inject, over the
+/// stores of [`Db::ALL`].
 pub fn injectable() -> Vec<(Fault, Db, Workload)> {
+    injectable_in(&Db::ALL)
+}
+
+/// Every (fault, store, workload) the generator can inject into `dbs`.
+pub fn injectable_in(dbs: &[Db]) -> Vec<(Fault, Db, Workload)> {
     let mut v = Vec::new();
     for f in Fault::ALL {
-        for db in Db::ALL {
+        for &db in dbs {
             for w in [Workload::ListAppend, Workload::RwRegister] {
                 if f.applies_to(db, w) {
                     v.push((f, db, w));

@@ -41,9 +41,14 @@
 //! `Dep` being acyclic and on paths of `Dep` after an anti-dependency
 //! (both models forbid a `Dep` cycle; `r RW c` left out for `r RW b Dep+ c`
 //! leaves every forbidden cycle one). SI's pruning is not used: its graph
-//! is SI's.
+//! is SI's. Each level prunes on its own two-copy graph
+//! (`Level::prune_map`; for PSI, copy 1 is "one anti-dependency taken",
+//! so a side is ruled out when it closes a cycle of dependencies or one
+//! with a single known anti-dependency anywhere on it).
 //!
-//! Data flow: polygraph -> graph of the known edges (a cycle: violation) ->
+//! Data flow: polygraph -> pruning to a fixpoint (a constraint neither
+//! side of which can hold: violation) -> graph of the known edges (a
+//! cycle: violation) ->
 //! SAT with the acyclicity theory over the constraint sides (PSI: plus the
 //! anti-dependency check per model) -> on no model, a cycle of one full
 //! choice of the constraints (every choice has one) told as Elle names it,
@@ -116,11 +121,22 @@ impl Level {
         }
     }
 
-    /// A transaction's first copy.
-    fn first(self, t: TxnId) -> u32 {
-        match self {
-            Level::Prefix => 2 * t,
-            Level::ParallelSnapshotIsolation => t,
+    /// The edges of the level's pruning graph for a polygraph edge, two
+    /// nodes per transaction: prefix's graph; for PSI, node `2t` is "at t,
+    /// no anti-dependency taken" and `2t + 1` "at t, one taken": a
+    /// dependency `a -> b` is `2a -> 2b` and `2a+1 -> 2b+1`, an
+    /// anti-dependency `2a -> 2b+1`. A path from `2c` to `2a` or `2a+1` is
+    /// a path of `Dep` with at most one anti-dependency, so a cycle through
+    /// `a -> c` has at most one; the graph's own cycles are `Dep`'s.
+    fn prune_map(self, e: &Edge, out: &mut Vec<(u32, u32)>) {
+        let (a, b) = (e.a, e.b);
+        match (self, e.kind) {
+            (Level::Prefix, _) => self.map(e, out),
+            (Level::ParallelSnapshotIsolation, EdgeKind::Rw) => out.push((2 * a, 2 * b + 1)),
+            (Level::ParallelSnapshotIsolation, _) => {
+                out.push((2 * a, 2 * b));
+                out.push((2 * a + 1, 2 * b + 1));
+            }
         }
     }
 
@@ -148,8 +164,9 @@ impl Conds {
     }
 }
 
-/// Vector clocks over the level's graph (sessions are chains in it): a
-/// transaction's first copy raises its session's entry, so
+/// Vector clocks over a graph of `copies` nodes per transaction (node
+/// `copies * t + i` is copy `i` of `t`), sessions chains among the first
+/// copies: a transaction's first copy raises its session's entry, so
 /// `reaches(t, x)`, "t's first copy reaches node x", is exact.
 struct Reach {
     clocks: Vectors,
@@ -158,13 +175,13 @@ struct Reach {
 }
 
 impl Reach {
-    fn new(h: &History, level: Level, dg: &Digraph, topo: &[u32]) -> Reach {
+    fn new(h: &History, copies: u32, dg: &Digraph, topo: &[u32]) -> Reach {
         let sess: Vec<u32> = h.txns.iter().map(|t| t.session).collect();
         let pos: Vec<u32> = h.txns.iter().map(|t| t.seq + 1).collect();
         let mut clocks = Vectors::new(dg.len(), h.sessions.len());
         for &a in topo {
-            let t = level.txn(a);
-            if level.first(t) == a {
+            let t = a / copies;
+            if a % copies == 0 {
                 clocks.raise(a, sess[t as usize], pos[t as usize]);
             }
             for &b in dg.out(a) {
@@ -188,30 +205,18 @@ struct Pruned {
     rounds: usize,
 }
 
-/// Prunes to a fixpoint (PolySI's Algorithm 1 on the level's graph): a
-/// side one of whose edges closes a cycle of the known edges (PSI: or an
-/// anti-dependency that they lead back from) cannot hold, whatever the
-/// other constraints choose, so the other side joins the known edges.
-/// Edges under a selector never force anything.
+/// Prunes to a fixpoint (PolySI's Algorithm 1 on the level's pruning
+/// graph, [`Level::prune_map`]): a side one of whose edges closes a
+/// forbidden cycle with the known edges (PSI: a cycle of dependencies, or
+/// one with a single anti-dependency) cannot hold, whatever the other
+/// constraints choose, so the other side joins the known edges. Edges
+/// under a selector never force anything.
 fn prune(h: &History, g: &Polygraph, level: Level, deadline: Option<Instant>) -> Pruned {
-    let nodes = level.nodes(h.txns.len());
+    let nodes = 2 * h.txns.len();
     let mut forced: Vec<Option<bool>> = vec![None; g.constraints.len()];
     let mut edges: Vec<(u32, u32)> = Vec::new();
     for &e in &g.known {
-        level.map(&g.edges[e as usize], &mut edges);
-    }
-    // PSI: the known anti-dependencies into and out of each transaction.
-    let n = h.txns.len();
-    let (mut rw_in, mut rw_out) = (vec![Vec::new(); n], vec![Vec::new(); n]);
-    let add_rw = |e: EdgeId, rw_in: &mut Vec<Vec<u32>>, rw_out: &mut Vec<Vec<u32>>| {
-        let ed = g.edges[e as usize];
-        if level == Level::ParallelSnapshotIsolation && ed.kind == EdgeKind::Rw {
-            rw_in[ed.b as usize].push(ed.a);
-            rw_out[ed.a as usize].push(ed.b);
-        }
-    };
-    for &e in &g.known {
-        add_rw(e, &mut rw_in, &mut rw_out);
+        level.prune_map(&g.edges[e as usize], &mut edges);
     }
     let all = vec![true; nodes];
     let mut rounds = 0;
@@ -228,28 +233,26 @@ fn prune(h: &History, g: &Polygraph, level: Level, deadline: Option<Instant>) ->
         if deadline.is_some_and(|d| Instant::now() > d) {
             break;
         }
-        let r = Reach::new(h, level, &dg, &topo);
+        let r = Reach::new(h, 2, &dg, &topo);
         let bad = |side: &[EdgeId]| {
             side.iter().any(|&e| {
                 let ed = g.edges[e as usize];
+                let (a, c) = (ed.a, ed.b);
                 match (level, ed.kind) {
-                    (Level::Prefix, EdgeKind::Ww) => r.reaches(ed.b, 2 * ed.a),
-                    (Level::Prefix, EdgeKind::Rw) => r.reaches(ed.b, 2 * ed.a + 1),
-                    (Level::ParallelSnapshotIsolation, EdgeKind::Rw) => r.reaches(ed.b, ed.a),
-                    // A dependency a -> c closes a cycle, or one with a
-                    // single known anti-dependency next to it.
+                    (Level::Prefix, EdgeKind::Ww) => r.reaches(c, 2 * a),
+                    (Level::Prefix, EdgeKind::Rw) => r.reaches(c, 2 * a + 1),
+                    // `a RW c` with `c Dep+ a`.
+                    (Level::ParallelSnapshotIsolation, EdgeKind::Rw) => r.reaches(c, 2 * a),
+                    // A dependency `a -> c` closes a cycle of dependencies,
+                    // or one with a single known anti-dependency.
                     (Level::ParallelSnapshotIsolation, EdgeKind::Ww) => {
-                        let (a, c) = (ed.a, ed.b);
-                        r.reaches(c, a)
-                            || rw_in[a as usize].iter().any(|&x| r.reaches(c, x))
-                            || rw_out[c as usize].iter().any(|&y| r.reaches(y, a))
+                        r.reaches(c, 2 * a) || r.reaches(c, 2 * a + 1)
                     }
                     _ => false,
                 }
             })
         };
         let mut changed = false;
-        let mut newly: Vec<EdgeId> = Vec::new();
         for (c, con) in g.constraints.iter().enumerate() {
             if forced[c].is_some() {
                 continue;
@@ -269,12 +272,8 @@ fn prune(h: &History, g: &Polygraph, level: Level, deadline: Option<Instant>) ->
             forced[c] = Some(side);
             changed = true;
             for &e in if side { &con.either } else { &con.or } {
-                level.map(&g.edges[e as usize], &mut edges);
-                newly.push(e);
+                level.prune_map(&g.edges[e as usize], &mut edges);
             }
-        }
-        for e in newly.drain(..) {
-            add_rw(e, &mut rw_in, &mut rw_out);
         }
         if !changed {
             break;
@@ -651,7 +650,7 @@ fn psi_violations(
     let Some(topo) = topo_order(&dg, &vec![true; n]) else {
         return Vec::new();
     };
-    let r = Reach::new(h, Level::ParallelSnapshotIsolation, &dg, &topo);
+    let r = Reach::new(h, 1, &dg, &topo);
     let reaches = |x: TxnId, y: TxnId| r.reaches(x, y);
     let mut clauses = Vec::new();
     for &e in &es {
@@ -659,7 +658,10 @@ fn psi_violations(
         if ed.kind.is_dep() || !reaches(ed.b, ed.a) {
             continue;
         }
-        let Some(path) = cycle_through(&adj, ed.a, ed.b, e, |_| true, |_| true) else {
+        // Only transactions that reach `u` lie on a path to it: the search
+        // keeps to them (the same shortest path, at a fraction of the cost).
+        let to_u = |y: u32| reaches(y, ed.a);
+        let Some(path) = cycle_through(&adj, ed.a, ed.b, e, to_u, |_| true) else {
             continue;
         };
         let mut clause: Vec<Lit> = path
