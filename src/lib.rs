@@ -14,7 +14,6 @@
 // undocumented items are being reshaped by other work (issue 21: the typed
 // finding, the SI checker's files): they are exempt until documented.
 pub mod anomaly;
-#[allow(missing_docs)]
 pub mod check;
 pub mod convert;
 pub mod edn;

@@ -44,8 +44,13 @@ use crate::history::model::*;
 /// The causal-family levels, weakest first.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
+    /// Biswas & Enea's read committed (C4's `read-committed-c4`): reads
+    /// see committed writes, and a transaction never reads a write older
+    /// than one it has already seen.
     ReadCommitted,
+    /// Read atomic: a transaction sees all of another's writes or none.
     ReadAtomic,
+    /// Causal consistency (Cerone's causal: transitive visibility).
     Causal,
 }
 
@@ -76,8 +81,10 @@ impl Level {
 /// are the same).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
 pub enum Clocks {
+    /// One vector clock per transaction.
     #[default]
     Vectors,
+    /// Tree clocks (Mathur et al.): joins proportional to what changes.
     TreeClocks,
     /// No clocks: a graph search per question.
     Search,
@@ -86,9 +93,13 @@ pub enum Clocks {
 /// Counts for benchmarks.
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
+    /// Transactions in the graph.
     pub nodes: usize,
+    /// Write-read edges.
     pub wr_edges: usize,
+    /// Edges the level's rules derived (arbitration, causal order).
     pub derived_edges: usize,
+    /// Clock joins made.
     pub clock_joins: usize,
     /// The deadline came first: the anomalies found hold (each is a cycle
     /// of the level's graph), but others may be missing.

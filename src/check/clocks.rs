@@ -65,11 +65,6 @@ impl Vectors {
         let i = node as usize * self.width + session as usize;
         self.data[i] = self.data[i].max(value);
     }
-
-    /// Memory the clocks take, in bytes.
-    pub fn bytes(&self) -> usize {
-        self.data.len() * 4
-    }
 }
 
 /// One tree clock over `k` sessions.
@@ -104,11 +99,6 @@ impl TreeClock {
     /// The entry for session `s`.
     pub fn get(&self, s: u32) -> u32 {
         self.clk[s as usize]
-    }
-
-    /// The session at the root (the clock's own).
-    pub fn root(&self) -> u32 {
-        self.root
     }
 
     /// Raises the root's own entry. Do it before joining what the new

@@ -57,11 +57,6 @@ impl Digraph {
         self.offsets.len().saturating_sub(1)
     }
 
-    /// Whether it has no nodes.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Number of edges.
     pub fn edge_count(&self) -> usize {
         self.targets.len()

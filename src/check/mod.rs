@@ -3,11 +3,11 @@
 
 pub mod basic;
 pub mod causal;
-pub mod clocks;
-pub mod deps;
+pub(crate) mod clocks;
+pub(crate) mod deps;
 pub mod entry;
-pub mod graph;
-pub mod si;
+pub(crate) mod graph;
+pub(crate) mod si;
 
 use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;

@@ -4,17 +4,17 @@
 //!
 //! A history crosses the boundary either as the path of a history file (an
 //! archived `history.edn`, read as the CLI reads it) or in a compact binary
-//! encoding (see [`wire`]) that `elle_si.HistoryEncoder` (Java) writes from
+//! encoding (see `wire`) that `elle_si.HistoryEncoder` (Java) writes from
 //! the op maps and this module decodes straight into the history model,
 //! pairing invocations with completions as the EDN reader does (through
-//! [`crate::history::pairing`]). The result comes back as the text of
+//! `crate::history::pairing`). The result comes back as the text of
 //! Elle's result map in EDN. Nothing here is global: calls run in parallel
 //! (Jepsen's `checker/compose` runs its checkers under `pmap`).
 //!
-//! One file per job: [`options`] (what the Clojure side asks for),
-//! [`wire`] (the binary encoding of a history, decoded into the
-//! history model), [`stream`] (a history fed
-//! in chunks to a decoding thread), [`bridge`] (checking and rendering the
+//! One file per job: `options` (what the Clojure side asks for),
+//! `wire` (the binary encoding of a history, decoded into the
+//! history model), `stream` (a history fed
+//! in chunks to a decoding thread), `bridge` (checking and rendering the
 //! result map), and `ffi` (the exported native methods: all the unsafe code
 //! of the bridge).
 

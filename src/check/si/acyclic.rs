@@ -140,11 +140,6 @@ impl Order {
         o
     }
 
-    /// Position of each node in the current order.
-    pub fn ranks(&self) -> &[u32] {
-        &self.ord
-    }
-
     fn bump(&mut self) -> u32 {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {

@@ -42,16 +42,6 @@ impl EdgeKind {
     pub fn is_dep(self) -> bool {
         self != EdgeKind::Rw
     }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            EdgeKind::Process => "process",
-            EdgeKind::Realtime => "realtime",
-            EdgeKind::Wr => "wr",
-            EdgeKind::Ww => "ww",
-            EdgeKind::Rw => "rw",
-        }
-    }
 }
 
 /// One labelled edge between transactions.

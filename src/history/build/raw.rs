@@ -40,8 +40,8 @@ pub struct RawTxn {
     pub mops: Vec<RawMop>,
     pub elems: Vec<Val>,
     /// What a reader learnt of some list reads from their text (see
-    /// [`Builder::list_base`]), in micro-op order. Only
-    /// [`Builder::push_txn_in`] reads these; a read with none is whole in
+    /// [`Builder::list_base`](super::Builder::list_base)), in micro-op order. Only
+    /// [`Builder::push_txn_in`](super::Builder::push_txn_in) reads these; a read with none is whole in
     /// `elems`.
     pub hints: Vec<ListHint>,
 }
@@ -58,12 +58,12 @@ pub struct ListHint {
     /// The list's last element, when `base > 0` and the arg holds none.
     pub last: Val,
     /// Byte range of the list's text (inside its brackets) in the source
-    /// given to [`Builder::push_txn_in`]: integers of 1 to 8 digits
+    /// given to [`Builder::push_txn_in`](super::Builder::push_txn_in): integers of 1 to 8 digits
     /// separated by single spaces.
     pub text: (usize, usize),
 }
 
-/// What [`Builder::list_base`] found.
+/// What [`Builder::list_base`](super::Builder::list_base) found.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ListBase {
     /// Nothing known: read the whole list.

@@ -127,7 +127,7 @@ impl WriteIndex {
     }
 
     /// Loads the entry of (k, v), or where it would go: for
-    /// [`Builder::warm`].
+    /// [`Builder::warm`](super::Builder::warm).
     #[inline]
     pub(super) fn touch(&self, k: KeyId, v: Val) -> u32 {
         let Some((ids, _)) = self.dense.get(k as usize) else {

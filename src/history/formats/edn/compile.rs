@@ -1,5 +1,5 @@
 //! Compiles a Jepsen EDN file into the history model: the op reader
-//! ([`super::read`]) over the file's bytes, invocations paired with their
+//! ([`super::read`](mod@super::read)) over the file's bytes, invocations paired with their
 //! completions, each transaction held briefly before the [`Builder`]
 //! compiles it.
 //!

@@ -1,6 +1,6 @@
 //! Jepsen's EDN histories (`history.edn`): the op reader, which streams a
 //! file's transactions ([`for_each_txn`]), the compiler of a whole file
-//! ([`read`]), the reader's byte-level fast paths (`scan`), and the writer
+//! ([`read`](mod@read)), the reader's byte-level fast paths (`scan`), and the writer
 //! ([`write()`]).
 
 mod compile;

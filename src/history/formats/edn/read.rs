@@ -74,7 +74,7 @@ pub type Progress<'a> = &'a dyn Fn(u64);
 
 /// The op reader: Jepsen's op maps, from EDN bytes, as [`ClientOp`]s with
 /// their micro-ops in a buffer. Over a file it compiles into a [`Builder`]
-/// (`S = Builder`, [`read`]); over a stream it hands transactions on
+/// (`S = Builder`, [`read`](super::compile::read)); over a stream it hands transactions on
 /// (`S = Values`, [`for_each_txn`]).
 pub struct EdnReader<'a, S> {
     /// The file, for releasing pages already read (None for a stream).
@@ -127,7 +127,7 @@ pub struct StreamStats {
 
 /// Streams the transactions of an EDN history to `emit` without compiling
 /// them (what `convert` uses for EDN to text, where memory must stay flat
-/// for multi-gigabyte inputs): the same op reader and pairing as [`read`],
+/// for multi-gigabyte inputs): the same op reader and pairing as [`read`](super::compile::read),
 /// each invocation's micro-ops kept until its completion.
 pub fn for_each_txn(
     src: &[u8],

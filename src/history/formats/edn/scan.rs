@@ -2,7 +2,7 @@
 //! integers (read eight bytes at a time, SWAR), Jepsen's usual spelling of
 //! micro-op vectors and list reads, checked or skipped without the generic
 //! reader. Each function answers None (or stops early) on anything it does
-//! not recognise, and the careful path in [`super::read`] takes over; the
+//! not recognise, and the careful path in [`super::read`](mod@super::read) takes over; the
 //! property tests there hold each against the generic reader.
 
 use crate::edn::parse::{is_delim, is_ws};
@@ -59,7 +59,7 @@ pub(super) fn int_run(src: &[u8], mut i: usize, out: &mut Vec<Val>) -> usize {
 /// Where the micro-op vector at `at` ends, if it is spelt exactly as Jepsen
 /// writes an invocation's: `[[:append 12 3] [:r 12 nil] [:w 5 7]]`, single
 /// spaces, keys and values of 1 to 7 digits or nil. Such a vector is one
-/// [`EdnReader::micro_ops`] reads without error, so an invocation's need
+/// [`EdnReader::micro_ops`](super::read::EdnReader::micro_ops) reads without error, so an invocation's need
 /// not be read: None for anything else, which is then read the careful
 /// way. This is some 10% of the instructions of reading a Jepsen history.
 #[inline]
@@ -105,7 +105,7 @@ pub(super) fn skim_micro_ops(src: &[u8], at: usize) -> Option<usize> {
 /// Where the list from `at` (just past its `[`) ends, and how many spaces
 /// it holds, when it holds only digits and spaces and is followed by `]]`
 /// (the end of the micro-op): such a list reads as integers whatever its
-/// spacing and lengths (see [`EdnReader::resolve_lists`]). The end is
+/// spacing and lengths (see `EdnReader::resolve_lists`). The end is
 /// found by `memchr`, the bytes before it checked 32 at a time; None for
 /// anything else.
 #[inline]

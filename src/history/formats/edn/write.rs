@@ -1,5 +1,5 @@
 //! Writes a compiled history as a Jepsen EDN history (`history.edn`, one op
-//! map per line), which [`super::read`] and Elle read back.
+//! map per line), which [`super::read`](mod@super::read) and Elle read back.
 //!
 //! A history whose every transaction has an invocation is written as
 //! invocation/completion pairs in their original order (so realtime order

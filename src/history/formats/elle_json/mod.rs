@@ -1,4 +1,4 @@
-//! elle-cli's JSON histories (`elle-cli --format json`): [`read`] and
+//! elle-cli's JSON histories (`elle-cli --format json`): [`read`](mod@read) and
 //! [`write()`].
 
 mod read;

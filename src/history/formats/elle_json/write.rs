@@ -1,4 +1,4 @@
-//! Writes elle-cli's JSON histories: the shape [`super::read`] reads, one
+//! Writes elle-cli's JSON histories: the shape [`super::read`](mod@super::read) reads, one
 //! op object per line, invocations and completions as in EDN (see
 //! [`crate::history::formats::edn::write`]).
 

@@ -1,6 +1,6 @@
 //! The text format of Cobra, PolySI and C4, one micro-op per line,
 //! `r(key,value,session,txn)` or `w(key,value,session,txn)`: the reader
-//! ([`read`]) and the writer ([`write()`], and [`stream_from_edn`] straight
+//! (`read`) and the writer ([`write()`], and [`stream_from_edn`] straight
 //! from a Jepsen EDN stream).
 
 mod read;

@@ -1,5 +1,5 @@
 //! Writes the text format `r(key,value,session,txn)` / `w(...)` (reading is
-//! [`super::read`]): from a compiled history, or straight from a Jepsen EDN
+//! [`super::read`](mod@super::read)): from a compiled history, or straight from a Jepsen EDN
 //! stream, op by op, without building the model.
 //!
 //! The format holds committed register reads and writes, with transaction
