@@ -241,14 +241,10 @@ fn fired_faults_are_rejected_where_forbidden_and_accepted_elsewhere() {
     run_faults(24, 5, 12);
 }
 
-/// The long run: `cargo test --release --test prop_forks -- --ignored`.
-/// Open: it fails on a long fork injected into the prefix store on
-/// list-append (6 sessions x 30 txns, 2 keys, rate 1.0): the history's
-/// list reads are not prefixes of one order (`incompatible-order`), so it
-/// is rejected even at read committed; the generator's long-fork view
-/// must keep list reads prefixes in that store, as it does in the SI one.
+/// The long run: `cargo test --release --test prop_forks -- --ignored`
+/// (400 cases, up to 8 sessions x 30 txns; about 10 s).
 #[test]
-#[ignore = "long run (open: a generator bug, see the doc comment): cargo test --release --test prop_forks -- --ignored"]
+#[ignore = "long run: cargo test --release --test prop_forks -- --ignored"]
 fn fired_faults_are_rejected_where_forbidden_and_accepted_elsewhere_long() {
     run_faults(400, 8, 30);
 }

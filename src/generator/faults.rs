@@ -180,6 +180,25 @@ impl<W: Write> Sim<'_, W> {
         None
     }
 
+    /// Whether every hidden commit's versions come after every visible
+    /// version of their keys (up to `upto`), so that a list read through
+    /// the view stays a prefix of the key's order. The SI store's first
+    /// committer wins makes it so; the prefix store lets a writer that
+    /// missed T1 commit after it, and hiding T1 would then cut a list in
+    /// the middle (`incompatible-order`, not a long fork).
+    fn hidden_is_suffix(&self, hidden: &[Csn], upto: Csn) -> bool {
+        hidden.iter().all(|&c| {
+            self.recent.get(c).is_some_and(|rec| {
+                rec.writes.iter().all(|&k| {
+                    self.store
+                        .versions(k)
+                        .iter()
+                        .all(|v| v.csn <= c || v.csn > upto || hidden.binary_search(&v.csn).is_ok())
+                })
+            })
+        })
+    }
+
     /// A long fork for this txn (R2): a committed R1 that read x from T1
     /// and an older y, where T2 wrote y concurrently with T1. R2 gets a view
     /// without T1 (and whatever saw T1), so it reads y from T2 and the x
@@ -236,7 +255,7 @@ impl<W: Write> Sim<'_, W> {
                         None => complete = false,
                     }
                 }
-                if !complete {
+                if !complete || (self.list && !self.hidden_is_suffix(&hidden, upto)) {
                     continue;
                 }
                 let view = View::Prefix {

@@ -603,15 +603,23 @@ impl<'o, W: Write> Sim<'o, W> {
                     }
                 }
             }
-            Db::Causal if self.list => {
-                let vc = View::Causal {
-                    vc: self.store.replicas[self.sessions[s].replica].clone(),
-                };
-                fatal |= writes
-                    .into_iter()
-                    .any(|o| !self.store.visible(&vc, self.store.latest(o.key)));
-            }
             _ => {}
+        }
+        // A list is appended to only at a replica that has applied all its
+        // earlier appends, so that every list read stays a prefix of the
+        // key's order (Elle's premise). The causal store has no other
+        // conflict rule; at PSI first committer wins is stricter, except
+        // for a lost update let through, which this keeps from cutting the
+        // replica's lists in the middle.
+        if self.list && matches!(self.db, Db::Causal | Db::ParallelSnapshotIsolation) {
+            let vc = View::Causal {
+                vc: self.store.replicas[self.sessions[s].replica].clone(),
+            };
+            fatal |= a
+                .ops
+                .iter()
+                .filter(|o| !o.read)
+                .any(|o| !self.store.visible(&vc, self.store.latest(o.key)));
         }
         ww.sort_unstable();
         ww.dedup();
