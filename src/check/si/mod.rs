@@ -413,8 +413,13 @@ mod tests {
         session: true,
         realtime: false,
     };
-    const PLAIN_SI: Variant = Variant {
+    pub(super) const PLAIN_SI: Variant = Variant {
         serializable: false,
+        session: false,
+        realtime: false,
+    };
+    pub(super) const PLAIN_SER: Variant = Variant {
+        serializable: true,
         session: false,
         realtime: false,
     };
@@ -575,7 +580,8 @@ mod tests {
         assert!(verdicts[0] > 10 && verdicts[1] > 10, "{verdicts:?}");
     }
 
-    fn load_text(text: &str) -> History {
+    /// A text-format history (the unit tests of `si` and its files).
+    pub(super) fn load_text(text: &str) -> History {
         let opts = LoadOptions {
             format: Some(Format::Text),
             ..LoadOptions::default()

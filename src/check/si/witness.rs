@@ -167,29 +167,8 @@ pub(super) const RELEASED_SHARE: usize = 10;
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{PLAIN_SER as SER, PLAIN_SI as SI, load_text};
     use super::*;
-    use crate::history::{Format, LoadOptions, load_bytes};
-
-    fn load_text(text: &str) -> History {
-        let opts = LoadOptions {
-            format: Some(Format::Text),
-            ..LoadOptions::default()
-        };
-        load_bytes("t.txt", text.as_bytes().to_vec(), opts)
-            .expect("loads")
-            .history
-    }
-
-    const SER: Variant = Variant {
-        serializable: true,
-        session: false,
-        realtime: false,
-    };
-    const SI: Variant = Variant {
-        serializable: false,
-        session: false,
-        realtime: false,
-    };
 
     #[test]
     fn the_logged_order_witnesses_a_serial_run() {
