@@ -39,7 +39,8 @@
 //!   (SI store with lost updates and with long forks, the causal store's
 //!   own write skews and with causality violations, the serializable store
 //!   with aborted reads), rw-register and list-append, 25 sessions x 8
-//!   ops, at si, ser and strict: 10k transactions, and with `--scale` also
+//!   ops over 1,000 zipf keys, faults at rate 0.1, at si, ser and strict
+//!   (the generator's line says how many faults fired): 10k transactions, and with `--scale` also
 //!   100k, 262k (64 sessions) and 1M.
 //! - `scale` (only with `--scale`): 1M transactions x 20 ops.
 //! - `dbcop` (only with `--dbcop PATH`): dbcop's `verify` beside `elle-si
@@ -457,12 +458,16 @@ fn configs(o: &Opts) -> Vec<Config> {
                         sessions: s,
                         txns_per_session: t,
                         ops_per_txn: 8,
+                        // Contention, so that the faults fire and the
+                        // causal store's own write skews occur.
+                        keys: 1000,
+                        distribution: Distribution::Zipf,
                         workload: w,
                         db,
                         ..GenOptions::default()
                     };
                     let g = match fault {
-                        Some(f) => g.with_fault(f, 0.02),
+                        Some(f) => g.with_fault(f, 0.1),
                         None => g,
                     };
                     v.push(gen_cfg(
