@@ -194,7 +194,7 @@ fn run_convert(
         },
     };
     let notes = convert::convert(input, output, &opts)?;
-    for n in &notes.0 {
+    for n in &notes.lines {
         eprintln!("{}: {n}", input.display());
     }
     Ok(0)
@@ -361,7 +361,7 @@ fn run_check(
             timeout: copts.timeout.map(|t| t.saturating_sub(started.elapsed())),
             ..copts.clone()
         };
-        for n in &l.notes.0 {
+        for n in &l.notes.lines {
             eprintln!("{}: {n}", l.source.name());
         }
         if input.verbose {
