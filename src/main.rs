@@ -305,7 +305,8 @@ fn text_summary(l: &Loaded, r: &CheckResult, models: &[Model], anomalies: &[Stri
                 .map(|&t| elle_si::explain::text::place(&l.history, t))
                 .collect();
             let pat = a.pattern.map(|p| format!(" ({p})")).unwrap_or_default();
-            if let Some(elle_si::anomaly::Datum::Str(why)) = a.get("reason") {
+            if let Some(elle_si::anomaly::Datum::Str(why)) = a.get(elle_si::anomaly::Field::Reason)
+            {
                 out.push_str(&format!("    {}: {why}\n", a.name));
                 continue;
             }

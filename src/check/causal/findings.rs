@@ -9,7 +9,7 @@
 use rustc_hash::FxHashSet;
 
 use super::driver::{Ctx, INIT, Level, MAX_PATHS, Triangle};
-use crate::anomaly::{Anomaly, Datum, On, Path, Step};
+use crate::anomaly::{Anomaly, Datum, Field, On, Path, Step};
 use crate::check::deps::{external_source, outside_from, wr_edges};
 use crate::check::graph::{Digraph, sccs, shortest_path};
 use crate::explain::cycle::{self, Rel};
@@ -176,18 +176,18 @@ pub(super) fn instance(
     }
     a = a
         .txn(t2)
-        .field("op", Datum::Txn(t3))
-        .field("mop", Datum::Mop(tri.read))
-        .field("key", Datum::Key(read.key))
+        .field(Field::Op, Datum::Txn(t3))
+        .field(Field::Mop, Datum::Mop(tri.read))
+        .field(Field::Key, Datum::Key(read.key))
         .field(
-            "writer",
+            Field::Writer,
             if tri.t1 == INIT {
                 Datum::kw("initial-state")
             } else {
                 Datum::Txn(tri.t1)
             },
         )
-        .field("overwriter", Datum::Txn(t2));
+        .field(Field::Overwriter, Datum::Txn(t2));
     if !with_path {
         return a;
     }
@@ -204,7 +204,7 @@ pub(super) fn instance(
                 .collect(),
         )
     };
-    a = a.field("visible", vis);
+    a = a.field(Field::Visible, vis);
     if tri.t1 != INIT {
         let path = if co_family {
             co_path(ctx, tri.t1, t2)
@@ -213,7 +213,7 @@ pub(super) fn instance(
             shortest_path(g, tri.t1, t2, |v| comp[v as usize] == c).unwrap_or_default()
         };
         if !path.is_empty() {
-            a = a.field("order", Datum::Path(path_of(ctx, &path)));
+            a = a.field(Field::Order, Datum::Path(path_of(ctx, &path)));
         }
     }
     a

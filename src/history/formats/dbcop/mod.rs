@@ -32,7 +32,7 @@ pub(crate) mod json;
 
 use rustc_hash::FxHashMap;
 
-use crate::anomaly::{Anomaly, Datum};
+use crate::anomaly::{Anomaly, Datum, Field};
 use crate::edn::Value;
 use crate::error::{ParseError, Remedy};
 use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
@@ -287,7 +287,7 @@ fn attach_candidates(h: &mut History, anomalies: &mut Vec<Anomaly>, restore: &Fx
             && h.txns[wm.txn as usize].status == Status::Committed
     };
     anomalies.retain(|a| {
-        let Some(&Datum::Mop(r)) = a.get("mop").filter(|_| a.name == "future-read") else {
+        let Some(&Datum::Mop(r)) = a.get(Field::Mop).filter(|_| a.name == "future-read") else {
             return true;
         };
         let m = h.mops[r as usize];
