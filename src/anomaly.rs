@@ -134,18 +134,95 @@ pub enum Datum {
     Vals(Vec<Val>),
     /// A vector of details.
     List(Vec<Datum>),
-    /// A map, its keys keywords (without the colon), in order.
-    Map(Vec<(String, Datum)>),
     /// A step, rendered as Elle's step map (`{:type :ww, :key k, ...}`).
     Step(Step),
     /// A path, rendered as `{:ops [...], :steps [...]}`.
     Path(Path),
+    /// The other cycle a choice closes: the type it tells and the cycle,
+    /// rendered as `{:type :G0, :cycle [...], :steps [...]}`.
+    Alternative(String, Option<Path>),
 }
 
 impl Datum {
     /// A keyword (without the colon).
     pub fn kw(s: &str) -> Datum {
         Datum::Kw(s.to_string())
+    }
+}
+
+/// The key of an anomaly's detail; its Elle keyword name is in [`FIELDS`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Field {
+    /// The transaction that read (Elle's `:op`).
+    Op,
+    /// The micro-op in question.
+    Mop,
+    /// The key in question.
+    Key,
+    /// The transaction (or initial state) a read observed.
+    Writer,
+    /// The transaction that overwrote what was read.
+    Overwriter,
+    /// A path that orders two transactions.
+    Order,
+    /// How a transaction is visible to a reader.
+    Visible,
+    /// A list element in question.
+    Element,
+    /// Transactions left unordered.
+    Unordered,
+    /// The alternative cycle, had another choice been made.
+    Otherwise,
+    /// The shape of a fork.
+    Shape,
+    /// Why the finding was made.
+    Reason,
+    /// Transactions in question.
+    Txns,
+    /// Values in question.
+    Values,
+    /// A value in question.
+    Value,
+    /// What was expected instead.
+    Expected,
+    /// Duplicated elements.
+    Duplicates,
+    /// What a read does not contain.
+    DoesNotContain,
+    /// What could not be placed in an order.
+    Unplaceable,
+}
+
+/// Each detail key and its Elle keyword name (without the colon).
+pub const FIELDS: [(Field, &str); 19] = [
+    (Field::Op, "op"),
+    (Field::Mop, "mop"),
+    (Field::Key, "key"),
+    (Field::Writer, "writer"),
+    (Field::Overwriter, "overwriter"),
+    (Field::Order, "order"),
+    (Field::Visible, "visible"),
+    (Field::Element, "element"),
+    (Field::Unordered, "unordered"),
+    (Field::Otherwise, "otherwise"),
+    (Field::Shape, "shape"),
+    (Field::Reason, "reason"),
+    (Field::Txns, "txns"),
+    (Field::Values, "values"),
+    (Field::Value, "value"),
+    (Field::Expected, "expected"),
+    (Field::Duplicates, "duplicates"),
+    (Field::DoesNotContain, "does-not-contain"),
+    (Field::Unplaceable, "unplaceable"),
+];
+
+impl Field {
+    /// The Elle keyword name (without the colon).
+    pub fn name(self) -> &'static str {
+        FIELDS
+            .iter()
+            .find(|(f, _)| *f == self)
+            .map_or("", |(_, n)| n)
     }
 }
 
@@ -169,7 +246,7 @@ pub struct Anomaly {
     /// Elle's `:cycle` and `:steps`).
     pub cycle: Option<Path>,
     /// Details in Elle's keys (`:op`, `:writer`, `:mop`, `:key`, ...).
-    pub fields: Vec<(String, Datum)>,
+    pub fields: Vec<(Field, Datum)>,
 }
 
 impl Anomaly {
@@ -207,8 +284,8 @@ impl Anomaly {
     }
 
     /// The anomaly with this detail, after those it has.
-    pub fn field(mut self, k: &str, d: Datum) -> Anomaly {
-        self.fields.push((k.to_string(), d));
+    pub fn field(mut self, k: Field, d: Datum) -> Anomaly {
+        self.fields.push((k, d));
         self
     }
 
@@ -238,7 +315,7 @@ impl Anomaly {
     }
 
     /// The detail under this key, if any.
-    pub fn get(&self, k: &str) -> Option<&Datum> {
-        self.fields.iter().find(|(n, _)| n == k).map(|(_, d)| d)
+    pub fn get(&self, k: Field) -> Option<&Datum> {
+        self.fields.iter().find(|(n, _)| *n == k).map(|(_, d)| d)
     }
 }

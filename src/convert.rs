@@ -138,7 +138,7 @@ pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<Not
         ..opts.load
     };
     let loaded = history::load(&input, load, None)?;
-    notes.0.extend(loaded.notes.0.iter().cloned());
+    notes.lines.extend(loaded.notes.lines.iter().cloned());
     if !loaded.anomalies.is_empty() {
         notes.add(format!(
             "{} anomalies found while reading (the output keeps the history as it is)",

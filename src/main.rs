@@ -194,7 +194,7 @@ fn run_convert(
         },
     };
     let notes = convert::convert(input, output, &opts)?;
-    for n in &notes.0 {
+    for n in &notes.lines {
         eprintln!("{}: {n}", input.display());
     }
     Ok(0)
@@ -305,7 +305,8 @@ fn text_summary(l: &Loaded, r: &CheckResult, models: &[Model], anomalies: &[Stri
                 .map(|&t| elle_si::explain::text::place(&l.history, t))
                 .collect();
             let pat = a.pattern.map(|p| format!(" ({p})")).unwrap_or_default();
-            if let Some(elle_si::anomaly::Datum::Str(why)) = a.get("reason") {
+            if let Some(elle_si::anomaly::Datum::Str(why)) = a.get(elle_si::anomaly::Field::Reason)
+            {
                 out.push_str(&format!("    {}: {why}\n", a.name));
                 continue;
             }
@@ -361,7 +362,7 @@ fn run_check(
             timeout: copts.timeout.map(|t| t.saturating_sub(started.elapsed())),
             ..copts.clone()
         };
-        for n in &l.notes.0 {
+        for n in &l.notes.lines {
             eprintln!("{}: {n}", l.source.name());
         }
         if input.verbose {

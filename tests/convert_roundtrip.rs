@@ -465,12 +465,12 @@ fn register_ops_map_statuses() {
     formats::write(&a.history, Format::Text, &mut out, &mut notes).unwrap();
     assert_eq!(String::from_utf8_lossy(&out), "w(1,1,0,0)\nw(2,1,1,-1)\n");
     assert!(
-        notes.0.iter().any(|n| n.contains("indeterminate")),
+        notes.lines.iter().any(|n| n.contains("indeterminate")),
         "{notes:?}"
     );
     assert!(
         notes
-            .0
+            .lines
             .iter()
             .any(|n| n.contains("each append became a write"))
     );

@@ -17,9 +17,8 @@ fn long_fork_is_psi_not_prefix() {
     assert_eq!(r.valid, Valid::False, "{:?}", r.anomaly_types);
     let forks: Vec<_> = r.anomalies.values().flatten().collect();
     assert!(
-        forks
-            .iter()
-            .any(|a| a.get("shape") == Some(&elle_si::anomaly::Datum::kw("long-fork"))),
+        forks.iter().any(|a| a.get(elle_si::anomaly::Field::Shape)
+            == Some(&elle_si::anomaly::Datum::kw("long-fork"))),
         "{:?}",
         r.anomaly_types
     );

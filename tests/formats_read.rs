@@ -276,12 +276,14 @@ fn shared_dbcop_10k_duplicates() {
         assert!(h.txns.iter().all(|t| t.status == Status::Committed));
         assert!(
             l.notes
-                .0
+                .lines
                 .iter()
                 .any(|n| n.starts_with(&format!("{pairs} "))),
             "{:?}",
             l.notes
         );
+        // The guess travels typed, beside the note that tells it.
+        assert_eq!(l.notes.duplicates, Some(Duplicates::LastWriter), "{f}");
         // No read is left unresolved: every value read was written.
         assert!(h.mops.iter().all(|m| m.from != from::THIN_AIR), "{f}");
     }

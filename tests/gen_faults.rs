@@ -6,7 +6,7 @@
 
 mod gen_support;
 
-use elle_si::anomaly::Anomaly;
+use elle_si::anomaly::{Anomaly, Field};
 use elle_si::check::basic;
 use elle_si::edn::Value;
 use elle_si::generator::{Db, Distribution, Fault, FiredFault, GenOptions, generate};
@@ -207,7 +207,7 @@ fn shows(seen: &Seen, f: &FiredFault, db: Db) {
         }
         Fault::DuplicateAppend => assert!(seen.anomalies.iter().any(|a| {
             a.name == "duplicate-elements"
-                && a.get("key") == Some(&elle_si::anomaly::Datum::Key(key_id(h, k[0])))
+                && a.get(Field::Key) == Some(&elle_si::anomaly::Datum::Key(key_id(h, k[0])))
         })),
         Fault::StaleSessionRead => {
             let (r, p) = (t[0], t[1]);

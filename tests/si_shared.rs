@@ -45,7 +45,7 @@ fn galera_lost_update() {
     let cyc = &r.anomalies["G-single-item"][0];
     assert_eq!(cyc.txns.len(), 2);
     assert_eq!(
-        cyc.get("shape"),
+        cyc.get(elle_si::anomaly::Field::Shape),
         Some(&elle_si::anomaly::Datum::kw("lost-update"))
     );
     assert_eq!(verdict(&l, "tcc").0, Valid::True);

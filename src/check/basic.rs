@@ -8,7 +8,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::anomaly::{Anomaly, Datum};
+use crate::anomaly::{Anomaly, Datum, Field};
 use crate::history::model::*;
 
 /// All non-graph anomalies of a compiled history.
@@ -44,11 +44,11 @@ fn aborted_read(h: &History, reader: &Mop, r: MopId, w: MopId, element: Option<V
         .pattern("AbortedRead")
         .txn(reader.txn)
         .txn(writer)
-        .field("op", Datum::Txn(reader.txn))
-        .field("mop", Datum::Mop(r))
-        .field("writer", Datum::Txn(writer));
+        .field(Field::Op, Datum::Txn(reader.txn))
+        .field(Field::Mop, Datum::Mop(r))
+        .field(Field::Writer, Datum::Txn(writer));
     if let Some(e) = element {
-        a = a.field("element", Datum::Val(e));
+        a = a.field(Field::Element, Datum::Val(e));
     }
     a
 }
@@ -57,9 +57,9 @@ fn thin_air(reader: &Mop, r: MopId, element: Val) -> Anomaly {
     Anomaly::new("thin-air-read")
         .pattern("ThinAirRead")
         .txn(reader.txn)
-        .field("op", Datum::Txn(reader.txn))
-        .field("mop", Datum::Mop(r))
-        .field("element", Datum::Val(element))
+        .field(Field::Op, Datum::Txn(reader.txn))
+        .field(Field::Mop, Datum::Mop(r))
+        .field(Field::Element, Datum::Val(element))
 }
 
 fn register_reads(h: &History, out: &mut Vec<Anomaly>) {
@@ -226,17 +226,17 @@ fn skipped_appends(h: &History, out: &mut Vec<Anomaly>) {
             Anomaly::new("incompatible-order")
                 .txn(reader)
                 .txn(writer)
-                .field("key", Datum::Key(k))
+                .field(Field::Key, Datum::Key(k))
                 .field(
-                    "values",
+                    Field::Values,
                     Datum::List(vec![
                         Datum::Vals(o.elems[..len as usize].to_vec()),
                         Datum::Vals(appended),
                     ]),
                 )
-                .field("op", Datum::Txn(reader))
-                .field("mop", Datum::Mop(r))
-                .field("writer", Datum::Txn(writer)),
+                .field(Field::Op, Datum::Txn(reader))
+                .field(Field::Mop, Datum::Mop(r))
+                .field(Field::Writer, Datum::Txn(writer)),
         );
     }
 }
@@ -252,11 +252,11 @@ fn intermediate_reads(h: &History, out: &mut Vec<Anomaly>) {
                 .pattern("IntermediateRead")
                 .txn(m.txn)
                 .txn(writer)
-                .field("op", Datum::Txn(m.txn))
-                .field("mop", Datum::Mop(r))
-                .field("writer", Datum::Txn(writer));
+                .field(Field::Op, Datum::Txn(m.txn))
+                .field(Field::Mop, Datum::Mop(r))
+                .field(Field::Writer, Datum::Txn(writer));
             if h.workload == Some(Workload::ListAppend) {
-                a = a.field("element", Datum::Val(wm.val));
+                a = a.field(Field::Element, Datum::Val(wm.val));
             }
             out.push(a);
         }
@@ -287,10 +287,10 @@ fn dirty_updates(h: &History, out: &mut Vec<Anomaly>) {
                             Anomaly::new("dirty-update")
                                 .txn(first)
                                 .txn(last)
-                                .field("key", Datum::Key(k as KeyId))
-                                .field("values", Datum::Vals(o.elems[s..=i].to_vec()))
+                                .field(Field::Key, Datum::Key(k as KeyId))
+                                .field(Field::Values, Datum::Vals(o.elems[s..=i].to_vec()))
                                 .field(
-                                    "txns",
+                                    Field::Txns,
                                     Datum::List(vec![
                                         Datum::Txn(first),
                                         Datum::Sym("...".into()),
@@ -350,10 +350,10 @@ fn lost_updates(h: &History, out: &mut Vec<Anomaly>) {
             Datum::Val(h.mops[v as usize].val)
         };
         let mut a = Anomaly::new("lost-update")
-            .field("key", Datum::Key(k))
-            .field("value", value)
+            .field(Field::Key, Datum::Key(k))
+            .field(Field::Value, value)
             .field(
-                "txns",
+                Field::Txns,
                 Datum::List(ts.iter().map(|&t| Datum::Txn(t)).collect()),
             );
         for t in ts {

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::{CheckOptions, Plan, check_plan, plan};
 use crate::error::Error;
-use crate::history::formats::dbcop::{self, Duplicates};
+use crate::history::formats::dbcop::Duplicates;
 use crate::history::{self, LoadOptions, Loaded};
 use crate::report::{CheckResult, Valid};
 use crate::spec::{Checker, Decider};
@@ -81,8 +81,8 @@ fn settle_guessed_reads(
     copts: &CheckOptions,
     p: &Plan,
 ) -> CheckResult {
-    let guessed = l.notes.0.iter().any(|n| n.contains(dbcop::GUESSED_NOTE));
-    let candidates = l.notes.0.iter().any(|n| n.contains(dbcop::CANDIDATES_NOTE));
+    let guessed = l.notes.duplicates == Some(Duplicates::LastWriter);
+    let candidates = l.notes.duplicates == Some(Duplicates::Any);
     if !guessed && !candidates {
         return r;
     }

@@ -12,7 +12,7 @@ pub(crate) mod si;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
 
-use crate::anomaly::{Anomaly, Datum};
+use crate::anomaly::{Anomaly, Datum, Field};
 use crate::error::Error;
 use crate::history::Loaded;
 use crate::report::{self, CheckResult, Valid};
@@ -185,7 +185,7 @@ fn empty_graph(h: &crate::history::model::History) -> Anomaly {
         count(Status::Aborted),
     );
     Anomaly::new("empty-transaction-graph").field(
-        "reason",
+        Field::Reason,
         Datum::Str(format!(
             "no committed transaction read a key another transaction wrote, so no \
              dependency could be checked ({ok} committed, {info} indeterminate, {fail} aborted)"
@@ -263,10 +263,10 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     }
     found.extend(graph);
     if causal_cut {
-        found.push(
-            Anomaly::new("cycle-search-timeout")
-                .field("does-not-contain", crate::anomaly::Datum::List(Vec::new())),
-        );
+        found.push(Anomaly::new("cycle-search-timeout").field(
+            Field::DoesNotContain,
+            crate::anomaly::Datum::List(Vec::new()),
+        ));
     }
     let mut variants: Vec<si::polygraph::Variant> = plan
         .checkers
@@ -296,10 +296,10 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
             ));
         }
         if outcome.timed_out {
-            found.push(
-                Anomaly::new("cycle-search-timeout")
-                    .field("does-not-contain", crate::anomaly::Datum::List(Vec::new())),
-            );
+            found.push(Anomaly::new("cycle-search-timeout").field(
+                Field::DoesNotContain,
+                crate::anomaly::Datum::List(Vec::new()),
+            ));
         }
         for a in outcome.anomalies {
             if told.insert((a.name.clone(), a.txns.clone())) {

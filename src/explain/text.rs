@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use crate::anomaly::{Anomaly, Datum, Path, Rel, Step};
+use crate::anomaly::{Anomaly, Datum, Field, Path, Rel, Step};
 use crate::edn::Value;
 use crate::history::model::*;
 use crate::report::picture::{MAX_ELEMS, MAX_MOPS, short, show, shown};
@@ -18,12 +18,8 @@ pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
     match &a.cycle {
         Some(c) => {
             explain_cycle(h, c, indent, &mut out);
-            if let Some(Datum::Map(alt)) = a.get("otherwise") {
-                let kind = match field(alt, "type") {
-                    Some(Datum::Kw(k)) => k.as_str(),
-                    _ => "another cycle",
-                };
-                let pair: Vec<String> = match a.get("unordered") {
+            if let Some(Datum::Alternative(kind, _)) = a.get(Field::Otherwise) {
+                let pair: Vec<String> = match a.get(Field::Unordered) {
                     Some(Datum::List(ts)) => ts
                         .iter()
                         .filter_map(|d| match d {
@@ -144,10 +140,6 @@ fn explain_cycle(h: &History, c: &Path, indent: &str, out: &mut String) {
     }
 }
 
-fn field<'a>(m: &'a [(String, Datum)], k: &str) -> Option<&'a Datum> {
-    m.iter().find(|(n, _)| n == k).map(|(_, d)| d)
-}
-
 /// Why one step's transactions are ordered as they are.
 fn step_reason(h: &History, step: &Step, a: &str, b: &str, appends: bool) -> String {
     let s = shown(h, step);
@@ -173,12 +165,14 @@ fn step_reason(h: &History, step: &Step, a: &str, b: &str, appends: bool) -> Str
 /// Details other than the transactions already listed, one per line.
 fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
     // A causal pattern, in one sentence first.
-    if let (Some(Datum::Txn(op)), Some(Datum::Txn(over))) = (a.get("op"), a.get("overwriter")) {
-        let writer = match a.get("writer") {
+    if let (Some(Datum::Txn(op)), Some(Datum::Txn(over))) =
+        (a.get(Field::Op), a.get(Field::Overwriter))
+    {
+        let writer = match a.get(Field::Writer) {
             Some(Datum::Txn(w)) => place(h, *w),
             _ => "the initial state".to_string(),
         };
-        let key = show(h, a.get("key"));
+        let key = show(h, a.get(Field::Key));
         let _ = writeln!(
             out,
             "{indent}{} read key {key} from {writer}, though {}, which wrote key {key} after {writer}, was visible to it (see visible and order below)",
@@ -194,11 +188,12 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
         }
     }
     let appends = h.workload == Some(Workload::ListAppend);
-    let txn_field = |k: &str| match a.get(k) {
+    let txn_field = |k: Field| match a.get(k) {
         Some(Datum::Txn(t)) => Some(*t),
         _ => None,
     };
-    for (k, d) in &a.fields {
+    for (f, d) in &a.fields {
+        let k = f.name();
         if matches!(d, Datum::Txn(t) if named.contains(t)) {
             continue;
         }
@@ -225,8 +220,8 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
             continue;
         }
         // How one transaction is visible to another.
-        if k == "visible"
-            && let (Some(from), Some(to)) = (txn_field("overwriter"), txn_field("op"))
+        if *f == Field::Visible
+            && let (Some(from), Some(to)) = (txn_field(Field::Overwriter), txn_field(Field::Op))
         {
             let (a, b) = (place(h, from), place(h, to));
             match d {

@@ -184,7 +184,7 @@ fn load_source(
     if source.bytes().trim_ascii().is_empty() {
         if empty_ok {
             notes
-                .0
+                .lines
                 .push("the run recorded nothing: its history.edn is empty".into());
         } else if opts.format.is_none() {
             return Err(

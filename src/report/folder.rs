@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::anomaly::Anomaly;
+use crate::anomaly::{Anomaly, Field};
 use crate::error::Error;
 use crate::explain::text::{explain, place};
 use crate::history::model::History;
@@ -124,7 +124,7 @@ fn also(a: &Anomaly) -> Option<String> {
     if let Some(p) = a.pattern {
         return Some(p.to_string());
     }
-    match a.get("shape") {
+    match a.get(Field::Shape) {
         Some(crate::anomaly::Datum::Kw(s)) => Some(s.clone()),
         _ => None,
     }

@@ -19,7 +19,7 @@
 //! Other anomalies (internal, lost-update listings, ...) have no edge to
 //! draw and get no picture.
 
-use crate::anomaly::{Anomaly, Datum, On, Path, Rel, Step};
+use crate::anomaly::{Anomaly, Datum, Field, On, Path, Rel, Step};
 use crate::edn::Value;
 use crate::history::model::*;
 use crate::report::render::{datum_value, mop_value_upto};
@@ -326,26 +326,28 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
     };
     if let Some(c) = &a.cycle {
         b.path(c);
-    } else if let (Some(Datum::Txn(reader)), Some(writer)) = (a.get("op"), a.get("writer")) {
+    } else if let (Some(Datum::Txn(reader)), Some(writer)) =
+        (a.get(Field::Op), a.get(Field::Writer))
+    {
         let writer = match writer {
             Datum::Txn(t) => Some(*t),
             _ => None,
         };
-        let key = match a.get("mop") {
+        let key = match a.get(Field::Mop) {
             Some(Datum::Mop(m)) => short(&h.key_value(h.mops[*m as usize].key)),
-            _ => show(h, a.get("key")),
+            _ => show(h, a.get(Field::Key)),
         };
-        let overwriter = match a.get("overwriter") {
+        let overwriter = match a.get(Field::Overwriter) {
             Some(Datum::Txn(t)) => Some(*t),
             _ => None,
         };
         // The writer first, then what orders it before the overwriter.
         let w = b.node(writer);
-        if let Some(Datum::Path(order)) = a.get("order") {
+        if let Some(Datum::Path(order)) = a.get(Field::Order) {
             b.path(order);
         }
         // What the read returned: the element, else the read's value.
-        let read = match (a.get("element"), a.get("mop")) {
+        let read = match (a.get(Field::Element), a.get(Field::Mop)) {
             (Some(d), _) => show(h, Some(d)),
             (None, Some(Datum::Mop(m))) => match mop_value_upto(h, *m, MAX_ELEMS) {
                 Value::Vector(v) if v.len() == 3 => short(&v[2]),
@@ -357,7 +359,7 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
         if let Some(o) = overwriter {
             let o = b.node(Some(o));
             let r = b.node(Some(*reader));
-            match a.get("visible") {
+            match a.get(Field::Visible) {
                 Some(Datum::Step(step)) => {
                     let (kind, label) = step_edge(h, step);
                     b.edge(o, r, kind, label, false);

@@ -102,11 +102,21 @@ pub fn datum_value(h: &History, d: &Datum) -> Value {
         Datum::Val(v) => h.value(*v),
         Datum::Vals(vs) => Value::Vector(vs.iter().map(|v| h.value(*v)).collect()),
         Datum::List(ds) => Value::Vector(ds.iter().map(|d| datum_value(h, d)).collect()),
-        Datum::Map(fs) => Value::Map(fs.iter().map(|(k, d)| (kw(k), datum_value(h, d))).collect()),
         Datum::Step(s) => step_value(h, s),
         Datum::Path(p) => Value::Map(vec![
             (kw("ops"), txns_value(h, &p.txns)),
             (kw("steps"), steps_value(h, &p.steps)),
+        ]),
+        Datum::Alternative(name, c) => Value::Map(vec![
+            (kw("type"), kw(name)),
+            (
+                kw("cycle"),
+                c.as_ref().map_or(Value::Nil, |c| txns_value(h, &c.txns)),
+            ),
+            (
+                kw("steps"),
+                c.as_ref().map_or(Value::Nil, |c| steps_value(h, &c.steps)),
+            ),
         ]),
     }
 }
@@ -165,7 +175,11 @@ pub fn anomaly_value(h: &History, a: &Anomaly) -> Value {
         m.push((kw("cycle"), txns_value(h, &c.txns)));
         m.push((kw("steps"), steps_value(h, &c.steps)));
     }
-    m.extend(a.fields.iter().map(|(k, d)| (kw(k), datum_value(h, d))));
+    m.extend(
+        a.fields
+            .iter()
+            .map(|(k, d)| (kw(k.name()), datum_value(h, d))),
+    );
     m.push((kw("type"), kw(&a.name)));
     if let Some(t) = &a.told {
         m.push((kw("cycle-type"), kw(t)));

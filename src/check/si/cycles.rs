@@ -20,7 +20,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::polygraph::{EdgeId, EdgeKind, Polygraph, Sel};
 use super::tell::{any_kind, cycle_anomaly, data_dep, data_or_session, rel, ww_only, ww_wr};
 use super::{G2, expired, untold};
-use crate::anomaly::{Anomaly, Datum};
+use crate::anomaly::{Anomaly, Datum, Field};
 use crate::check::graph::{Digraph, sccs};
 use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
@@ -721,25 +721,11 @@ pub(super) fn contradiction(
     };
     let (mut a, alt_anomaly) = if first { (a1, a2) } else { (a2, a1) };
     a = a.field(
-        "otherwise",
-        Datum::Map(vec![
-            ("type".into(), Datum::Kw(alt_anomaly.name.clone())),
-            (
-                "cycle".into(),
-                alt_anomaly.cycle.as_ref().map_or(Datum::Nil, |c| {
-                    Datum::List(c.txns.iter().map(|&t| Datum::Txn(t)).collect())
-                }),
-            ),
-            (
-                "steps".into(),
-                alt_anomaly.cycle.as_ref().map_or(Datum::Nil, |c| {
-                    Datum::List(c.steps.iter().map(|&s| Datum::Step(s)).collect())
-                }),
-            ),
-        ]),
+        Field::Otherwise,
+        Datum::Alternative(alt_anomaly.name, alt_anomaly.cycle),
     );
     a = a.field(
-        "unordered",
+        Field::Unordered,
         Datum::List(vec![Datum::Txn(con.a), Datum::Txn(con.c)]),
     );
     Some(a)
@@ -815,7 +801,7 @@ pub(super) fn unsat_witness(
         // The write orders here are guesses (any order closes some cycle):
         // the cycle proves only that the variant's graph has one.
         Some(cyc) => {
-            let mut a = cycle_anomaly(h, g, &cyc).field("unordered", pairs);
+            let mut a = cycle_anomaly(h, g, &cyc).field(Field::Unordered, pairs);
             a.rules_out = Some(g.cycle_exists);
             (a, false)
         }
@@ -823,7 +809,7 @@ pub(super) fn unsat_witness(
             // The deadline came first (else it cannot happen: the known
             // graph is acyclic, so every cycle uses a constraint edge); say
             // only that a cycle exists.
-            let mut a = untold(g).field("unordered", pairs);
+            let mut a = untold(g).field(Field::Unordered, pairs);
             for &c in core {
                 a = a.txn(g.constraints[c].a).txn(g.constraints[c].c);
             }

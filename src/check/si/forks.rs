@@ -65,7 +65,7 @@ use super::polygraph::{self, Edge, EdgeId, EdgeKind, Polygraph, Variant};
 use super::solve::{solver_until, time_keys};
 use super::tell::cycle_anomaly;
 use super::{Outcome, Stats};
-use crate::anomaly::{Anomaly, Datum};
+use crate::anomaly::{Anomaly, Datum, Field};
 use crate::check::clocks::Vectors;
 use crate::check::deps::{external_source, outside_from};
 use crate::check::graph::{Digraph, sccs};
@@ -306,7 +306,7 @@ pub fn run(
         if o.timed_out {
             found.push(
                 Anomaly::new("cycle-search-timeout")
-                    .field("does-not-contain", Datum::List(Vec::new())),
+                    .field(Field::DoesNotContain, Datum::List(Vec::new())),
             );
         }
         for a in o.anomalies {
@@ -808,7 +808,7 @@ fn witness(
     if !unordered.is_empty() {
         // No read fixes these writers' order: this cycle is the one of the
         // order tried; every other order closes one too.
-        a = a.field("unordered", Datum::List(unordered));
+        a = a.field(Field::Unordered, Datum::List(unordered));
     }
     Some(a)
 }

@@ -33,7 +33,7 @@ use std::time::Instant;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::anomaly::{Anomaly, Datum};
+use crate::anomaly::{Anomaly, Datum, Field};
 use crate::history::model::*;
 use cycles::{Components, contradiction, known_cycles, unsat_witness};
 use polygraph::{EdgeId, Polygraph, Variant};
@@ -284,7 +284,7 @@ fn check_polygraph_in(
             let (c, _, _) = pruned.contradictions[0];
             let con = &g.constraints[c];
             out.anomalies.push(untold(&g).txn(con.a).txn(con.c).field(
-                "unordered",
+                Field::Unordered,
                 Datum::List(vec![Datum::Txn(con.a), Datum::Txn(con.c)]),
             ));
         }

@@ -51,7 +51,7 @@ use rustc_hash::FxHashSet;
 use super::Outcome;
 use super::polygraph::Variant;
 use super::variants::naming_share;
-use crate::anomaly::{Anomaly, Datum};
+use crate::anomaly::{Anomaly, Datum, Field};
 use crate::check::deps::included;
 use crate::history::model::*;
 
@@ -488,7 +488,7 @@ pub fn decide(
                 return named;
             }
             let mut a = Anomaly::new(variant.cycle_exists()).field(
-                "unplaceable",
+                Field::Unplaceable,
                 Datum::List(stuck.iter().map(|&t| Datum::Txn(t)).collect()),
             );
             for &t in &stuck {

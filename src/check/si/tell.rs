@@ -4,7 +4,7 @@
 //! cycle passes of [`super::cycles`] keep.
 
 use super::polygraph::{EdgeId, EdgeKind, Polygraph};
-use crate::anomaly::{Anomaly, Datum, On, Path, Step};
+use crate::anomaly::{Anomaly, Datum, Field, On, Path, Step};
 use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
 
@@ -62,7 +62,7 @@ pub(super) fn cycle_anomaly(h: &History, g: &Polygraph, edges: &[EdgeId]) -> Ano
         steps: edges.iter().map(|&e| step(h, g, e)).collect(),
     });
     if let Some(s) = cycle::shape(&rels, &keys) {
-        a = a.field("shape", Datum::kw(s));
+        a = a.field(Field::Shape, Datum::kw(s));
     }
     a
 }

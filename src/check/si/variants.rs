@@ -187,7 +187,7 @@ impl<'h> Checks<'h> {
             // chosen for it; inferred steps are already narrowed where
             // found) is what its steps name.
             for a in &mut outcome.anomalies {
-                if a.get("unordered").is_some() {
+                if a.get(crate::anomaly::Field::Unordered).is_some() {
                     a.rules_out.get_or_insert(base.cycle_exists());
                 }
             }

@@ -12,7 +12,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::anomaly::{Anomaly, Datum};
+use crate::anomaly::{Anomaly, Datum, Field};
 use crate::history::model::*;
 
 use super::{Builder, PENDING};
@@ -170,9 +170,9 @@ impl Builder {
             // As Elle lists them: shortest first.
             lists.sort_by_key(Vec::len);
             let mut a = Anomaly::new("incompatible-order")
-                .field("key", Datum::Key(k))
+                .field(Field::Key, Datum::Key(k))
                 .field(
-                    "values",
+                    Field::Values,
                     Datum::List(lists.into_iter().map(Datum::Vals).collect()),
                 );
             for &r in reads {
@@ -200,12 +200,12 @@ fn duplicates_anomaly(mops: &[Mop], k: KeyId, order: &VersionOrder, dups: &[Val]
             m.is_read() && m.key == k && !m.has(flag::IRREGULAR) && m.len as usize > second
         })
         .min_by_key(|(_, m)| m.len);
-    let mut a = Anomaly::new("duplicate-elements").field("key", Datum::Key(k));
+    let mut a = Anomaly::new("duplicate-elements").field(Field::Key, Datum::Key(k));
     if let Some((id, m)) = reader {
         a = a
             .txn(m.txn)
-            .field("op", Datum::Txn(m.txn))
-            .field("mop", Datum::Mop(id as MopId));
+            .field(Field::Op, Datum::Txn(m.txn))
+            .field(Field::Mop, Datum::Mop(id as MopId));
     }
     let counts = dups
         .iter()
@@ -214,5 +214,5 @@ fn duplicates_anomaly(mops: &[Mop], k: KeyId, order: &VersionOrder, dups: &[Val]
             Datum::List(vec![Datum::Val(*d), Datum::Int(n)])
         })
         .collect();
-    a.field("duplicates", Datum::List(counts))
+    a.field(Field::Duplicates, Datum::List(counts))
 }

@@ -26,7 +26,7 @@ mod tables;
 
 use rustc_hash::FxHashMap;
 
-use crate::anomaly::{Anomaly, Datum};
+use crate::anomaly::{Anomaly, Datum, Field};
 use crate::error::{ParseError, Remedy};
 use crate::history::model::*;
 
@@ -491,9 +491,9 @@ impl Builder {
                                 Anomaly::new("internal")
                                     .pattern(pattern)
                                     .txn(tid)
-                                    .field("op", Datum::Txn(tid))
-                                    .field("mop", Datum::Mop(id))
-                                    .field("expected", expected),
+                                    .field(Field::Op, Datum::Txn(tid))
+                                    .field(Field::Mop, Datum::Mop(id))
+                                    .field(Field::Expected, expected),
                             );
                         }
                     }
@@ -517,9 +517,9 @@ impl Builder {
                             Anomaly::new("future-read")
                                 .pattern("FutureRead")
                                 .txn(tid)
-                                .field("op", Datum::Txn(tid))
-                                .field("mop", Datum::Mop(id))
-                                .field("element", Datum::Val(w)),
+                                .field(Field::Op, Datum::Txn(tid))
+                                .field(Field::Mop, Datum::Mop(id))
+                                .field(Field::Element, Datum::Val(w)),
                         );
                     }
                     st.known = Some(match m.arg {

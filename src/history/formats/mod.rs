@@ -29,18 +29,25 @@ use crate::source::Source;
 /// What a reader or writer had to say about the mapping it did (lossy
 /// conversions, policies applied); printed on stderr by the CLI.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Notes(pub Vec<String>);
+pub struct Notes {
+    /// The notes, one a line, as the user reads them.
+    pub lines: Vec<String>,
+    /// dbcop inputs: the policy that resolved reads of (variable, value)
+    /// pairs written more than once, when the input had any (so whether
+    /// the reads were guessed travels typed, not as note text).
+    pub duplicates: Option<dbcop::Duplicates>,
+}
 
 impl Notes {
     /// Adds a note.
     pub fn add(&mut self, s: impl Into<String>) {
-        self.0.push(s.into());
+        self.lines.push(s.into());
     }
 
     /// Adds `n` followed by a message, when `n` is not zero.
     pub fn count(&mut self, n: u64, what: impl FnOnce() -> String) {
         if n > 0 {
-            self.0.push(format!("{n} {}", what()));
+            self.lines.push(format!("{n} {}", what()));
         }
     }
 }

@@ -32,7 +32,7 @@ pub(crate) mod json;
 
 use rustc_hash::FxHashMap;
 
-use crate::anomaly::{Anomaly, Datum};
+use crate::anomaly::{Anomaly, Datum, Field};
 use crate::edn::Value;
 use crate::error::{ParseError, Remedy};
 use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
@@ -40,12 +40,14 @@ use crate::history::formats::{IntMap, Notes, RegOp, RegisterTxn, register_notes,
 use crate::history::model::*;
 
 /// Begins the note that says reads were resolved by guess
-/// ([`Duplicates::LastWriter`] met duplicates).
-pub(crate) const GUESSED_NOTE: &str = "(variable, value) pairs are written by more than one event: reads of them resolved to the last writer";
+/// ([`Duplicates::LastWriter`] met duplicates; the fact itself travels as
+/// [`Notes::duplicates`]).
+const GUESSED_NOTE: &str = "(variable, value) pairs are written by more than one event: reads of them resolved to the last writer";
 
 /// Begins the note that says reads have several candidate writers
-/// ([`Duplicates::Any`] met duplicates).
-pub(crate) const CANDIDATES_NOTE: &str = "(variable, value) pairs are written by more than one event: a read of one may have observed any of its writers";
+/// ([`Duplicates::Any`] met duplicates; the fact itself travels as
+/// [`Notes::duplicates`]).
+const CANDIDATES_NOTE: &str = "(variable, value) pairs are written by more than one event: a read of one may have observed any of its writers";
 
 /// What to do when two writes share a (variable, value).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -285,7 +287,7 @@ fn attach_candidates(h: &mut History, anomalies: &mut Vec<Anomaly>, restore: &Fx
             && h.txns[wm.txn as usize].status == Status::Committed
     };
     anomalies.retain(|a| {
-        let Some(&Datum::Mop(r)) = a.get("mop").filter(|_| a.name == "future-read") else {
+        let Some(&Datum::Mop(r)) = a.get(Field::Mop).filter(|_| a.name == "future-read") else {
             return true;
         };
         let m = h.mops[r as usize];
@@ -382,6 +384,9 @@ fn resolve_duplicates(
             }
             next -= 1;
         }
+    }
+    if pairs > 0 {
+        notes.duplicates = Some(dups);
     }
     if pairs > 0 && dups == Duplicates::Any {
         notes.add(format!(
