@@ -407,19 +407,20 @@ pub(super) fn solve(
         (Solved::Sat(model), conflicts)
     } else if r == lbool::FALSE {
         let core_lits: FxHashSet<Lit> = solver.unsat_core().iter().map(|&l| !l).collect();
-        let mut cs: Vec<usize> = selector_of
-            .iter()
-            .filter(|(s, _)| core_lits.contains(s))
-            .map(|&(_, c)| c)
-            .collect();
-        cs.sort_unstable();
-        let mut chs: Vec<usize> = activation_of
-            .iter()
-            .filter(|(s, _)| core_lits.contains(s))
-            .map(|&(_, c)| c)
-            .collect();
-        chs.sort_unstable();
-        (Solved::Unsat(cs, chs), conflicts)
+        // What the core's assumptions stand for, in order.
+        let in_core = |of: &[(Lit, usize)]| {
+            let mut xs: Vec<usize> = of
+                .iter()
+                .filter(|(s, _)| core_lits.contains(s))
+                .map(|&(_, c)| c)
+                .collect();
+            xs.sort_unstable();
+            xs
+        };
+        (
+            Solved::Unsat(in_core(&selector_of), in_core(&activation_of)),
+            conflicts,
+        )
     } else {
         (Solved::Unknown, conflicts)
     }
