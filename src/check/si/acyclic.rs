@@ -11,7 +11,13 @@
 //! conflict). Optionally ([`Acyclic::budget`]), a switched-on group's new
 //! edges are followed by bounded walks that propagate false the literal
 //! of any group one literal short of switching on whose edge would close
-//! a cycle, with the cycle's literals as the reason.
+//! a cycle, with the cycle's literals as the reason. The walks' hits are
+//! looked for among the edges into what the backward walk reached, of
+//! the groups still live (none of their literals false, not on); groups
+//! leave that set as they switch on or a literal turns false and come
+//! back on backtracking, so the scan shrinks as the search goes deeper.
+//! Propagation may start late ([`Acyclic::after`]): on easy searches it
+//! costs more than the conflicts it spares.
 //!
 //! The theory is independent of the solver: [`Acyclic`] works on plain
 //! literals, and a thin adapter implements batsat's `Theory`.
@@ -249,9 +255,28 @@ impl Order {
 /// A reason tag that names no edge: a walk's starting node has no parent.
 const START: u32 = u32::MAX - 1;
 
-/// Rows of `(tail, group)` by head node, as [`crate::check::graph::group`]
-/// lays them out: offsets, then items.
-type Rows = (Vec<u32>, Vec<(u32, u32)>);
+/// The group edges by head node, each row split into a live prefix (edges
+/// of groups that may still switch on: none of their literals is false
+/// and they are not on) and the rest. A group leaves (all its edges move
+/// out of the live prefixes) when it switches on or one of its literals
+/// turns false, and comes back, in reverse order, on backtracking, so a
+/// propagation scans only the edges that can still matter.
+struct Live {
+    /// Row `v` is `items[at[v]..at[v + 1]]`, its live prefix
+    /// `items[at[v]..at[v] + live[v]]`.
+    at: Vec<u32>,
+    live: Vec<u32>,
+    /// `(tail, group, edge index)`.
+    items: Vec<(u32, u32, u32)>,
+    /// Each group edge's place in `items`.
+    pos: Vec<u32>,
+    /// Per group: whether it has left.
+    gone: Vec<bool>,
+    /// Groups that left, in order.
+    log: Vec<u32>,
+    /// For each literal (by index), the groups holding it.
+    occ: Vec<Vec<u32>>,
+}
 
 /// The nodes a bounded breadth-first walk of an [`Order`] reached, each
 /// with the node it came from and the reason of the edge it came by.
@@ -336,6 +361,9 @@ impl Order {
                 }
             }
             for &(y, r) in &dynamic[x as usize] {
+                if w.reached.len() >= budget {
+                    break;
+                }
                 if !w.has(y) {
                     w.reach(y, x, r);
                 }
@@ -370,25 +398,27 @@ pub struct Acyclic {
     /// Active groups, in activation order.
     active: Vec<u32>,
     is_active: Vec<bool>,
-    /// Per level: (active groups, model literals seen).
-    levels: Vec<(usize, usize)>,
+    /// Per level: (active groups, model literals seen, groups gone).
+    levels: Vec<(usize, usize, usize)>,
     seen: usize,
     conflict: Vec<Lit>,
     /// Cycles found (conflicts raised).
     pub conflicts: u64,
     /// Nodes each propagation walk may reach; 0 (the default) switches
     /// propagation off. Measured on VeriStrong's 10k-transaction
-    /// histories at serializability (one run each, shared machine):
-    /// write-heavy 1,110 -> 733 conflicts but 0.8 -> 6.4 s CPU (budget 64;
-    /// 5.3 s at 16), blind-write 0.4 -> 2.8 s; high-contention HD-10k
-    /// 9,376 -> 469 conflicts in the same 60 s (1.9M propagations), still
-    /// no verdict. The walks and the scan of the edges into what they
-    /// reach cost more than the conflicts they spare.
+    /// histories at serializability (one run each, shared machine), with
+    /// propagation from the start and the scan over live groups only:
+    /// write-heavy 1,110 -> 756 conflicts but 0.86 -> 7.4 s CPU,
+    /// blind-write 0.41 -> 3.0 s; the walks and the scan cost more than
+    /// the conflicts they spare there, hence [`Acyclic::after`].
     pub budget: usize,
+    /// Conflicts before propagation starts (at the next return to level
+    /// 0, a restart): searches that end sooner pay nothing for it.
+    pub after: u64,
     /// Literals propagated.
     pub propagations: u64,
-    /// Group edges by head, `(tail, group)`, built at the first propagation.
-    into: Option<Rows>,
+    /// Live group edges by head, built when propagation starts.
+    into: Option<Live>,
     fwd: Walk,
     bwd: Walk,
     /// Propagations found in the last check: literal, reason.
@@ -419,6 +449,7 @@ impl Acyclic {
             conflict: Vec::new(),
             conflicts: 0,
             budget: 0,
+            after: 0,
             propagations: 0,
             into: None,
             fwd: Walk::new(n),
@@ -498,6 +529,10 @@ impl Acyclic {
         }
         self.is_active[g as usize] = true;
         self.active.push(g);
+        if let Some(mut into) = self.into.take() {
+            self.leave(&mut into, g);
+            self.into = Some(into);
+        }
         true
     }
 
@@ -510,9 +545,22 @@ impl Acyclic {
         if self.seen > model.len() {
             self.seen = model.len();
         }
+        // Propagation starts at level 0 once `after` conflicts are in:
+        // what is false or on there stays so.
+        if self.budget > 0
+            && self.into.is_none()
+            && self.conflicts >= self.after
+            && self.levels.is_empty()
+        {
+            self.build_into();
+            for &l in &model[..self.seen] {
+                self.leave_false(!l);
+            }
+        }
         while self.seen < model.len() {
             let l = model[self.seen];
             self.seen += 1;
+            self.leave_false(!l);
             let i = lit_index(l);
             if i >= self.watch.len() || self.watch[i].is_empty() {
                 continue;
@@ -540,7 +588,7 @@ impl Acyclic {
                     }
                     if !self.activate(g) {
                         failed = true;
-                    } else if self.budget > 0 {
+                    } else if self.into.is_some() {
                         self.propagate_from(g, &value);
                     }
                 }
@@ -573,22 +621,96 @@ impl Acyclic {
     /// Group edges by head, built once all groups are in.
     fn build_into(&mut self) {
         let n = self.order.ord.len();
+        let groups = self.is_active.len();
         let mut pairs = Vec::with_capacity(self.edges.len());
-        for g in 0..self.is_active.len() as u32 {
+        let mut occ: Vec<Vec<u32>> = vec![Vec::new(); self.watch.len()];
+        for g in 0..groups as u32 {
             for i in self.group_edges(g) {
                 let (u, v) = self.edges[i];
-                pairs.push((v, (u, g)));
+                pairs.push((v, (u, g, i as u32)));
+            }
+            for &l in self.group_lits(g) {
+                let i = lit_index(l);
+                if occ.len() <= i {
+                    occ.resize(i + 1, Vec::new());
+                }
+                occ[i].push(g);
             }
         }
-        self.into = Some(crate::check::graph::group(n, &pairs));
+        let (at, items) = crate::check::graph::group(n, &pairs);
+        let mut pos = vec![0u32; self.edges.len()];
+        for (k, &(_, _, i)) in items.iter().enumerate() {
+            pos[i as usize] = k as u32;
+        }
+        let live = (0..n).map(|v| at[v + 1] - at[v]).collect();
+        let mut into = Live {
+            at,
+            live,
+            items,
+            pos,
+            gone: vec![false; groups],
+            log: Vec::new(),
+            occ,
+        };
+        // Groups already on (at level 0) leave at once.
+        for &g in &self.active {
+            self.leave(&mut into, g);
+        }
+        self.into = Some(into);
+    }
+
+    /// Group `g`'s edges leave the live prefixes (unless gone already).
+    fn leave(&self, into: &mut Live, g: u32) {
+        if into.gone[g as usize] {
+            return;
+        }
+        into.gone[g as usize] = true;
+        into.log.push(g);
+        for i in self.group_edges(g) {
+            let v = self.edges[i].1 as usize;
+            let k = into.pos[i] as usize;
+            let last = (into.at[v] + into.live[v] - 1) as usize;
+            into.items.swap(k, last);
+            into.pos[into.items[k].2 as usize] = k as u32;
+            into.pos[i] = last as u32;
+            into.live[v] -= 1;
+        }
+    }
+
+    /// Brings back the groups that left after the log had `len` entries.
+    fn come_back_to(&mut self, len: usize) {
+        let Some(into) = self.into.as_mut() else {
+            return;
+        };
+        while into.log.len() > len {
+            let Some(g) = into.log.pop() else { break };
+            into.gone[g as usize] = false;
+            let range = self.edge_at[g as usize] as usize..self.edge_at[g as usize + 1] as usize;
+            for i in range.rev() {
+                into.live[self.edges[i].1 as usize] += 1;
+            }
+        }
+    }
+
+    /// Groups holding `q`, now false, leave.
+    fn leave_false(&mut self, q: Lit) {
+        let Some(mut into) = self.into.take() else {
+            return;
+        };
+        let i = lit_index(q);
+        if i < into.occ.len() {
+            let gs = std::mem::take(&mut into.occ[i]);
+            for &g in &gs {
+                self.leave(&mut into, g);
+            }
+            into.occ[i] = gs;
+        }
+        self.into = Some(into);
     }
 
     /// After group `g` switched on: the groups one literal away from
     /// switching on whose edges would close a cycle through one of `g`'s.
     fn propagate_from(&mut self, g: u32, value: &impl Fn(Lit) -> lbool) {
-        if self.into.is_none() {
-            self.build_into();
-        }
         let range = self.group_edges(g);
         // One pair of walks per head: forward from it, backward from
         // every tail of an edge into it.
@@ -608,9 +730,11 @@ impl Acyclic {
             );
             self.order.walk(&[v], true, self.budget, &mut self.fwd);
             self.order.walk(&tails, false, self.budget, &mut self.bwd);
-            let Some((at, into)) = &self.into else { return };
+            let Some(into) = &self.into else { return };
             for &y in &self.bwd.reached {
-                for &(x, g2) in &into[at[y as usize] as usize..at[y as usize + 1] as usize] {
+                let lo = into.at[y as usize] as usize;
+                let hi = lo + into.live[y as usize] as usize;
+                for &(x, g2, _) in &into.items[lo..hi] {
                     if !self.fwd.has(x) || self.is_active[g2 as usize] {
                         continue;
                     }
@@ -676,7 +800,8 @@ impl Acyclic {
 
     /// Opens a backtracking level.
     pub fn push_level(&mut self) {
-        self.levels.push((self.active.len(), self.seen));
+        let log = self.into.as_ref().map_or(0, |i| i.log.len());
+        self.levels.push((self.active.len(), self.seen, log));
     }
 
     /// Closes `n` levels, switching off the groups switched on in them.
@@ -685,8 +810,9 @@ impl Acyclic {
         for _ in 0..n {
             target = self.levels.pop();
         }
-        if let Some((active, seen)) = target {
+        if let Some((active, seen, log)) = target {
             self.deactivate_to(active);
+            self.come_back_to(log);
             self.seen = seen;
         }
     }
@@ -828,6 +954,65 @@ mod tests {
             let (m, _) = solve_groups(3, &[(0, 1)], &groups, 3, &all, budget);
             assert!(m.is_none(), "budget {budget}");
         }
+    }
+
+    #[test]
+    fn propagation_skips_groups_gone_and_finds_them_again_after_backtracking() {
+        use batsat::interface::SolverInterface;
+        // Known 0 -> 1; x0: 1 -> 2; x1: 2 -> 0; x2 and x1 together: 2 -> 0.
+        let order = Order::seeded(3, &[0, 1, 2], &[(0, 1)]).expect("acyclic");
+        let mut th = Acyclic::new(order);
+        th.budget = 8;
+        let mut solver =
+            batsat::Solver::new(Default::default(), batsat::callbacks::Basic::default());
+        let x: Vec<Lit> = (0..3)
+            .map(|_| Lit::new(solver.new_var_default(), true))
+            .collect();
+        th.add_group(vec![x[0]], vec![(1, 2)]);
+        th.add_group(vec![x[1]], vec![(2, 0)]);
+        th.add_group(vec![x[1], x[2]], vec![(2, 0)]);
+        // Values as a trail gives them.
+        let value = |trail: &[Lit]| {
+            let trail = trail.to_vec();
+            move |l: Lit| {
+                if trail.contains(&l) {
+                    lbool::TRUE
+                } else if trail.contains(&!l) {
+                    lbool::FALSE
+                } else {
+                    lbool::UNDEF
+                }
+            }
+        };
+        let proposed = |th: &Acyclic| -> Vec<Lit> {
+            let mut ps: Vec<Lit> = th.found.iter().map(|(p, _)| *p).collect();
+            ps.sort_unstable();
+            ps
+        };
+        // Propagation starts at level 0.
+        assert!(th.assert_lits(&[], value(&[])).is_none());
+        // x0 on: x1 would close 0 -> 1 -> 2 -> 0 (the group of x1 and x2
+        // is two literals short: nothing to say of it).
+        th.push_level();
+        let trail = [x[0]];
+        assert!(th.assert_lits(&trail, value(&trail)).is_none());
+        assert_eq!(proposed(&th), vec![!x[1]]);
+        let (_, why) = &th.found[0];
+        assert_eq!(why, &vec![x[0]]);
+        // Backtrack; x1 false first, then x0: the groups holding x1 are
+        // gone, nothing to propagate.
+        th.pop_levels(1);
+        th.push_level();
+        let trail = [!x[1], x[0]];
+        assert!(th.assert_lits(&trail, value(&trail)).is_none());
+        assert!(proposed(&th).is_empty());
+        // Backtrack again; x2 true, then x0: both groups of x1 are back,
+        // and each is one literal (x1) short.
+        th.pop_levels(1);
+        th.push_level();
+        let trail = [x[2], x[0]];
+        assert!(th.assert_lits(&trail, value(&trail)).is_none());
+        assert_eq!(proposed(&th), vec![!x[1]]);
     }
 
     #[test]
