@@ -41,7 +41,14 @@
 //!   with aborted reads), rw-register and list-append, 25 sessions x 8
 //!   ops over 1,000 zipf keys, faults at rate 0.1, at si, ser and strict
 //!   (the generator's line says how many faults fired): 10k transactions, and with `--scale` also
-//!   100k, 262k (64 sessions) and 1M.
+//!   100k, 262k (64 sessions) and 1M. Each row gives the share of the
+//!   check's wall time in build, prune, solve and explain
+//!   (`elle_si::check::stages`; "other" is the rest: the logged-order
+//!   witness, the bounded-sessions search, basic checks), and its valid
+//!   counterpart (the same shape without faults, from the same store where
+//!   its histories satisfy the level, else from the serializable store),
+//!   measured first and selected with it, with the ratios of process CPU
+//!   and peak memory. Its rows run once unless `--runs` is given.
 //! - `scale` (only with `--scale`): 1M transactions x 20 ops.
 //! - `dbcop` (only with `--dbcop PATH`): dbcop's `verify` beside `elle-si
 //!   check` on the same dbcop-JSON files.
@@ -1149,8 +1156,13 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("elle-si-checkers-{}", std::process::id()));
     fs::create_dir_all(&dir).expect("temp dir");
     println!(
-        "runs per figure: {} (medians; peak RSS: the largest); times in seconds, wall / CPU (user + system)\n",
-        o.runs
+        "runs per figure: {}{} (medians; peak RSS: the largest); times in seconds, wall / CPU (user + system)\n",
+        o.runs,
+        if o.runs_given {
+            ""
+        } else {
+            " (the invalid group: 1)"
+        }
     );
     let mut group = "";
     // Rows measured so far, by `config/level`: the invalid rows' counterparts.
