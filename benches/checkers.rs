@@ -1077,7 +1077,13 @@ fn print_invalid_row(
             ),
             match (r.process.1, v.process.1) {
                 (Some(a), Some(b)) if b > 0.0 && v.verdict == "valid" => {
-                    format!("{:.1}x, {:.1}x", a / b, r.rss_mb() / v.rss_mb())
+                    // A row killed at a limit cost at least this much.
+                    let at_least = if r.verdict.starts_with("killed") {
+                        ">= "
+                    } else {
+                        ""
+                    };
+                    format!("{at_least}{:.1}x, {:.1}x", a / b, r.rss_mb() / v.rss_mb())
                 }
                 _ => format!("- (counterpart {})", v.verdict),
             },
