@@ -39,13 +39,22 @@
 //!   (SI store with lost updates and with long forks, the causal store's
 //!   own write skews and with causality violations, the serializable store
 //!   with aborted reads), rw-register and list-append, 25 sessions x 8
-//!   ops over 1,000 zipf keys, faults at rate 0.1, at si, ser and strict
+//!   ops over 1,000 zipf keys (list-append: 1,000 per 10k transactions),
+//!   faults at rate 0.1, at si, ser and strict
 //!   (the generator's line says how many faults fired): 10k transactions, and with `--scale` also
-//!   100k, 262k (64 sessions) and 1M.
+//!   100k, 262k (64 sessions) and 1M. Each row gives the share of the
+//!   check's wall time in build, prune, solve and explain
+//!   (`elle_si::check::stages`; "other" is the rest: the logged-order
+//!   witness, the bounded-sessions search, basic checks), and its valid
+//!   counterpart (the same shape without faults, from the same store where
+//!   its histories satisfy the level, else from the serializable store),
+//!   measured first and selected with it, with the ratios of process CPU
+//!   and peak memory. Its rows run once unless `--runs` is given.
 //! - `scale` (only with `--scale`): 1M transactions x 20 ops.
 //! - `dbcop` (only with `--dbcop PATH`): dbcop's `verify` beside `elle-si
 //!   check` on the same dbcop-JSON files.
 
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -53,7 +62,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use elle_si::check::{self, CheckOptions, causal};
+use elle_si::check::{self, CheckOptions, causal, stages};
 use elle_si::convert::{ConvertOptions, convert};
 use elle_si::generator::{Db, Distribution, GenOptions, Preset, generate_to};
 use elle_si::history::{Format, LoadOptions, Workload, load};
@@ -100,6 +109,9 @@ struct Config {
     name: String,
     input: Input,
     jobs: Vec<Job>,
+    /// For each level, the config whose row at that level is this one's
+    /// valid counterpart (the `invalid` group; empty elsewhere).
+    valid: Vec<(String, String)>,
 }
 
 /// One child's figures.
@@ -116,11 +128,16 @@ struct Sample {
     killed: Option<&'static str>,
     /// Transactions and micro-ops, as the child compiled them.
     counts: Option<(usize, usize)>,
+    /// Seconds of the check in build, prune, solve and explain (see
+    /// `elle_si::check::stages`).
+    stages: Option<[f64; 4]>,
 }
 
 struct Opts {
     filter: Vec<String>,
     runs: usize,
+    /// `--runs` was given (the `invalid` group runs once otherwise).
+    runs_given: bool,
     scale: bool,
     scale_keys: u64,
     dbcop: Option<PathBuf>,
@@ -145,6 +162,7 @@ fn parse_opts(args: &[String]) -> Opts {
     let mut o = Opts {
         filter: Vec::new(),
         runs: 5,
+        runs_given: false,
         scale: false,
         scale_keys: 1_000_000,
         dbcop: None,
@@ -162,7 +180,10 @@ fn parse_opts(args: &[String]) -> Opts {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--bench" => {}
-            "--runs" => o.runs = (num(it.next()) as usize).max(1),
+            "--runs" => {
+                o.runs = (num(it.next()) as usize).max(1);
+                o.runs_given = true;
+            }
             "--quick" => o.runs = 1,
             "--scale" => o.scale = true,
             "--scale-keys" => o.scale_keys = num(it.next()) as u64,
@@ -213,6 +234,7 @@ fn configs(o: &Opts) -> Vec<Config> {
         name,
         input: Input::Gen(g),
         jobs,
+        valid: Vec::new(),
     };
     // C4's default, both workloads, at the three causal-family levels.
     for (w, wn) in [(Workload::RwRegister, "rw"), (Workload::ListAppend, "la")] {
@@ -372,6 +394,7 @@ fn configs(o: &Opts) -> Vec<Config> {
             name: f.trim_end_matches(".txt").to_string(),
             input: Input::File(path),
             jobs,
+            valid: Vec::new(),
         });
     }
     // VeriStrong's histories with duplicate writes (hyper-polygraphs).
@@ -392,6 +415,7 @@ fn configs(o: &Opts) -> Vec<Config> {
                     model: m.to_string(),
                 })
                 .collect(),
+            valid: Vec::new(),
         });
     }
     // Clocks for the causal checker, as sessions grow (C4's fig. 11).
@@ -417,69 +441,7 @@ fn configs(o: &Opts) -> Vec<Config> {
                 .collect(),
         ));
     }
-    // Invalid histories: each store with its faults, at the sessionless
-    // and strict models (10k transactions; 100k, 262k and 1M with
-    // `--scale`).
-    {
-        use elle_si::generator::Fault;
-        let sizes: &[(u32, u32, &str)] = if o.scale {
-            &[
-                (25, 400, "10k"),
-                (25, 4_000, "100k"),
-                (64, 4_096, "262k"),
-                (25, 40_000, "1m"),
-            ]
-        } else {
-            &[(25, 400, "10k")]
-        };
-        let stores: [(&str, Db, Option<Fault>); 5] = [
-            (
-                "si-lost-update",
-                Db::SnapshotIsolation,
-                Some(Fault::LostUpdate),
-            ),
-            ("si-long-fork", Db::SnapshotIsolation, Some(Fault::LongFork)),
-            ("causal-write-skew", Db::Causal, None),
-            (
-                "causal-causality-violation",
-                Db::Causal,
-                Some(Fault::CausalityViolation),
-            ),
-            (
-                "ser-aborted-read",
-                Db::Serializable,
-                Some(Fault::AbortedRead),
-            ),
-        ];
-        for &(s, t, size) in sizes {
-            for (w, wn) in [(Workload::RwRegister, "rw"), (Workload::ListAppend, "la")] {
-                for (sn, db, fault) in stores {
-                    let g = GenOptions {
-                        sessions: s,
-                        txns_per_session: t,
-                        ops_per_txn: 8,
-                        // Contention, so that the faults fire and the
-                        // causal store's own write skews occur.
-                        keys: 1000,
-                        distribution: Distribution::Zipf,
-                        workload: w,
-                        db,
-                        ..GenOptions::default()
-                    };
-                    let g = match fault {
-                        Some(f) => g.with_fault(f, 0.1),
-                        None => g,
-                    };
-                    v.push(gen_cfg(
-                        "invalid",
-                        format!("{wn}-{sn}-{size}"),
-                        g,
-                        lib(&["si", "ser", "strict"]),
-                    ));
-                }
-            }
-        }
-    }
+    v.extend(invalid(o));
     if o.scale {
         for (w, wn) in [(Workload::RwRegister, "rw"), (Workload::ListAppend, "la")] {
             v.push(gen_cfg(
@@ -554,6 +516,127 @@ fn configs(o: &Opts) -> Vec<Config> {
     v
 }
 
+/// The `invalid` group's keys: 1,000 for rw-register at every size (the
+/// contention of the hard cases); for list-append 1,000 per 10k
+/// transactions, since a read returns a key's whole list. Zipf's hottest
+/// keys keep their share of the appends however many keys there are, so
+/// list-append files still grow faster than the transactions: at 100k,
+/// 710 MB from the SI store and over 2.8 GB from the causal store (44 MB
+/// at 10k).
+fn invalid_keys(w: Workload, txns: u32) -> u64 {
+    match w {
+        Workload::ListAppend => (u64::from(txns) / 10).max(1000),
+        _ => 1000,
+    }
+}
+
+/// The levels the `invalid` group checks at.
+const INVALID_LEVELS: [&str; 3] = ["si", "ser", "strict"];
+
+/// The `invalid` group: each generator store with its faults (SI store
+/// with lost updates and with long forks, the causal store's own write
+/// skews and with causality violations, the serializable store with
+/// aborted reads), rw-register and list-append, 8 ops per txn over 1,000
+/// zipf keys (contention, so that the faults fire; see [`invalid_keys`]),
+/// faults at rate 0.1;
+/// 10k transactions, and with `--scale` 100k, 262k and 1M. Each size and
+/// workload first has its valid counterparts: the same shape without
+/// faults, from the same store where that store's histories satisfy the
+/// level, else from the serializable store.
+fn invalid(o: &Opts) -> Vec<Config> {
+    use elle_si::generator::Fault;
+    let sizes: &[(u32, u32, &str)] = if o.scale {
+        &[
+            (25, 400, "10k"),
+            (25, 4_000, "100k"),
+            (64, 4_096, "262k"),
+            (25, 40_000, "1m"),
+        ]
+    } else {
+        &[(25, 400, "10k")]
+    };
+    let stores: [(&str, Db, Option<Fault>); 5] = [
+        (
+            "si-lost-update",
+            Db::SnapshotIsolation,
+            Some(Fault::LostUpdate),
+        ),
+        ("si-long-fork", Db::SnapshotIsolation, Some(Fault::LongFork)),
+        ("causal-write-skew", Db::Causal, None),
+        (
+            "causal-causality-violation",
+            Db::Causal,
+            Some(Fault::CausalityViolation),
+        ),
+        (
+            "ser-aborted-read",
+            Db::Serializable,
+            Some(Fault::AbortedRead),
+        ),
+    ];
+    let valid_db = |db: Db, level: &str| {
+        if db.guarantees(level) == Some(true) {
+            db
+        } else {
+            Db::Serializable
+        }
+    };
+    let mut v = Vec::new();
+    for &(s, t, size) in sizes {
+        for (w, wn) in [(Workload::RwRegister, "rw"), (Workload::ListAppend, "la")] {
+            let shape = GenOptions {
+                sessions: s,
+                txns_per_session: t,
+                ops_per_txn: 8,
+                keys: invalid_keys(w, s * t),
+                distribution: Distribution::Zipf,
+                workload: w,
+                ..GenOptions::default()
+            };
+            let valid_name = |db: Db| format!("{wn}-{}-valid-{size}", db.name());
+            let config = |name, g, levels: Vec<&str>, valid| Config {
+                group: "invalid",
+                name,
+                input: Input::Gen(g),
+                jobs: lib(&levels),
+                valid,
+            };
+            for db in [Db::SnapshotIsolation, Db::Serializable] {
+                let levels: Vec<&str> = INVALID_LEVELS
+                    .into_iter()
+                    .filter(|l| stores.iter().any(|&(_, d, _)| valid_db(d, l) == db))
+                    .collect();
+                let g = GenOptions {
+                    db,
+                    ..shape.clone()
+                };
+                v.push(config(valid_name(db), g, levels, Vec::new()));
+            }
+            for (sn, db, fault) in stores {
+                let g = GenOptions {
+                    db,
+                    ..shape.clone()
+                };
+                let g = match fault {
+                    Some(f) => g.with_fault(f, 0.1),
+                    None => g,
+                };
+                let valid = INVALID_LEVELS
+                    .iter()
+                    .map(|l| (l.to_string(), valid_name(valid_db(db, l))))
+                    .collect();
+                v.push(config(
+                    format!("{wn}-{sn}-{size}"),
+                    g,
+                    INVALID_LEVELS.to_vec(),
+                    valid,
+                ));
+            }
+        }
+    }
+    v
+}
+
 // ---------------------------------------------------------------- child
 
 /// Nanoseconds this thread has run (the checkers are single-threaded).
@@ -613,15 +696,20 @@ fn child(args: &[String]) -> i32 {
         }
     };
     let (t2, c2) = (Instant::now(), cpu_s());
+    let st = stages::totals();
     let line = format!(
-        "{} {} {} {} {verdict} {} {} {}\n",
+        "{} {} {} {} {verdict} {} {} {} {} {} {} {}\n",
         (t1 - t0).as_secs_f64(),
         c1 - c0,
         (t2 - t1).as_secs_f64(),
         c2 - c1,
         status_kb("self", "VmHWM:"),
         loaded.history.txns.len(),
-        loaded.history.mops.len()
+        loaded.history.mops.len(),
+        st.build,
+        st.prune,
+        st.solve,
+        st.explain
     );
     if fs::write(out, line).is_err() {
         return 3;
@@ -795,7 +883,7 @@ fn run_job(job: &Job, p: &Prepared, dir: &Path, o: &Opts) -> Sample {
             if s.killed.is_none() {
                 let line = fs::read_to_string(&out).unwrap_or_default();
                 let f: Vec<&str> = line.split_whitespace().collect();
-                if code == 0 && f.len() == 8 {
+                if code == 0 && f.len() == 12 {
                     let n = |i: usize| f[i].parse().ok();
                     s.load_wall = n(0);
                     s.load_cpu = n(1);
@@ -805,6 +893,11 @@ fn run_job(job: &Job, p: &Prepared, dir: &Path, o: &Opts) -> Sample {
                     // The child's own high-water mark, exact.
                     s.rss_kb = f[5].parse().unwrap_or(s.rss_kb);
                     s.counts = f[6].parse().ok().zip(f[7].parse().ok());
+                    let stage = |i: usize| f[8 + i].parse::<f64>().ok();
+                    s.stages = (0..4)
+                        .map(stage)
+                        .collect::<Option<Vec<f64>>>()
+                        .and_then(|v| v.try_into().ok());
                 } else {
                     s.verdict = format!("error (exit {code})");
                 }
@@ -876,6 +969,191 @@ fn fmt_pair(w: Option<f64>, c: Option<f64>) -> String {
     }
 }
 
+/// A job's figures over its runs: medians, the largest peak memory.
+struct Row {
+    load: (Option<f64>, Option<f64>),
+    check: (Option<f64>, Option<f64>),
+    process: (Option<f64>, Option<f64>),
+    rss_kb: u64,
+    /// Median seconds per stage: build, prune, solve, explain.
+    stages: Option<[f64; 4]>,
+    verdict: String,
+}
+
+impl Row {
+    fn of(samples: &[Sample]) -> Row {
+        let m = |f: &dyn Fn(&Sample) -> Option<f64>| median(samples.iter().filter_map(f).collect());
+        let mut verdicts: Vec<String> = samples.iter().map(|s| s.verdict.clone()).collect();
+        verdicts.dedup();
+        let verdict = match samples.iter().find_map(|s| s.killed) {
+            Some(k) => format!(
+                "killed ({k}) after {:.0} s",
+                samples.last().map_or(0.0, |s| s.wall)
+            ),
+            None => verdicts.join("/"),
+        };
+        let stage = |i: usize| m(&|s| s.stages.map(|st| st[i]));
+        Row {
+            load: (m(&|s| s.load_wall), m(&|s| s.load_cpu)),
+            check: (m(&|s| s.check_wall), m(&|s| s.check_cpu)),
+            process: (m(&|s| Some(s.wall)), m(&|s| Some(s.cpu))),
+            rss_kb: samples.iter().map(|s| s.rss_kb).max().unwrap_or(0),
+            stages: (0..4)
+                .map(stage)
+                .collect::<Option<Vec<f64>>>()
+                .and_then(|v| v.try_into().ok()),
+            verdict,
+        }
+    }
+
+    fn rss_mb(&self) -> f64 {
+        self.rss_kb as f64 / 1024.0
+    }
+
+    /// The stages' shares of the check's wall time, and what is in none.
+    fn shares(&self) -> String {
+        let (Some(st), Some(total)) = (self.stages, self.check.0) else {
+            return "-".into();
+        };
+        if total <= 0.0 {
+            return "-".into();
+        }
+        let pct = |x: f64| format!("{:.0}", 100.0 * x / total);
+        let other = (total - st.iter().sum::<f64>()).max(0.0);
+        format!(
+            "{} / {} / {} / {} / {}",
+            pct(st[0]),
+            pct(st[1]),
+            pct(st[2]),
+            pct(st[3]),
+            pct(other)
+        )
+    }
+}
+
+/// How many times a config's jobs run: `--runs`, except that the
+/// `invalid` group's heavy rows run once unless `--runs` is given.
+fn runs_for(c: &Config, o: &Opts) -> usize {
+    if c.group == "invalid" && !o.runs_given {
+        1
+    } else {
+        o.runs
+    }
+}
+
+fn print_header(group: &str) {
+    if group == "invalid" {
+        println!(
+            "| config | txns | MB | level | verdict | process wall / cpu | peak RSS MB | check wall | build / prune / solve / explain / other % | valid counterpart: process wall / cpu, RSS MB | invalid / valid: cpu, RSS |"
+        );
+        println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    } else {
+        println!(
+            "| config | txns | mops | MB | level | load wall / cpu | check wall / cpu | process wall / cpu | peak RSS MB | verdict |"
+        );
+        println!("|---|---|---|---|---|---|---|---|---|---|");
+    }
+}
+
+fn txns(p: &Prepared) -> String {
+    p.counts.map_or("-".into(), |c| c.0.to_string())
+}
+
+fn print_row(c: &Config, p: &Prepared, label: &str, r: &Row) {
+    println!(
+        "| {} | {} | {} | {:.1} | {} | {} | {} | {} | {:.0} | {} |",
+        c.name,
+        txns(p),
+        p.counts.map_or("-".into(), |c| c.1.to_string()),
+        p.bytes as f64 / 1e6,
+        label,
+        fmt_pair(r.load.0, r.load.1),
+        fmt_pair(r.check.0, r.check.1),
+        fmt_pair(r.process.0, r.process.1),
+        r.rss_mb(),
+        r.verdict
+    );
+}
+
+/// An `invalid` row: its stage shares and, once measured, its valid
+/// counterpart (config name and row) and the ratios to it.
+fn print_invalid_row(
+    c: &Config,
+    p: &Prepared,
+    label: &str,
+    r: &Row,
+    counterpart: Option<(&str, &Row)>,
+) {
+    let (valid, ratio) = match counterpart {
+        Some((name, v)) => (
+            format!(
+                "{name}: {}, {:.0}",
+                fmt_pair(v.process.0, v.process.1),
+                v.rss_mb()
+            ),
+            match (r.process.1, v.process.1) {
+                (Some(a), Some(b)) if b > 0.0 && v.verdict == "valid" => {
+                    // A row killed at a limit cost at least this much.
+                    let at_least = if r.verdict.starts_with("killed") {
+                        ">= "
+                    } else {
+                        ""
+                    };
+                    format!("{at_least}{:.1}x, {:.1}x", a / b, r.rss_mb() / v.rss_mb())
+                }
+                _ => format!("- (counterpart {})", v.verdict),
+            },
+        ),
+        None if c.valid.is_empty() => ("(this is one)".into(), "-".into()),
+        None => ("not measured".into(), "-".into()),
+    };
+    println!(
+        "| {} | {} | {:.1} | {} | {} | {} | {:.0} | {} | {} | {} | {} |",
+        c.name,
+        txns(p),
+        p.bytes as f64 / 1e6,
+        label,
+        r.verdict,
+        fmt_pair(r.process.0, r.process.1),
+        r.rss_mb(),
+        r.check.0.map_or("-".into(), |w| format!("{w:.3}")),
+        r.shares(),
+        valid,
+        ratio
+    );
+}
+
+/// The configs and jobs the filters select (`group/config/level`
+/// substrings), with the valid counterparts of the `invalid` rows selected.
+fn select(all: Vec<Config>, o: &Opts) -> Vec<(Config, Vec<Job>)> {
+    let id = |c: &Config, level: &str| format!("{}/{}/{level}", c.group, c.name);
+    let chosen = |id: &str| o.filter.is_empty() || o.filter.iter().any(|f| id.contains(f.as_str()));
+    let counterparts: Vec<String> = all
+        .iter()
+        .flat_map(|c| {
+            c.valid
+                .iter()
+                .filter(|(l, _)| chosen(&id(c, l)))
+                .map(|(l, name)| format!("{}/{name}/{l}", c.group))
+        })
+        .collect();
+    all.into_iter()
+        .filter(|c| c.group != "scale" || o.scale)
+        .filter_map(|c| {
+            let jobs: Vec<Job> = c
+                .jobs
+                .iter()
+                .filter(|j| {
+                    let id = id(&c, &j.label());
+                    chosen(&id) || counterparts.contains(&id)
+                })
+                .cloned()
+                .collect();
+            (!jobs.is_empty()).then_some((c, jobs))
+        })
+        .collect()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--child") {
@@ -888,23 +1166,7 @@ fn main() {
         return;
     }
     let o = parse_opts(&args);
-    let all = configs(&o);
-    let selected: Vec<(Config, Vec<Job>)> = all
-        .into_iter()
-        .filter(|c| c.group != "scale" || o.scale)
-        .filter_map(|c| {
-            let jobs: Vec<Job> = c
-                .jobs
-                .iter()
-                .filter(|j| {
-                    let id = format!("{}/{}/{}", c.group, c.name, j.label());
-                    o.filter.is_empty() || o.filter.iter().any(|f| id.contains(f.as_str()))
-                })
-                .cloned()
-                .collect();
-            (!jobs.is_empty()).then_some((c, jobs))
-        })
-        .collect();
+    let selected = select(configs(&o), &o);
     if o.list {
         for (c, jobs) in &selected {
             for j in jobs {
@@ -916,25 +1178,29 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("elle-si-checkers-{}", std::process::id()));
     fs::create_dir_all(&dir).expect("temp dir");
     println!(
-        "runs per figure: {} (medians; peak RSS: the largest); times in seconds, wall / CPU (user + system)\n",
-        o.runs
+        "runs per figure: {}{} (medians; peak RSS: the largest); times in seconds, wall / CPU (user + system)\n",
+        o.runs,
+        if o.runs_given {
+            ""
+        } else {
+            " (the invalid group: 1)"
+        }
     );
     let mut group = "";
+    // Rows measured so far, by `config/level`: the invalid rows' counterparts.
+    let mut rows: HashMap<String, Row> = HashMap::new();
     for (c, jobs) in &selected {
         if c.group != group {
             group = c.group;
             println!("\n### {group}\n");
-            println!(
-                "| config | txns | mops | MB | level | load wall / cpu | check wall / cpu | process wall / cpu | peak RSS MB | verdict |"
-            );
-            println!("|---|---|---|---|---|---|---|---|---|---|");
+            print_header(group);
         }
         eprintln!("{}/{}", c.group, c.name);
         let needs_dbcop = jobs.iter().any(|j| matches!(j, Job::Dbcop { .. }));
         let mut p = prepare(c, &dir, needs_dbcop);
         for job in jobs {
             let mut samples: Vec<Sample> = Vec::new();
-            for _ in 0..o.runs {
+            for _ in 0..runs_for(c, &o) {
                 let s = run_job(job, &p, &dir, &o);
                 p.counts = p.counts.or(s.counts);
                 let stop = s.killed.is_some();
@@ -943,30 +1209,19 @@ fn main() {
                     break;
                 }
             }
-            let m = |f: fn(&Sample) -> Option<f64>| median(samples.iter().filter_map(f).collect());
-            let rss = samples.iter().map(|s| s.rss_kb).max().unwrap_or(0);
-            let mut verdicts: Vec<String> = samples.iter().map(|s| s.verdict.clone()).collect();
-            verdicts.dedup();
-            let verdict = match samples.iter().find_map(|s| s.killed) {
-                Some(k) => format!(
-                    "killed ({k}) after {:.0} s",
-                    samples.last().map_or(0.0, |s| s.wall)
-                ),
-                None => verdicts.join("/"),
-            };
-            println!(
-                "| {} | {} | {} | {:.1} | {} | {} | {} | {} | {:.0} | {} |",
-                c.name,
-                p.counts.map_or("-".into(), |c| c.0.to_string()),
-                p.counts.map_or("-".into(), |c| c.1.to_string()),
-                p.bytes as f64 / 1e6,
-                job.label(),
-                fmt_pair(m(|s| s.load_wall), m(|s| s.load_cpu)),
-                fmt_pair(m(|s| s.check_wall), m(|s| s.check_cpu)),
-                fmt_pair(m(|s| Some(s.wall)), m(|s| Some(s.cpu))),
-                rss as f64 / 1024.0,
-                verdict
-            );
+            let row = Row::of(&samples);
+            let label = job.label();
+            if c.group == "invalid" {
+                let counterpart = c
+                    .valid
+                    .iter()
+                    .find(|(l, _)| *l == label)
+                    .and_then(|(l, name)| Some((name.as_str(), rows.get(&format!("{name}/{l}"))?)));
+                print_invalid_row(c, &p, &label, &row, counterpart);
+            } else {
+                print_row(c, &p, &label, &row);
+            }
+            rows.insert(format!("{}/{label}", c.name), row);
         }
         if !o.keep && matches!(c.input, Input::Gen(_)) {
             let _ = fs::remove_file(&p.edn);

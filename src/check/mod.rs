@@ -8,6 +8,7 @@ pub(crate) mod deps;
 pub mod entry;
 pub(crate) mod graph;
 pub(crate) mod si;
+pub mod stages;
 
 use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;

@@ -182,8 +182,21 @@ fn check_polygraph(h: &History, variant: Variant, deadline: Option<Instant>) -> 
 }
 
 /// [`check_polygraph`] over a [`polygraph::Scope`]: for a part, a
-/// violation found is one of the whole; a pass proves nothing.
+/// violation found is one of the whole; a pass proves nothing. Its stage
+/// times go to [`crate::check::stages`].
 fn check_polygraph_in(
+    h: &History,
+    variant: Variant,
+    deadline: Option<Instant>,
+    scope: polygraph::Scope,
+) -> Outcome {
+    let o = build_prune_solve_tell(h, variant, deadline, scope);
+    crate::check::stages::add(&o.stats);
+    o
+}
+
+/// [`check_polygraph_in`]'s stages.
+fn build_prune_solve_tell(
     h: &History,
     variant: Variant,
     deadline: Option<Instant>,
