@@ -45,7 +45,7 @@ pub const MIN_PAIRS: u64 = 4 * WINDOW_PAIRS as u64;
 
 /// Pairs of included transactions that write a common key, counted per
 /// key: what the whole polygraph would hold without session order.
-fn writer_pairs(h: &History, inc: &[bool]) -> Vec<u64> {
+fn writer_pairs(h: &History, inc: &[bool]) -> u64 {
     let mut per_key = vec![0u64; h.keys.len()];
     for (t, txn) in h.txns.iter().enumerate() {
         if !inc[t] {
@@ -60,10 +60,7 @@ fn writer_pairs(h: &History, inc: &[bool]) -> Vec<u64> {
             }
         }
     }
-    per_key
-        .iter()
-        .map(|&n| n * n.saturating_sub(1) / 2)
-        .collect()
+    per_key.iter().map(|&n| n * n.saturating_sub(1) / 2).sum()
 }
 
 /// The smallest window tried when hot keys make a window too big.
@@ -116,19 +113,24 @@ fn time_order(h: &History, inc: &[bool]) -> Vec<TxnId> {
     ts
 }
 
-/// The first violation found in a window of the history, for a sessionless
-/// variant of a history whose writers make at least [`MIN_PAIRS`] pairs; `None` when the variant
-/// does not take this route or no window refutes (the whole is then to be
-/// checked).
-pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) -> Option<Outcome> {
+/// The included transactions in time order, when the variant is
+/// sessionless and the history large enough to be refuted first: more than
+/// [`WINDOW`] of them, whose writers make at least [`MIN_PAIRS`] pairs.
+fn refuted_first(h: &History, variant: Variant) -> Option<Vec<TxnId>> {
     if variant.session {
         return None;
     }
     let inc = included(h);
     let order = time_order(h, &inc);
-    if order.len() <= WINDOW || writer_pairs(h, &inc).iter().sum::<u64>() < MIN_PAIRS {
-        return None;
-    }
+    (order.len() > WINDOW && writer_pairs(h, &inc) >= MIN_PAIRS).then_some(order)
+}
+
+/// The first violation found in a window of the history, for a sessionless
+/// variant of a history whose writers make at least [`MIN_PAIRS`] pairs; `None` when the variant
+/// does not take this route or no window refutes (the whole is then to be
+/// checked).
+pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) -> Option<Outcome> {
+    let order = refuted_first(h, variant)?;
     let mut part = vec![false; h.txns.len()];
     let mut size = WINDOW;
     let mut lo = 0;
@@ -222,14 +224,7 @@ pub const SPAN: usize = 4096;
 /// [`WINDOW_TIME`], all of them [`BUDGET`]. Memory: the guessed graph (one
 /// edge per read and write) and one part's polygraph.
 pub(super) fn by_keys(h: &History, variant: Variant, deadline: Option<Instant>) -> Option<Outcome> {
-    if variant.session {
-        return None;
-    }
-    let inc = included(h);
-    let order = time_order(h, &inc);
-    if order.len() <= WINDOW || writer_pairs(h, &inc).iter().sum::<u64>() < MIN_PAIRS {
-        return None;
-    }
+    let order = refuted_first(h, variant)?;
     suspected(h, variant, deadline, &order, SPAN)
 }
 
