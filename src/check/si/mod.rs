@@ -149,8 +149,9 @@ fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
 }
 
 /// Decides one variant: valid when the logged order of writes is a
-/// witness ([`witness`]); a large sessionless one by a violation in a
-/// window of the history when there is one ([`refute`]); by the
+/// witness ([`witness`]); a large sessionless one by a violation on the
+/// keys of a short cycle of that order, or in a window of the history,
+/// when there is one ([`refute`]); by the
 /// bounded-sessions search where it applies, else (or to name a cycle) by its own graph: build, prune, solve, tell.
 fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
     let witnessed = |stats: Stats| Outcome {

@@ -1,6 +1,7 @@
-//! Refute first: a large sessionless variant looks for a violation in
-//! windows of the history (transactions close in time) before it builds
-//! the whole polygraph.
+//! Refute first: a large sessionless variant looks for a violation on the
+//! keys of the logged write order's short cycles ([`by_keys`]), then in
+//! windows of the history (transactions close in time, [`windows`]),
+//! before it builds the whole polygraph.
 //!
 //! Why. Without session order nothing orders two writers of a key but the
 //! reads, so the whole polygraph holds a constraint for nearly every pair
