@@ -37,6 +37,7 @@ use crate::anomaly::{Anomaly, Datum, Field};
 use crate::history::model::*;
 use cycles::{Components, contradiction, known_cycles, unsat_witness};
 use polygraph::{EdgeId, Polygraph, Variant};
+use refute::Part;
 use solve::{Model, Solved, orient_lazy, solve, split_lazy, time_keys};
 
 /// Figures for benchmarks (PolySI's Table 3, and time per stage).
@@ -93,7 +94,18 @@ impl Stats {
                  no polygraph built"
             ));
         }
-        if let Some(p) = self.part {
+        if let Some(Part {
+            size,
+            from,
+            of,
+            keys: Some((k, all)),
+        }) = self.part
+        {
+            notes.push(format!(
+                "{name}: refuted on {k} of {all} keys, by the {size} transactions that touch \
+                 them from place {from} of {of} in time order; the whole polygraph was not built"
+            ));
+        } else if let Some(p) = self.part {
             notes.push(format!(
                 "{}: refuted within {} of {} transactions (from place {} in time order); \
                  the whole polygraph was not built",
@@ -137,8 +149,9 @@ fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
 }
 
 /// Decides one variant: valid when the logged order of writes is a
-/// witness ([`witness`]); a large sessionless one by a violation in a
-/// window of the history when there is one ([`refute`]); by the
+/// witness ([`witness`]); a large sessionless one by a violation on the
+/// keys of a short cycle of that order, or in a window of the history,
+/// when there is one ([`refute`]); by the
 /// bounded-sessions search where it applies, else (or to name a cycle) by its own graph: build, prune, solve, tell.
 fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
     let witnessed = |stats: Stats| Outcome {
@@ -159,6 +172,7 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
             // a solution is a witness, anything else proves nothing.
             let scope = polygraph::Scope {
                 part: None,
+                keys: None,
                 max_pairs: witness::MAX_RELEASED_PAIRS,
                 fixed: Some((&keys, &when)),
             };
@@ -170,6 +184,9 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
             }
         }
         witness::Guess::Release { .. } => {}
+    }
+    if let Some(refuted) = refute::by_keys(h, variant, deadline) {
+        return refuted;
     }
     if let Some(refuted) = refute::windows(h, variant, deadline) {
         return refuted;

@@ -137,11 +137,27 @@ pub const MAX_PAIRS: usize = 20_000_000;
 /// later writer of the key in the part was later in the whole too) and
 /// every write-write conflict. So a violation of a part is one of the
 /// whole, with the same steps; the part passing proves nothing.
+///
+/// A part may also keep only some keys: every micro-op on another key is
+/// left out (its reads, its writes, and so the edges they bring). This
+/// projection is sound too. Take a commit order of the whole and its
+/// version order of each key: restricted to the kept keys, each kept read
+/// observes the same writer, each kept key's versions keep their order,
+/// and every edge the part's graph has under that order (write-read,
+/// write-write, a read's anti-dependency on each later writer of its key,
+/// session order, real time) is an edge of the whole's graph under it. A
+/// subgraph of an acyclic graph is acyclic, and a cycle with no two
+/// adjacent anti-dependencies stays one, so the part satisfies SI or
+/// serializability whenever the whole does. SI's write-write conflict
+/// rule is no extra condition here: two writers of a kept key are ordered
+/// by the kept key's version order, as in the whole.
 #[derive(Clone, Copy, Debug)]
 pub struct Scope<'a> {
     /// The transactions of the part (indexed by transaction); `None`:
     /// the whole history.
     pub part: Option<&'a [bool]>,
+    /// The keys the part keeps (indexed by key); `None`: all of them.
+    pub keys: Option<&'a [bool]>,
     /// Most unordered writer pairs (at most [`MAX_PAIRS`]).
     pub max_pairs: usize,
     /// A guessed version order to take as known: each key not marked in
@@ -156,6 +172,7 @@ impl Scope<'_> {
     /// The whole history, within [`MAX_PAIRS`].
     pub const WHOLE: Scope<'static> = Scope {
         part: None,
+        keys: None,
         max_pairs: MAX_PAIRS,
         fixed: None,
     };
@@ -334,6 +351,11 @@ impl Polygraph {
     }
 }
 
+/// Whether a scope's keys keep key `x`.
+fn kept(keys: Option<&[bool]>, x: KeyId) -> bool {
+    keys.is_none_or(|k| k.get(x as usize).copied().unwrap_or(false))
+}
+
 /// Items grouped by key, flat: key `x`'s are `items[at[x]..at[x + 1]]`.
 struct ByKey<T> {
     items: Vec<T>,
@@ -363,7 +385,7 @@ impl<T: Copy> ByKey<T> {
 
 /// The final write of each transaction to each key (its installed
 /// version), by key, in transaction order.
-fn final_writes(h: &History, inc: &[bool]) -> ByKey<(TxnId, Val)> {
+fn final_writes(h: &History, inc: &[bool], keys: Option<&[bool]>) -> ByKey<(TxnId, Val)> {
     let mut pairs: Vec<(KeyId, (TxnId, Val))> = Vec::new();
     for (t, txn) in h.txns.iter().enumerate() {
         if !inc[t] {
@@ -371,7 +393,7 @@ fn final_writes(h: &History, inc: &[bool]) -> ByKey<(TxnId, Val)> {
         }
         for i in txn.mops() {
             let m = &h.mops[i];
-            if m.is_write() && m.has(flag::FINAL) {
+            if m.is_write() && m.has(flag::FINAL) && kept(keys, m.key) {
                 pairs.push((m.key, (t as TxnId, m.val)));
             }
         }
@@ -435,7 +457,8 @@ struct Readers {
 /// `part`: the scope's transactions, when it is a part; a read that may
 /// have observed a writer outside it is left out (its writer is unknown
 /// within the part), as is every read of such a writer.
-fn readers(h: &History, inc: &[bool], part: Option<&[bool]>, tv: &[(TxnId, Val)]) -> Readers {
+fn readers(h: &History, inc: &[bool], scope: Scope, tv: &[(TxnId, Val)]) -> Readers {
+    let part = scope.part;
     let mut of: Vec<(KeyId, TxnId, TxnId, MopId, Val)> = Vec::new();
     let mut initial: Vec<(KeyId, TxnId, TxnId, MopId, Val)> = Vec::new();
     let mut amb: FxHashMap<(KeyId, TxnId), Vec<AmbReader>> = FxHashMap::default();
@@ -449,7 +472,7 @@ fn readers(h: &History, inc: &[bool], part: Option<&[bool]>, tv: &[(TxnId, Val)]
         let t = t as TxnId;
         for i in txn.mops() {
             let m = &h.mops[i];
-            if !m.is_read() || !m.has(flag::EXTERNAL) {
+            if !m.is_read() || !m.has(flag::EXTERNAL) || !kept(scope.keys, m.key) {
                 continue;
             }
             if any_candidates && let Some(cands) = h.candidates.get(&(i as MopId)) {
@@ -648,7 +671,7 @@ pub fn build_in(
             g.known.push(e);
         }
     }
-    let rd = readers(h, &inc, scope.part, tv);
+    let rd = readers(h, &inc, scope, tv);
     // Write-read, by writer, then key, then reader.
     {
         let n = h.txns.len();
@@ -712,7 +735,7 @@ pub fn build_in(
     } else {
         None
     };
-    let writes = final_writes(h, &inc);
+    let writes = final_writes(h, &inc, scope.keys);
     // Per unordered pair of writers: index of its constraint.
     let mut pairs: FxHashMap<(TxnId, TxnId), usize> = FxHashMap::default();
     let no_amb: Vec<AmbReader> = Vec::new();

@@ -1,6 +1,7 @@
-//! Refute first: a large sessionless variant looks for a violation in
-//! windows of the history (transactions close in time) before it builds
-//! the whole polygraph.
+//! Refute first: a large sessionless variant looks for a violation on the
+//! keys of the logged write order's short cycles ([`by_keys`]), then in
+//! windows of the history (transactions close in time, [`windows`]),
+//! before it builds the whole polygraph.
 //!
 //! Why. Without session order nothing orders two writers of a key but the
 //! reads, so the whole polygraph holds a constraint for nearly every pair
@@ -80,11 +81,13 @@ pub const BUDGET: Duration = Duration::from_secs(10);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Part {
     /// Transactions in the window.
-    pub size: usize,
+    pub size: u32,
     /// Its first transaction's place in time order.
-    pub from: usize,
+    pub from: u32,
     /// Included transactions in all.
-    pub of: usize,
+    pub of: u32,
+    /// When the part kept only some keys: how many, of how many.
+    pub keys: Option<(u32, u32)>,
 }
 
 /// Included transactions in the order they most likely took effect.
@@ -111,19 +114,24 @@ fn time_order(h: &History, inc: &[bool]) -> Vec<TxnId> {
     ts
 }
 
-/// The first violation found in a window of the history, for a sessionless
-/// variant of a history whose writers make at least [`MIN_PAIRS`] pairs; `None` when the variant
-/// does not take this route or no window refutes (the whole is then to be
-/// checked).
-pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) -> Option<Outcome> {
+/// The included transactions in time order, when the variant is
+/// sessionless and the history large enough to be refuted first: more than
+/// [`WINDOW`] of them, whose writers make at least [`MIN_PAIRS`] pairs.
+fn refuted_first(h: &History, variant: Variant) -> Option<Vec<TxnId>> {
     if variant.session {
         return None;
     }
     let inc = included(h);
     let order = time_order(h, &inc);
-    if order.len() <= WINDOW || writer_pairs(h, &inc) < MIN_PAIRS {
-        return None;
-    }
+    (order.len() > WINDOW && writer_pairs(h, &inc) >= MIN_PAIRS).then_some(order)
+}
+
+/// The first violation found in a window of the history, for a sessionless
+/// variant of a history whose writers make at least [`MIN_PAIRS`] pairs; `None` when the variant
+/// does not take this route or no window refutes (the whole is then to be
+/// checked).
+pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) -> Option<Outcome> {
+    let order = refuted_first(h, variant)?;
     let mut part = vec![false; h.txns.len()];
     let mut size = WINDOW;
     let mut lo = 0;
@@ -139,6 +147,7 @@ pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) 
         let until = Instant::now() + WINDOW_TIME;
         let scope = Scope {
             part: Some(&part),
+            keys: None,
             max_pairs: WINDOW_PAIRS,
             fixed: None,
         };
@@ -164,6 +173,7 @@ pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) 
                 }
                 let scope = Scope {
                     part: Some(&part),
+                    keys: None,
                     max_pairs: WINDOW_PAIRS,
                     fixed: None,
                 };
@@ -173,9 +183,10 @@ pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) 
                 }
             }
             o.stats.part = Some(Part {
-                size: hi - lo,
-                from: lo,
-                of: order.len(),
+                size: (hi - lo) as u32,
+                from: lo as u32,
+                of: order.len() as u32,
+                keys: None,
             });
             return Some(o);
         }
@@ -185,4 +196,210 @@ pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) 
         lo += size.div_ceil(2);
     }
     None
+}
+
+/// Suspects looked for: short cycles of the logged order of writes.
+pub const SUSPECTS: usize = 256;
+
+/// How far in time order (transactions, either way) a suspect cycle is
+/// looked for, and the widest part checked around one.
+pub const SPAN: usize = 4096;
+
+/// The first violation found on a few keys, for a sessionless variant of a
+/// history whose writers make at least [`MIN_PAIRS`] pairs (the same
+/// histories as [`windows`]); `None` when the variant does not take this
+/// route or no suspect refutes.
+///
+/// Where to look comes from the logged order of writes ([`super::witness`]):
+/// when it is no witness, its cycles run through the transactions that
+/// most likely violate the variant. Each short cycle
+/// ([`super::witness::suspects`]) is checked as a part that keeps the
+/// cycle's keys only, and the transactions that touch them within
+/// [`SPAN`] places of the cycle in time order (halved while the part's
+/// polygraph would hold more than [`WINDOW_PAIRS`] writer pairs): all
+/// writers and readers of those keys there, so a guessed step that was
+/// wrong is no matter, since the part's polygraph leaves every order of
+/// its writers open. Sound by projection ([`Scope`]: onto transactions and
+/// onto keys): a violation of the part is one of the whole, with the same
+/// steps; a part that passes proves nothing. Each part gets at most
+/// [`WINDOW_TIME`], all of them [`BUDGET`]. Memory: the guessed graph (one
+/// edge per read and write) and one part's polygraph.
+pub(super) fn by_keys(h: &History, variant: Variant, deadline: Option<Instant>) -> Option<Outcome> {
+    let order = refuted_first(h, variant)?;
+    suspected(h, variant, deadline, &order, SPAN)
+}
+
+/// [`by_keys`] on any history: parts of at most `span` places either way
+/// of each suspect, `order` the included transactions in time order.
+fn suspected(
+    h: &History,
+    variant: Variant,
+    deadline: Option<Instant>,
+    order: &[TxnId],
+    span: usize,
+) -> Option<Outcome> {
+    let budget = Instant::now() + BUDGET;
+    let mut place = vec![usize::MAX; h.txns.len()];
+    for (i, &t) in order.iter().enumerate() {
+        place[t as usize] = i;
+    }
+    let mut keys = vec![false; h.keys.len()];
+    let mut part = vec![false; h.txns.len()];
+    for (ks, anchor) in super::witness::suspects(h, variant, SUSPECTS, span) {
+        let at = place[anchor as usize];
+        if at == usize::MAX {
+            continue;
+        }
+        for &x in &ks {
+            if let Some(k) = keys.get_mut(x as usize) {
+                *k = true;
+            }
+        }
+        let mut span = span;
+        let found = loop {
+            if expired(deadline) || Instant::now() > budget {
+                return None;
+            }
+            let (lo, hi) = (at.saturating_sub(span), (at + span + 1).min(order.len()));
+            let mut size = 0;
+            for &t in &order[lo..hi] {
+                let touches = h.mops[h.txns[t as usize].mops()]
+                    .iter()
+                    .any(|m| keys.get(m.key as usize) == Some(&true));
+                part[t as usize] = touches;
+                size += usize::from(touches);
+            }
+            let scope = Scope {
+                part: Some(&part),
+                keys: Some(&keys),
+                max_pairs: WINDOW_PAIRS,
+                fixed: None,
+            };
+            let until = Instant::now() + WINDOW_TIME;
+            let until = Some(deadline.map_or(until, |d| d.min(until)));
+            let mut o = check_polygraph_in(h, variant, until, scope);
+            if !o.timed_out && !o.anomalies.is_empty() && o.stats.explain_cut && !expired(deadline)
+            {
+                // As for a window: the violation is certain, so tell it
+                // within the run's time.
+                let again = check_polygraph_in(h, variant, deadline, scope);
+                if !again.timed_out && !again.anomalies.is_empty() {
+                    o = again;
+                }
+            }
+            for &t in &order[lo..hi] {
+                part[t as usize] = false;
+            }
+            if o.stats.too_big && span > MIN_WINDOW / 2 {
+                span /= 2;
+                continue;
+            }
+            if !o.timed_out && !o.anomalies.is_empty() {
+                o.stats.part = Some(Part {
+                    size: size as u32,
+                    from: lo as u32,
+                    of: order.len() as u32,
+                    keys: Some((ks.len() as u32, h.keys.len() as u32)),
+                });
+                break Some(o);
+            }
+            break None;
+        };
+        if found.is_some() {
+            return found;
+        }
+        for &x in &ks {
+            if let Some(k) = keys.get_mut(x as usize) {
+                *k = false;
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{PLAIN_SER, PLAIN_SI, load_text};
+    use super::*;
+    use crate::anomaly::{On, Path, Rel};
+    use crate::generator::{Db, Distribution, Fault, GenOptions, generate};
+    use crate::history::{Format, Workload};
+
+    /// Whether transaction `t` reads / writes key `x`.
+    fn touches(h: &History, t: TxnId, x: KeyId, write: bool) -> bool {
+        h.mops[h.txns[t as usize].mops()]
+            .iter()
+            .any(|m| m.key == x && if write { m.is_write() } else { m.is_read() })
+    }
+
+    /// Each step of the cycle is a relation the history shows between its
+    /// two transactions (the order of a write-write step aside), and the
+    /// cycle closes.
+    fn real(h: &History, c: &Path) -> bool {
+        c.txns.len() == c.steps.len() + 1
+            && c.txns.first() == c.txns.last()
+            && c.steps.iter().zip(c.txns.windows(2)).all(|(s, w)| {
+                let (a, b) = (w[0], w[1]);
+                match (s.rel, s.on) {
+                    (Rel::Wr, On::Read(x, _)) => touches(h, a, x, true) && touches(h, b, x, false),
+                    (Rel::Ww, On::Versions(x, _, _)) => {
+                        touches(h, a, x, true) && touches(h, b, x, true)
+                    }
+                    (Rel::Rw, On::Versions(x, _, _)) => {
+                        touches(h, a, x, false) && touches(h, b, x, true)
+                    }
+                    _ => false,
+                }
+            })
+    }
+
+    #[test]
+    fn a_violation_on_a_few_keys_is_one_of_the_whole() {
+        let mut refuted = 0;
+        for seed in 0..6 {
+            for (db, fault) in [
+                (Db::SnapshotIsolation, Some(Fault::LostUpdate)),
+                (Db::Causal, None),
+            ] {
+                let g = GenOptions {
+                    sessions: 8,
+                    txns_per_session: 60,
+                    ops_per_txn: 4,
+                    keys: 40,
+                    distribution: Distribution::Zipf,
+                    workload: Workload::RwRegister,
+                    format: Format::Text,
+                    db,
+                    seed,
+                    ..GenOptions::default()
+                };
+                let g = match fault {
+                    Some(f) => g.with_fault(f, 0.3),
+                    None => g,
+                };
+                let text = generate(&g).expect("generates").history;
+                let h = load_text(std::str::from_utf8(&text).expect("text"));
+                let order = time_order(&h, &included(&h));
+                for v in [PLAIN_SI, PLAIN_SER] {
+                    let whole = super::super::check(&h, v, None);
+                    assert!(!whole.timed_out);
+                    let Some(o) = suspected(&h, v, None, &order, 64) else {
+                        continue;
+                    };
+                    refuted += 1;
+                    // Only a violation carries over, and the whole sees it.
+                    assert!(!o.anomalies.is_empty() && !o.timed_out);
+                    assert!(!whole.anomalies.is_empty(), "{v:?} seed {seed}");
+                    let part = o.stats.part.expect("a part");
+                    assert!(part.keys.is_some_and(|(k, all)| k >= 1 && k < all));
+                    for a in &o.anomalies {
+                        let c = a.cycle.as_ref().expect("a cycle");
+                        assert!(real(&h, c), "{v:?} seed {seed}: {c:?}");
+                    }
+                }
+            }
+        }
+        // The generator's lost updates are refuted on a key or two.
+        assert!(refuted >= 4, "{refuted}");
+    }
 }
