@@ -35,96 +35,18 @@ pub(super) fn cycle_through(
     allowed: impl Fn(u32) -> bool,
     edge_ok: impl Fn(EdgeId) -> bool,
 ) -> Option<Vec<EdgeId>> {
-    cycle_through_within(adj, (u, v, e), allowed, edge_ok, &mut Work::unbounded())
-}
-
-/// [`cycle_through`] within `work`.
-fn cycle_through_within(
-    adj: &[Vec<(u32, EdgeId)>],
-    (u, v, e): (u32, u32, EdgeId),
-    allowed: impl Fn(u32) -> bool,
-    edge_ok: impl Fn(EdgeId) -> bool,
-    work: &mut Work,
-) -> Option<Vec<EdgeId>> {
     if u == v {
         return Some(vec![e]);
     }
     let mut bfs = Bfs::new((v, 0));
     let step = |_, y, x| (allowed(y) && edge_ok(x)).then_some(0);
-    bfs.reach((u, 0), usize::MAX, step, |x| &adj[x as usize], work)?;
+    let mut work = Work::unbounded();
+    bfs.reach((u, 0), usize::MAX, step, |x| &adj[x as usize], &mut work)?;
     let mut path = bfs.path_to((u, 0));
     // From the step into `u`: then `e`, then the path from v.
     path.insert(0, e);
     path.rotate_right(1);
     Some(path)
-}
-
-/// A shortest cycle through the rw edge `(u -> v)` labelled `e` with at
-/// least one more rw step and no two rw steps adjacent (cyclically): a
-/// G-nonadjacent-item cycle, as transaction-level edges starting with `e`.
-/// The search runs over (transaction, whether the last step was rw,
-/// whether another rw step was taken), so a shorter cycle of another shape
-/// through the same edge does not hide it.
-pub(super) fn nonadjacent_cycle_through(
-    adj: &[Vec<(u32, EdgeId)>],
-    (u, v, e): (u32, u32, EdgeId),
-    allowed: impl Fn(u32) -> bool,
-    edge_ok: impl Fn(EdgeId) -> bool,
-    is_rw: impl Fn(EdgeId) -> bool,
-    work: &mut Work,
-) -> Option<Vec<EdgeId>> {
-    // State bits: 1 = the last step was rw, 2 = another rw step was taken;
-    // closing with `e` (rw), the step into u must not be rw.
-    let (start, target) = ((v, 1), (u, 2));
-    let mut bfs = Bfs::new(start);
-    let step = |bits: u8, y, x| {
-        let rw = is_rw(x);
-        (allowed(y) && edge_ok(x) && !(rw && bits & 1 != 0))
-            .then(|| u8::from(rw) | (bits & 2) | if rw { 2 } else { 0 })
-    };
-    bfs.reach(target, usize::MAX, step, |x| &adj[x as usize], work)?;
-    let mut path = vec![e];
-    path.extend(bfs.path_to(target));
-    // A walk through the states may pass a transaction twice, and that is
-    // two cycles, not one to tell.
-    let mut txns = bfs.nodes_to(target);
-    txns.sort_unstable();
-    txns.dedup();
-    (txns.len() == path.len()).then_some(path)
-}
-
-/// A shortest cycle through an edge, preferring one made of data
-/// dependencies alone (as Elle names a cycle by the first type it finds,
-/// and session or real-time steps rarely explain anything).
-pub(super) fn best_cycle(
-    g: &Polygraph,
-    adj: &[Vec<(u32, EdgeId)>],
-    uve: (u32, u32, EdgeId),
-    allowed: impl Fn(u32) -> bool,
-    work: &mut Work,
-) -> Option<Vec<EdgeId>> {
-    best_cycle_of(g, adj, uve, allowed, |_| true, work)
-}
-
-/// [`best_cycle`] with the steps after `e` restricted to `step_ok`.
-pub(super) fn best_cycle_of(
-    g: &Polygraph,
-    adj: &[Vec<(u32, EdgeId)>],
-    uve: (u32, u32, EdgeId),
-    allowed: impl Fn(u32) -> bool,
-    step_ok: impl Fn(EdgeKind) -> bool,
-    work: &mut Work,
-) -> Option<Vec<EdgeId>> {
-    let kind = |x: EdgeId| g.edges[x as usize].kind;
-    let data = |x: EdgeId| {
-        matches!(kind(x), EdgeKind::Wr | EdgeKind::Ww | EdgeKind::Rw) && step_ok(kind(x))
-    };
-    if data(uve.2)
-        && let Some(c) = cycle_through_within(adj, uve, &allowed, data, work)
-    {
-        return Some(c);
-    }
-    cycle_through_within(adj, uve, allowed, |x| step_ok(kind(x)), work)
 }
 
 /// Most cycles reported per strongly connected component.
@@ -316,11 +238,6 @@ impl Work {
     pub(super) fn unbounded() -> Work {
         Work { left: u64::MAX }
     }
-
-    /// What telling one variant's violation may look at: about a second of
-    /// searching on this machine, far above what the histories of the
-    /// corpus and the benchmarks take (general-rw's 23 contradictions: 5M).
-    pub(super) const TELL: Work = Work { left: 200_000_000 };
 
     pub(super) fn new(steps: u64) -> Work {
         Work { left: steps }
@@ -629,7 +546,10 @@ pub(super) fn known_cycles(
     // Each pass's graph, and its components, made once for the passes
     // that keep the same kinds.
     let mut graph: Option<(u8, PassGraph)> = None;
-    for (keep, shape) in PASSES {
+    // The searches, resumed from one candidate to the next (many share
+    // the node they search from).
+    let mut searches = Components::new();
+    for (pass, &(keep, shape)) in PASSES.iter().enumerate() {
         let mask = kinds_mask(keep);
         if graph.as_ref().is_none_or(|(m, _)| *m != mask) {
             graph.take();
@@ -676,24 +596,29 @@ pub(super) fn known_cycles(
             {
                 continue;
             }
-            let in_comp = |x: u32| comps.comp[x as usize] == c;
-            let cyc = match shape {
-                Shape::SingleRw => {
-                    best_cycle_of(g, adj, (u, v, e), in_comp, |k| k != EdgeKind::Rw, work)
+            // A cycle of data dependencies alone first, where the pass
+            // keeps more (as Elle names a cycle by the first type it
+            // finds, and session or real-time steps rarely explain
+            // anything); each path is the one a search confined to the
+            // component would find (see [`Components::path`]).
+            let data_first = shape == Shape::Any
+                && !kinds_within(keep, data_dep)
+                && data_dep(g.edges[e as usize].kind);
+            let mut found = None;
+            if data_first {
+                found = searches.path(g, &full, DATA_ANY, (v, u, usize::MAX), work);
+            }
+            if found.is_none() {
+                found = searches.path(g, &full, pass, (v, u, usize::MAX), work);
+            }
+            let cyc = found.map(|mut path| {
+                path.insert(0, e);
+                if shape != Shape::NonadjacentRw {
+                    // From the step into `u`, as [`cycle_through`] tells it.
+                    path.rotate_right(1);
                 }
-                Shape::NonadjacentRw => {
-                    let kind = |x: EdgeId| g.edges[x as usize].kind;
-                    nonadjacent_cycle_through(
-                        adj,
-                        (u, v, e),
-                        in_comp,
-                        |_| true,
-                        |x| kind(x) == EdgeKind::Rw,
-                        work,
-                    )
-                }
-                Shape::Any => best_cycle(g, adj, (u, v, e), in_comp, work),
-            };
+                path
+            });
             let Some(cyc) = cyc else {
                 *failed.entry(c).or_default() += 1;
                 continue;
@@ -759,6 +684,14 @@ impl PassGraph {
         let cyclic: FxHashSet<u32> = comps.cyclic(&dg).into_iter().collect();
         PassGraph { adj, comps, cyclic }
     }
+}
+
+/// The pass of data dependencies alone, any shape.
+const DATA_ANY: usize = 4;
+
+/// Whether every kind `a` keeps, `b` keeps.
+fn kinds_within(a: fn(EdgeKind) -> bool, b: fn(EdgeKind) -> bool) -> bool {
+    kinds_mask(a) & !kinds_mask(b) == 0
 }
 
 /// The edge kinds a pass keeps, as a bit set.

@@ -60,7 +60,7 @@ pub struct Stats {
     /// verdict stands, but cycles may be left untold (or, when none was
     /// told, only the variant's `*-cycle-exists` is).
     pub explain_cut: bool,
-    /// The telling's work ([`cycles::Work::TELL`]) ran out: how many
+    /// The telling's work ([`Telling::steps`]) ran out: how many
     /// violations found (contradictions, cyclic components) it told no
     /// cycle of. Deterministic, unlike [`Stats::explain_cut`].
     pub untold: usize,
@@ -209,7 +209,7 @@ fn check_polygraph_in(
 /// [`check_polygraph`] over a [`polygraph::Scope`]: for a part, a
 /// violation found is one of the whole; a pass proves nothing. Tells what
 /// `telling` asks (a violation as the variant's `*-cycle-exists` alone, or
-/// its cycles within [`Work::TELL`]).
+/// its cycles within [`Telling::steps`]).
 fn check_polygraph_telling(
     h: &History,
     variant: Variant,
@@ -281,7 +281,7 @@ fn check_polygraph_telling(
         ));
         return out;
     }
-    let mut work = Work::TELL;
+    let mut work = Work::new(telling.steps);
     if pruned.known_cycle {
         let (found, untold_here) = known_cycles(h, &g, &g2, &inferred, (deadline, &mut work));
         out.anomalies = found;

@@ -16,9 +16,12 @@ use crate::history::model::*;
 /// clock, and what it cuts is said to be cut).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Telling {
-    /// Cycles are looked for and told, within [`super::cycles::Work::TELL`];
-    /// else a violation is told as its variant's `*-cycle-exists` alone.
+    /// Cycles are looked for and told, within `steps`; else a violation is
+    /// told as its variant's `*-cycle-exists` alone.
     pub cycles: bool,
+    /// Most edges the cycle searches may look at ([`super::cycles::Work`]);
+    /// past them the violations not told are counted (`:also`).
+    pub steps: u64,
     /// Most decisions the solver may make (`None`: no bound); past them the
     /// variant is undecided.
     pub decisions: Option<u64>,
@@ -28,8 +31,14 @@ impl Telling {
     /// A verdict asked for: its cycles told, the solver unbounded.
     pub const FULL: Telling = Telling {
         cycles: true,
+        steps: Self::TELL_STEPS,
         decisions: None,
     };
+
+    /// What telling one variant's violation may look at: about a second
+    /// of searching here, far above what the corpus and the benchmarks
+    /// take (general-rw's 23 contradictions at serializability: 230k).
+    pub const TELL_STEPS: u64 = 200_000_000;
 
     /// Solver decisions a verdict that only serves to name another's
     /// cycles may take (a weaker variant consulted for a suffix, the
@@ -43,6 +52,7 @@ impl Telling {
     /// by [`Telling::NAMING_DECISIONS`].
     pub const VERDICT: Telling = Telling {
         cycles: false,
+        steps: 0,
         decisions: Some(Self::NAMING_DECISIONS),
     };
 
