@@ -6,12 +6,15 @@
 //! ([`known_cycles`]), and the witness of an unsatisfiable core
 //! ([`contradiction`], [`unsat_witness`]).
 //!
-//! Data flow: the known (or solved) edges form an adjacency of G2; its
-//! strongly connected components bound each search; for each edge of a
-//! cyclic component, each pass in turn searches (breadth-first, in the
-//! graph of the pass's edge kinds) a path back, and the first pass that
-//! closes a cycle names it; [`super::tell`] turns the cycle into an
-//! anomaly.
+//! Data flow: the known (or solved) edges form an adjacency of G2; each
+//! pass's graph (its edge kinds) and its strongly connected components are
+//! made once ([`Components`]) and bound each search; for each edge of a
+//! cyclic component, each pass in turn searches (breadth-first, resumed
+//! from one edge to the next that starts from the same node) a path back,
+//! and the first pass that closes a cycle names it; [`super::tell`] turns
+//! the cycle into an anomaly. Every search spends from one [`Work`]
+//! allowance (edges looked at): what it leaves untold is counted, never
+//! timed, so the same history always gets the same cycles.
 
 use std::time::Instant;
 

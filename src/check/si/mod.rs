@@ -358,6 +358,17 @@ fn check_polygraph_telling(
     let (mut open, mut lazy) = split_lazy(&g, &pruned.open);
     let mut phase: FxHashMap<usize, bool> = FxHashMap::default();
     let mut conflicts = 0;
+    let solve_with = |open: &[usize], phase: &FxHashMap<usize, bool>, core| {
+        solve(
+            invoke.as_deref(),
+            &g,
+            &g2,
+            open,
+            phase,
+            (deadline, telling.decisions),
+            core,
+        )
+    };
     let result = loop {
         // Nothing to choose: the known graph (acyclic, as pruning found)
         // is the solution.
@@ -368,15 +379,7 @@ fn check_polygraph_telling(
             };
             (Solved::Sat(model), 0)
         } else {
-            solve(
-                invoke.as_deref(),
-                &g,
-                &g2,
-                &open,
-                &phase,
-                (deadline, telling.decisions),
-                false,
-            )
+            solve_with(&open, &phase, false)
         };
         conflicts += c;
         let Solved::Sat(model) = &result else {
@@ -403,15 +406,7 @@ fn check_polygraph_telling(
         }
         Solved::Unsat(..) => {
             let t3 = Instant::now();
-            let (core, _) = solve(
-                invoke.as_deref(),
-                &g,
-                &g2,
-                &open,
-                &phase,
-                (deadline, telling.decisions),
-                true,
-            );
+            let (core, _) = solve_with(&open, &phase, true);
             let (core, choices) = match core {
                 Solved::Unsat(c, ch) if !(c.is_empty() && ch.is_empty()) => (c, ch),
                 _ => (open.clone(), (0..g.choices.len()).collect()),

@@ -108,7 +108,7 @@ impl<'h> Checks<'h> {
         v: Variant,
         until: Option<Instant>,
         telling: Telling,
-    ) -> Result<usize, super::Stats> {
+    ) -> Result<usize, Box<super::Stats>> {
         if !v.session && !self.decided.iter().any(|d| d.variant == v) {
             let verdict = Telling {
                 cycles: false,
@@ -121,7 +121,7 @@ impl<'h> Checks<'h> {
             }
             // No time left for the variant itself: undecided.
             if expired(until) {
-                return Err(o.stats.clone());
+                return Err(Box::new(o.stats.clone()));
             }
         }
         Ok(self.decide(v, until, telling))
@@ -134,7 +134,7 @@ impl<'h> Checks<'h> {
             Err(stats) => Outcome {
                 anomalies: Vec::new(),
                 timed_out: true,
-                stats,
+                stats: *stats,
             },
         }
     }
