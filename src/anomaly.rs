@@ -191,10 +191,13 @@ pub enum Field {
     DoesNotContain,
     /// What could not be placed in an order.
     Unplaceable,
+    /// How many further violations were found but not told (the telling's
+    /// work ran out).
+    Also,
 }
 
 /// Each detail key and its Elle keyword name (without the colon).
-pub const FIELDS: [(Field, &str); 19] = [
+pub const FIELDS: [(Field, &str); 20] = [
     (Field::Op, "op"),
     (Field::Mop, "mop"),
     (Field::Key, "key"),
@@ -214,6 +217,7 @@ pub const FIELDS: [(Field, &str); 19] = [
     (Field::Duplicates, "duplicates"),
     (Field::DoesNotContain, "does-not-contain"),
     (Field::Unplaceable, "unplaceable"),
+    (Field::Also, "also"),
 ];
 
 impl Field {

@@ -296,6 +296,14 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
                 outcome.anomalies.len()
             ));
         }
+        if s.untold > 0 {
+            notes.push(format!(
+                "{}: telling ran out of work: {} told, {} more found and not told (:also)",
+                v.cycle_exists().trim_end_matches("-cycle-exists"),
+                outcome.anomalies.len(),
+                s.untold
+            ));
+        }
         if outcome.timed_out {
             found.push(Anomaly::new("cycle-search-timeout").field(
                 Field::DoesNotContain,

@@ -6,12 +6,15 @@
 //! ([`known_cycles`]), and the witness of an unsatisfiable core
 //! ([`contradiction`], [`unsat_witness`]).
 //!
-//! Data flow: the known (or solved) edges form an adjacency of G2; its
-//! strongly connected components bound each search; for each edge of a
-//! cyclic component, each pass in turn searches (breadth-first, in the
-//! graph of the pass's edge kinds) a path back, and the first pass that
-//! closes a cycle names it; [`super::tell`] turns the cycle into an
-//! anomaly.
+//! Data flow: the known (or solved) edges form an adjacency of G2; each
+//! pass's graph (its edge kinds) and its strongly connected components are
+//! made once ([`Components`]) and bound each search; for each edge of a
+//! cyclic component, each pass in turn searches (breadth-first, resumed
+//! from one edge to the next that starts from the same node) a path back,
+//! and the first pass that closes a cycle names it; [`super::tell`] turns
+//! the cycle into an anomaly. Every search spends from one [`Work`]
+//! allowance (edges looked at): what it leaves untold is counted, never
+//! timed, so the same history always gets the same cycles.
 
 use std::time::Instant;
 
@@ -40,83 +43,13 @@ pub(super) fn cycle_through(
     }
     let mut bfs = Bfs::new((v, 0));
     let step = |_, y, x| (allowed(y) && edge_ok(x)).then_some(0);
-    bfs.reach((u, 0), usize::MAX, step, adj)?;
+    let mut work = Work::unbounded();
+    bfs.reach((u, 0), usize::MAX, step, |x| &adj[x as usize], &mut work)?;
     let mut path = bfs.path_to((u, 0));
     // From the step into `u`: then `e`, then the path from v.
     path.insert(0, e);
     path.rotate_right(1);
     Some(path)
-}
-
-/// A shortest cycle through the rw edge `(u -> v)` labelled `e` with at
-/// least one more rw step and no two rw steps adjacent (cyclically): a
-/// G-nonadjacent-item cycle, as transaction-level edges starting with `e`.
-/// The search runs over (transaction, whether the last step was rw,
-/// whether another rw step was taken), so a shorter cycle of another shape
-/// through the same edge does not hide it.
-pub(super) fn nonadjacent_cycle_through(
-    adj: &[Vec<(u32, EdgeId)>],
-    u: u32,
-    v: u32,
-    e: EdgeId,
-    allowed: impl Fn(u32) -> bool,
-    edge_ok: impl Fn(EdgeId) -> bool,
-    is_rw: impl Fn(EdgeId) -> bool,
-) -> Option<Vec<EdgeId>> {
-    // State bits: 1 = the last step was rw, 2 = another rw step was taken;
-    // closing with `e` (rw), the step into u must not be rw.
-    let (start, target) = ((v, 1), (u, 2));
-    let mut bfs = Bfs::new(start);
-    let step = |bits: u8, y, x| {
-        let rw = is_rw(x);
-        (allowed(y) && edge_ok(x) && !(rw && bits & 1 != 0))
-            .then(|| u8::from(rw) | (bits & 2) | if rw { 2 } else { 0 })
-    };
-    bfs.reach(target, usize::MAX, step, adj)?;
-    let mut path = vec![e];
-    path.extend(bfs.path_to(target));
-    // A walk through the states may pass a transaction twice, and that is
-    // two cycles, not one to tell.
-    let mut txns = bfs.nodes_to(target);
-    txns.sort_unstable();
-    txns.dedup();
-    (txns.len() == path.len()).then_some(path)
-}
-
-/// A shortest cycle through an edge, preferring one made of data
-/// dependencies alone (as Elle names a cycle by the first type it finds,
-/// and session or real-time steps rarely explain anything).
-pub(super) fn best_cycle(
-    g: &Polygraph,
-    adj: &[Vec<(u32, EdgeId)>],
-    u: u32,
-    v: u32,
-    e: EdgeId,
-    allowed: impl Fn(u32) -> bool,
-) -> Option<Vec<EdgeId>> {
-    best_cycle_of(g, adj, u, v, e, allowed, |_| true)
-}
-
-/// [`best_cycle`] with the steps after `e` restricted to `step_ok`.
-pub(super) fn best_cycle_of(
-    g: &Polygraph,
-    adj: &[Vec<(u32, EdgeId)>],
-    u: u32,
-    v: u32,
-    e: EdgeId,
-    allowed: impl Fn(u32) -> bool,
-    step_ok: impl Fn(EdgeKind) -> bool,
-) -> Option<Vec<EdgeId>> {
-    let kind = |x: EdgeId| g.edges[x as usize].kind;
-    let data = |x: EdgeId| {
-        matches!(kind(x), EdgeKind::Wr | EdgeKind::Ww | EdgeKind::Rw) && step_ok(kind(x))
-    };
-    if data(e)
-        && let Some(c) = cycle_through(adj, u, v, e, &allowed, data)
-    {
-        return Some(c);
-    }
-    cycle_through(adj, u, v, e, allowed, |x| step_ok(kind(x)))
 }
 
 /// Most cycles reported per strongly connected component.
@@ -165,6 +98,7 @@ pub(super) fn strongest_cycle(
     last: usize,
     shorter: usize,
     comps: &mut Components,
+    work: &mut Work,
 ) -> Option<(usize, Vec<EdgeId>)> {
     let kind = |x: EdgeId| g.edges[x as usize].kind;
     let e_rw = kind(e) == EdgeKind::Rw;
@@ -175,9 +109,9 @@ pub(super) fn strongest_cycle(
         }
         let limit = if i == last { shorter } else { usize::MAX };
         let found = match shape {
-            Shape::Any => comps.path(g, adj, i, v, u, limit),
-            Shape::SingleRw if e_rw => comps.path(g, adj, i, v, u, limit),
-            Shape::NonadjacentRw if e_rw => comps.path(g, adj, i, v, u, limit),
+            Shape::Any => comps.path(g, adj, i, (v, u, limit), work),
+            Shape::SingleRw if e_rw => comps.path(g, adj, i, (v, u, limit), work),
+            Shape::NonadjacentRw if e_rw => comps.path(g, adj, i, (v, u, limit), work),
             _ => None,
         };
         if let Some(mut path) = found {
@@ -228,25 +162,31 @@ impl Bfs {
     /// `within` steps is; its distance when reached. `step` gives, from a
     /// state's bits, the node an edge leads to and the edge, the bits of
     /// the state it reaches, or none where the edge is not taken.
-    fn reach(
+    fn reach<'a>(
         &mut self,
         target: (u32, u8),
         within: usize,
         step: impl Fn(u8, u32, EdgeId) -> Option<u8>,
-        adj: &[Vec<(u32, EdgeId)>],
+        out: impl Fn(u32) -> &'a [(u32, EdgeId)],
+        work: &mut Work,
     ) -> Option<u32> {
         loop {
             if let Some(&(_, _, d)) = self.parent.get(&target) {
                 return ((d as usize) < within).then_some(d);
             }
             let &x = self.queue.front()?;
+            // Each edge looked at is a step of work; none left, no more.
+            let outs = out(x.0);
+            if !work.spend(outs.len() as u64 + 1) {
+                return None;
+            }
             let d = self.parent[&x].2;
             // Expanding x reaches states d + 1 away.
             if d as usize + 1 >= within {
                 return None;
             }
             self.queue.pop_front();
-            for &(y, le) in &adj[x.0 as usize] {
+            for &(y, le) in outs {
                 let Some(bits) = step(x.1, y, le) else {
                     continue;
                 };
@@ -287,6 +227,46 @@ impl Bfs {
     }
 }
 
+/// A deterministic allowance for telling cycles, counted in the edges the
+/// searches look at, never in seconds: the same history always gets the
+/// same report, however loaded the host. Once spent, every search finds
+/// nothing, and the telling says how much it left untold.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Work {
+    left: u64,
+}
+
+impl Work {
+    /// No bound (the searches of the other checkers, which bound their own).
+    pub(super) fn unbounded() -> Work {
+        Work { left: u64::MAX }
+    }
+
+    pub(super) fn new(steps: u64) -> Work {
+        Work { left: steps }
+    }
+
+    /// Spends `n` steps; false when there were not that many left (then
+    /// none are).
+    fn spend(&mut self, n: u64) -> bool {
+        match self.left.checked_sub(n) {
+            Some(l) => {
+                self.left = l;
+                true
+            }
+            None => {
+                self.left = 0;
+                false
+            }
+        }
+    }
+
+    /// Whether it is all spent.
+    pub(super) fn spent(&self) -> bool {
+        self.left == 0
+    }
+}
+
 /// The graph of the edges of an adjacency that `keep` keeps.
 pub(super) fn digraph_of(adj: &[Vec<(u32, EdgeId)>], keep: impl Fn(EdgeId) -> bool) -> Digraph {
     let mut edges = Vec::new();
@@ -302,20 +282,52 @@ pub(super) fn digraph_of(adj: &[Vec<(u32, EdgeId)>], keep: impl Fn(EdgeId) -> bo
 
 /// Strongly connected components of a graph of G2 (an adjacency), one
 /// partition per set of edge kinds a pass keeps, each computed when first
-/// asked for. They come numbered in reverse topological order, so a path
-/// from a to b needs b's component numbered no later than a's: where it is
-/// later, a pass's search from a would walk all it reaches and find
-/// nothing, and is not made.
+/// asked for (reachability once per pass graph), with that graph's edges.
+/// They come numbered in reverse topological order, so a path from a to b
+/// needs b's component numbered no later than a's: where it is later, the
+/// pass's search from a is not made, and a search for b enters no node
+/// numbered before b's component (none of them leads to b).
 pub(super) struct Components {
-    by_kinds: FxHashMap<u8, Vec<u32>>,
+    by_kinds: FxHashMap<u8, PassAdjacency>,
     /// Searches from a node in a pass's graph (see [`Bfs`]), by (node,
-    /// pass); dropped all at once when they hold more than
-    /// [`MAX_SEARCH_STATES`] states.
-    searches: FxHashMap<(u32, usize), Bfs>,
+    /// pass, the component searched for); dropped all at once when they
+    /// hold more than [`MAX_SEARCH_STATES`] states.
+    searches: FxHashMap<(u32, usize, u32), Bfs>,
     /// States in `searches`.
     searched: usize,
     /// Each polygraph edge's kind.
     kinds: Vec<EdgeKind>,
+}
+
+/// A pass's graph for its searches: its components, and the edges it
+/// keeps, by node (compressed rows): a search of the pass looks at no edge
+/// the pass drops.
+struct PassAdjacency {
+    comp: Vec<u32>,
+    offsets: Vec<u32>,
+    edges: Vec<(u32, EdgeId)>,
+}
+
+impl PassAdjacency {
+    fn new(adj: &[Vec<(u32, EdgeId)>], keep: impl Fn(EdgeId) -> bool) -> PassAdjacency {
+        let comp = sccs(&digraph_of(adj, &keep)).comp;
+        let mut offsets = Vec::with_capacity(adj.len() + 1);
+        let mut edges = Vec::new();
+        offsets.push(0);
+        for outs in adj {
+            edges.extend(outs.iter().filter(|&&(_, e)| keep(e)));
+            offsets.push(edges.len() as u32);
+        }
+        PassAdjacency {
+            comp,
+            offsets,
+            edges,
+        }
+    }
+
+    fn out(&self, u: u32) -> &[(u32, EdgeId)] {
+        &self.edges[self.offsets[u as usize] as usize..self.offsets[u as usize + 1] as usize]
+    }
 }
 
 /// States kept in the searches of one [`Components`] (about 24 bytes
@@ -338,14 +350,20 @@ impl Components {
     /// [`Shape::Any`], with no rw step for [`Shape::SingleRw`], and for
     /// [`Shape::NonadjacentRw`] (the edge `u -> v` being rw) with another
     /// rw step and no two adjacent, passing no transaction twice.
+    ///
+    /// The search enters no node whose component (in the pass's graph) is
+    /// numbered before `u`'s: none leads to `u`, nor is any reached
+    /// through a node that does, so the nodes that do are discovered in the
+    /// same order as without the bound and the paths are the same, at the
+    /// cost of what lies between `v` and `u` rather than of all `v`
+    /// reaches.
     fn path(
         &mut self,
         g: &Polygraph,
         adj: &[Vec<(u32, EdgeId)>],
         pass: usize,
-        v: u32,
-        u: u32,
-        within: usize,
+        (v, u, within): (u32, u32, usize),
+        work: &mut Work,
     ) -> Option<Vec<EdgeId>> {
         if u == v {
             // The edge alone is the cycle (a self-loop of G2).
@@ -358,6 +376,13 @@ impl Components {
         // Each edge's kind, compact: the searches look up many.
         let kinds = &self.kinds;
         let kind = |x: EdgeId| kinds[x as usize];
+        let pa = self
+            .by_kinds
+            .entry(kinds_mask(keep))
+            .or_insert_with(|| PassAdjacency::new(adj, |e| keep(kinds[e as usize])));
+        let floor = pa.comp[u as usize];
+        let out = |x: u32| pa.out(x);
+        let above = |y: u32| pa.comp[y as usize] >= floor;
         if self.searched > MAX_SEARCH_STATES {
             self.searches.clear();
             self.searched = 0;
@@ -368,27 +393,29 @@ impl Components {
         };
         let bfs = self
             .searches
-            .entry((v, pass))
+            .entry((v, pass, floor))
             .or_insert_with(|| Bfs::new(start));
         let within = within.saturating_sub(1);
         let before = bfs.size();
         let reached = match shape {
-            Shape::Any => bfs.reach(target, within, |_, _, x| keep(kind(x)).then_some(0), adj),
+            Shape::Any => bfs.reach(target, within, |_, y, _| above(y).then_some(0), out, work),
             Shape::SingleRw => bfs.reach(
                 target,
                 within,
-                |_, _, x| (keep(kind(x)) && kind(x) != EdgeKind::Rw).then_some(0),
-                adj,
+                |_, y, x| (kind(x) != EdgeKind::Rw && above(y)).then_some(0),
+                out,
+                work,
             ),
             Shape::NonadjacentRw => bfs.reach(
                 target,
                 within,
-                |bits, _, x| {
+                |bits, y, x| {
                     let rw = kind(x) == EdgeKind::Rw;
-                    (keep(kind(x)) && !(rw && bits & 1 != 0))
+                    (!(rw && bits & 1 != 0) && above(y))
                         .then(|| u8::from(rw) | (bits & 2) | if rw { 2 } else { 0 })
                 },
-                adj,
+                out,
+                work,
             ),
         };
         self.searched += bfs.size() - before;
@@ -417,11 +444,11 @@ impl Components {
         b: u32,
     ) -> bool {
         let kinds = kinds_mask(keep);
-        let comp = self
+        let pa = self
             .by_kinds
             .entry(kinds)
-            .or_insert_with(|| sccs(&digraph_of(adj, |e| keep(g.edges[e as usize].kind))).comp);
-        comp[b as usize] <= comp[a as usize]
+            .or_insert_with(|| PassAdjacency::new(adj, |e| keep(g.edges[e as usize].kind)));
+        pa.comp[b as usize] <= pa.comp[a as usize]
     }
 }
 
@@ -433,13 +460,17 @@ pub(super) fn strongest_cycle_over(
     adj: &[Vec<(u32, EdgeId)>],
     comps: &mut Components,
     edges: impl IntoIterator<Item = EdgeId>,
-    deadline: Option<Instant>,
+    (deadline, work): (Option<Instant>, &mut Work),
 ) -> Option<Vec<EdgeId>> {
     let mut best: Option<(usize, Vec<EdgeId>)> = None;
     let mut buf = Vec::new();
     for e in edges {
-        // Past the deadline, the best so far is the one told (or none).
-        if expired(deadline) {
+        // Past the deadline or the work, the best so far is the one told
+        // (or none); nothing beats a G0 of two steps.
+        if expired(deadline)
+            || work.spent()
+            || best.as_ref().is_some_and(|(p, b)| *p == 0 && b.len() <= 2)
+        {
             break;
         }
         buf.clear();
@@ -449,7 +480,7 @@ pub(super) fn strongest_cycle_over(
             let (last, shorter) = best
                 .as_ref()
                 .map_or((PASSES.len() - 1, usize::MAX), |(p, b)| (*p, b.len()));
-            if let Some((pass, c)) = strongest_cycle(g, adj, u, v, e, last, shorter, comps)
+            if let Some((pass, c)) = strongest_cycle(g, adj, u, v, e, last, shorter, comps, work)
                 && best
                     .as_ref()
                     .is_none_or(|(p, b)| (pass, c.len()) < (*p, b.len()))
@@ -477,14 +508,15 @@ pub(super) enum Shape {
 
 /// Cycles among known edges: each cyclic component of G2 yields cycles
 /// through its edges until every edge is covered (up to a bound).
-/// Past the deadline it stops, and says so (the second value).
+/// Past the deadline or the work it stops, and says so (the second value:
+/// how many cyclic components of G2 it told no cycle of; at least 1).
 pub(super) fn known_cycles(
     h: &History,
     g: &Polygraph,
     g2: &G2,
     inferred: &FxHashSet<EdgeId>,
-    deadline: Option<Instant>,
-) -> (Vec<Anomaly>, bool) {
+    (deadline, work): (Option<Instant>, &mut Work),
+) -> (Vec<Anomaly>, usize) {
     let full = g2.adjacency(g, &[]);
     let mut covered: FxHashSet<EdgeId> = FxHashSet::default();
     // Cycles told, by their transactions: as Elle's lost-update test
@@ -496,7 +528,17 @@ pub(super) fn known_cycles(
     // implies (a G-single-item-process beside a G-single-item) is not told:
     // it says nothing more. Components of the whole graph, names told in
     // each.
-    let whole = sccs(&digraph_of(&full, |_| true));
+    let whole_graph = digraph_of(&full, |_| true);
+    let whole = sccs(&whole_graph);
+    // Cyclic components of the whole graph none of whose cycles was told.
+    let untold = |told: &FxHashMap<u32, Vec<String>>| {
+        let n = whole
+            .cyclic(&whole_graph)
+            .into_iter()
+            .filter(|c| told.get(c).is_none_or(Vec::is_empty))
+            .count();
+        n.max(1)
+    };
     let mut told: rustc_hash::FxHashMap<u32, Vec<String>> = Default::default();
     // Without the single-rw passes a component with both shapes would be
     // explained by whichever cycle is shortest, and the G-single-item an SI
@@ -507,7 +549,10 @@ pub(super) fn known_cycles(
     // Each pass's graph, and its components, made once for the passes
     // that keep the same kinds.
     let mut graph: Option<(u8, PassGraph)> = None;
-    for (keep, shape) in PASSES {
+    // The searches, resumed from one candidate to the next (many share
+    // the node they search from).
+    let mut searches = Components::new();
+    for (pass, &(keep, shape)) in PASSES.iter().enumerate() {
         let mask = kinds_mask(keep);
         if graph.as_ref().is_none_or(|(m, _)| *m != mask) {
             graph.take();
@@ -539,8 +584,8 @@ pub(super) fn known_cycles(
             !matches!(g.edges[e as usize].kind, EdgeKind::Rw | EdgeKind::Ww)
         });
         for (u, v, e) in candidates {
-            if expired(deadline) {
-                return (out, true);
+            if expired(deadline) || work.spent() {
+                return (out, untold(&told));
             }
             let c = comps.comp[u as usize];
             // An edge on a cycle already told is not searched again, as the
@@ -554,23 +599,29 @@ pub(super) fn known_cycles(
             {
                 continue;
             }
-            let in_comp = |x: u32| comps.comp[x as usize] == c;
-            let cyc = match shape {
-                Shape::SingleRw => best_cycle_of(g, adj, u, v, e, in_comp, |k| k != EdgeKind::Rw),
-                Shape::NonadjacentRw => {
-                    let kind = |x: EdgeId| g.edges[x as usize].kind;
-                    nonadjacent_cycle_through(
-                        adj,
-                        u,
-                        v,
-                        e,
-                        in_comp,
-                        |_| true,
-                        |x| kind(x) == EdgeKind::Rw,
-                    )
+            // A cycle of data dependencies alone first, where the pass
+            // keeps more (as Elle names a cycle by the first type it
+            // finds, and session or real-time steps rarely explain
+            // anything); each path is the one a search confined to the
+            // component would find (see [`Components::path`]).
+            let data_first = shape == Shape::Any
+                && !kinds_within(keep, data_dep)
+                && data_dep(g.edges[e as usize].kind);
+            let mut found = None;
+            if data_first {
+                found = searches.path(g, &full, DATA_ANY, (v, u, usize::MAX), work);
+            }
+            if found.is_none() {
+                found = searches.path(g, &full, pass, (v, u, usize::MAX), work);
+            }
+            let cyc = found.map(|mut path| {
+                path.insert(0, e);
+                if shape != Shape::NonadjacentRw {
+                    // From the step into `u`, as [`cycle_through`] tells it.
+                    path.rotate_right(1);
                 }
-                Shape::Any => best_cycle(g, adj, u, v, e, in_comp),
-            };
+                path
+            });
             let Some(cyc) = cyc else {
                 *failed.entry(c).or_default() += 1;
                 continue;
@@ -605,7 +656,11 @@ pub(super) fn known_cycles(
             out.push(claiming(cycle_anomaly(h, g, &cyc), g, &cyc, inferred));
         }
     }
-    (out, false)
+    if work.spent() {
+        // The last search ran out: what it would have told is untold.
+        return (out, untold(&told));
+    }
+    (out, 0)
 }
 
 /// The graph of the edges a pass keeps, its components and which of them
@@ -632,6 +687,14 @@ impl PassGraph {
         let cyclic: FxHashSet<u32> = comps.cyclic(&dg).into_iter().collect();
         PassGraph { adj, comps, cyclic }
     }
+}
+
+/// The pass of data dependencies alone, any shape.
+const DATA_ANY: usize = 4;
+
+/// Whether every kind `a` keeps, `b` keeps.
+fn kinds_within(a: fn(EdgeKind) -> bool, b: fn(EdgeKind) -> bool) -> bool {
+    kinds_mask(a) & !kinds_mask(b) == 0
 }
 
 /// The edge kinds a pass keeps, as a bit set.
@@ -679,7 +742,7 @@ pub(super) fn contradiction(
     inferred: &FxHashSet<EdgeId>,
     (adj, comps): (&[Vec<(u32, EdgeId)>], &mut Components),
     (c, e1, e2): (usize, EdgeId, EdgeId),
-    deadline: Option<Instant>,
+    (deadline, work): (Option<Instant>, &mut Work),
 ) -> Option<Anomaly> {
     // Per order, the cycle that proves most: the anomaly claims what the
     // weaker of the two proves, and a short cycle that proves little (a
@@ -693,7 +756,7 @@ pub(super) fn contradiction(
             adj,
             comps,
             std::iter::once(first).chain(side.iter().copied()),
-            deadline,
+            (deadline, &mut *work),
         )
     };
     let con = &g.constraints[c];
@@ -742,7 +805,7 @@ pub(super) fn unsat_witness(
     g2: &G2,
     core: &[usize],
     choices: &[usize],
-    deadline: Option<Instant>,
+    (deadline, work): (Option<Instant>, &mut Work),
 ) -> (Anomaly, bool) {
     let mut chosen: FxHashSet<Sel> = FxHashSet::default();
     for &i in choices {
@@ -784,9 +847,9 @@ pub(super) fn unsat_witness(
         &adj,
         &mut Components::new(),
         extra.iter().copied(),
-        deadline,
+        (deadline, &mut *work),
     );
-    let cut = best.is_none() && expired(deadline);
+    let cut = best.is_none() && (expired(deadline) || work.spent());
     let pairs = Datum::List(
         core.iter()
             .map(|&c| {
@@ -806,7 +869,7 @@ pub(super) fn unsat_witness(
             (a, false)
         }
         None => {
-            // The deadline came first (else it cannot happen: the known
+            // The deadline or the work ran out first (else it cannot happen: the known
             // graph is acyclic, so every cycle uses a constraint edge); say
             // only that a cycle exists.
             let mut a = untold(g).field(Field::Unordered, pairs);

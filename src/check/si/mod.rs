@@ -27,6 +27,8 @@ pub mod sessions;
 mod solve;
 mod tell;
 pub mod variants;
+
+pub use tell::Telling;
 mod witness;
 
 use std::time::Instant;
@@ -35,7 +37,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::history::model::*;
-use cycles::{Components, contradiction, known_cycles, unsat_witness};
+use cycles::{Components, Work, contradiction, known_cycles, unsat_witness};
 use polygraph::{EdgeId, Polygraph, Variant};
 use refute::Part;
 use solve::{Model, Solved, orient_lazy, solve, split_lazy, time_keys};
@@ -59,6 +61,10 @@ pub struct Stats {
     /// verdict stands, but cycles may be left untold (or, when none was
     /// told, only the variant's `*-cycle-exists` is).
     pub explain_cut: bool,
+    /// The telling's work ([`Telling::steps`]) ran out: how many
+    /// violations found (contradictions, cyclic components) it told no
+    /// cycle of. Deterministic, unlike [`Stats::explain_cut`].
+    pub untold: usize,
     /// The violation was found in a window of the history (see
     /// [`refute`]); the whole polygraph was not built.
     pub part: Option<refute::Part>,
@@ -153,7 +159,13 @@ fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
 /// keys of a short cycle of that order, or in a window of the history,
 /// when there is one ([`refute`]); by the
 /// bounded-sessions search where it applies, else (or to name a cycle) by its own graph: build, prune, solve, tell.
-fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
+/// `telling` says how much of a violation to tell.
+fn check_variant(
+    h: &History,
+    variant: Variant,
+    deadline: Option<Instant>,
+    telling: Telling,
+) -> Outcome {
     let witnessed = |stats: Stats| Outcome {
         anomalies: Vec::new(),
         timed_out: false,
@@ -191,33 +203,50 @@ fn check_variant(h: &History, variant: Variant, deadline: Option<Instant>) -> Ou
     if let Some(refuted) = refute::windows(h, variant, deadline) {
         return refuted;
     }
-    sessions::decide(h, variant, deadline, |d| check_polygraph(h, variant, d))
+    sessions::decide(h, variant, deadline, telling, |d, t| {
+        check_polygraph_telling(h, variant, d, polygraph::Scope::WHOLE, t)
+    })
 }
 
+#[cfg(test)]
 fn check_polygraph(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
     check_polygraph_in(h, variant, deadline, polygraph::Scope::WHOLE)
 }
 
-/// [`check_polygraph`] over a [`polygraph::Scope`]: for a part, a
-/// violation found is one of the whole; a pass proves nothing. Its stage
-/// times go to [`crate::check::stages`].
+/// [`check_polygraph_telling`] telling all it finds.
 fn check_polygraph_in(
     h: &History,
     variant: Variant,
     deadline: Option<Instant>,
     scope: polygraph::Scope,
 ) -> Outcome {
-    let o = build_prune_solve_tell(h, variant, deadline, scope);
+    check_polygraph_telling(h, variant, deadline, scope, Telling::FULL)
+}
+
+/// [`check_polygraph`] over a [`polygraph::Scope`]: for a part, a
+/// violation found is one of the whole; a pass proves nothing. Tells what
+/// `telling` asks (a violation as the variant's `*-cycle-exists` alone, or
+/// its cycles within [`Telling::steps`]). Its stage times go to
+/// [`crate::check::stages`].
+fn check_polygraph_telling(
+    h: &History,
+    variant: Variant,
+    deadline: Option<Instant>,
+    scope: polygraph::Scope,
+    telling: Telling,
+) -> Outcome {
+    let o = build_prune_solve_tell(h, variant, deadline, scope, telling);
     crate::check::stages::add(&o.stats);
     o
 }
 
-/// [`check_polygraph_in`]'s stages.
+/// [`check_polygraph_telling`]'s stages.
 fn build_prune_solve_tell(
     h: &History,
     variant: Variant,
     deadline: Option<Instant>,
     scope: polygraph::Scope,
+    telling: Telling,
 ) -> Outcome {
     let mut stats = Stats::default();
     if expired(deadline) {
@@ -270,10 +299,27 @@ fn build_prune_solve_tell(
         out.anomalies.push(untold(&g));
         return out;
     }
+    // The verdict alone: no cycle looked for.
+    if !telling.cycles && pruned.known_cycle {
+        out.anomalies.push(untold(&g));
+        return out;
+    }
+    if let Some(&(c, _, _)) = pruned.contradictions.first().filter(|_| !telling.cycles) {
+        let con = &g.constraints[c];
+        out.anomalies.push(untold(&g).txn(con.a).txn(con.c).field(
+            Field::Unordered,
+            Datum::List(vec![Datum::Txn(con.a), Datum::Txn(con.c)]),
+        ));
+        return out;
+    }
+    let mut work = Work::new(telling.steps);
     if pruned.known_cycle {
-        let (found, cut) = known_cycles(h, &g, &g2, &inferred, deadline);
+        let (found, untold_here) = known_cycles(h, &g, &g2, &inferred, (deadline, &mut work));
         out.anomalies = found;
-        out.stats.explain_cut = cut;
+        out.stats.explain_cut = untold_here > 0 && expired(deadline);
+        if work.spent() {
+            out.stats.untold = untold_here;
+        }
         if out.anomalies.is_empty() {
             out.anomalies.push(untold(&g));
         }
@@ -286,9 +332,13 @@ fn build_prune_solve_tell(
         // cycles are looked for in it.
         let adj = g2.adjacency(&g, &[]);
         let mut comps = Components::new();
-        for &(c, e1, e2) in &pruned.contradictions {
+        for (i, &(c, e1, e2)) in pruned.contradictions.iter().enumerate() {
             if expired(deadline) {
                 out.stats.explain_cut = true;
+                break;
+            }
+            if work.spent() {
+                out.stats.untold = pruned.contradictions.len() - i;
                 break;
             }
             let Some(a) = contradiction(
@@ -298,8 +348,12 @@ fn build_prune_solve_tell(
                 &inferred,
                 (&adj, &mut comps),
                 (c, e1, e2),
-                deadline,
+                (deadline, &mut work),
             ) else {
+                if work.spent() {
+                    out.stats.untold = pruned.contradictions.len() - i;
+                    break;
+                }
                 continue;
             };
             let mut key = a.txns.clone();
@@ -308,9 +362,9 @@ fn build_prune_solve_tell(
                 out.anomalies.push(a);
             }
         }
-        if out.anomalies.is_empty() && expired(deadline) {
+        if out.anomalies.is_empty() && (expired(deadline) || work.spent()) {
             // A contradiction proves the violation; telling it ran out.
-            out.stats.explain_cut = true;
+            out.stats.explain_cut = expired(deadline);
             let (c, _, _) = pruned.contradictions[0];
             let con = &g.constraints[c];
             out.anomalies.push(untold(&g).txn(con.a).txn(con.c).field(
@@ -335,6 +389,17 @@ fn build_prune_solve_tell(
     let (mut open, mut lazy) = split_lazy(&g, &pruned.open);
     let mut phase: FxHashMap<usize, bool> = FxHashMap::default();
     let mut conflicts = 0;
+    let solve_with = |open: &[usize], phase: &FxHashMap<usize, bool>, core| {
+        solve(
+            invoke.as_deref(),
+            &g,
+            &g2,
+            open,
+            phase,
+            (deadline, telling.decisions),
+            core,
+        )
+    };
     let result = loop {
         // Nothing to choose: the known graph (acyclic, as pruning found)
         // is the solution.
@@ -345,7 +410,7 @@ fn build_prune_solve_tell(
             };
             (Solved::Sat(model), 0)
         } else {
-            solve(invoke.as_deref(), &g, &g2, &open, &phase, deadline, false)
+            solve_with(&open, &phase, false)
         };
         conflicts += c;
         let Solved::Sat(model) = &result else {
@@ -367,16 +432,21 @@ fn build_prune_solve_tell(
     match result {
         Solved::Sat(_) => {}
         Solved::Unknown => out.timed_out = true,
-        Solved::Unsat(..) if scope.fixed.is_some() => out.anomalies.push(untold(&g)),
+        Solved::Unsat(..) if scope.fixed.is_some() || !telling.cycles => {
+            out.anomalies.push(untold(&g))
+        }
         Solved::Unsat(..) => {
             let t3 = Instant::now();
-            let (core, _) = solve(invoke.as_deref(), &g, &g2, &open, &phase, deadline, true);
+            let (core, _) = solve_with(&open, &phase, true);
             let (core, choices) = match core {
                 Solved::Unsat(c, ch) if !(c.is_empty() && ch.is_empty()) => (c, ch),
                 _ => (open.clone(), (0..g.choices.len()).collect()),
             };
-            let (a, cut) = unsat_witness(h, &g, &g2, &core, &choices, deadline);
-            out.stats.explain_cut = cut;
+            let (a, cut) = unsat_witness(h, &g, &g2, &core, &choices, (deadline, &mut work));
+            out.stats.explain_cut = cut && expired(deadline);
+            if cut && work.spent() {
+                out.stats.untold = 1;
+            }
             out.anomalies.push(a);
             out.stats.interpret_s = t3.elapsed().as_secs_f64();
         }

@@ -40,17 +40,17 @@
 //! two sessions of 1,000 transactions, three of 200. Anything
 //! else (real time, plain variants, list-append version orders, several
 //! candidate writers) is left to the SAT route. A valid answer is final;
-//! an invalid one is handed to the SAT route for a share of the time so
-//! that it names a cycle, and otherwise stands as the variant's
-//! `*-cycle-exists` with the transactions the search could not place.
+//! an invalid one is handed to the SAT route, its solver bounded as naming
+//! is ([`Telling::naming`]), so that it names a cycle, and otherwise stands
+//! as the variant's `*-cycle-exists` with the transactions the search
+//! could not place.
 
 use std::time::Instant;
 
 use rustc_hash::FxHashSet;
 
-use super::Outcome;
 use super::polygraph::Variant;
-use super::variants::naming_share;
+use super::{Outcome, Telling, expired};
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::check::deps::included;
 use crate::history::model::*;
@@ -459,31 +459,37 @@ pub fn search(
 }
 
 /// Decides a variant by the search where it applies (see the module doc),
-/// else, or when the search runs out, by `sat` (the polygraph route) with
-/// the time left. An invalid verdict lets `sat` name a cycle in a share of
-/// the time; without one it stands as the variant's `*-cycle-exists`.
+/// else, or when the search runs out, by `sat` (the polygraph route,
+/// telling as asked) with the time left. Where cycles are to be told, an
+/// invalid verdict lets `sat` name one, its solver bounded as naming is;
+/// without one it stands as the variant's `*-cycle-exists`.
 pub fn decide(
     h: &History,
     variant: Variant,
     deadline: Option<Instant>,
-    sat: impl FnOnce(Option<Instant>) -> Outcome,
+    telling: Telling,
+    sat: impl FnOnce(Option<Instant>, Telling) -> Outcome,
 ) -> Outcome {
     if !applies(h, variant) {
-        return sat(deadline);
+        return sat(deadline, telling);
     }
-    let t0 = Instant::now();
     match search(h, variant, deadline, MAX_STATES) {
         Verdict::Valid => Outcome {
             anomalies: Vec::new(),
             timed_out: false,
             stats: Default::default(),
         },
-        Verdict::Undecided => sat(deadline),
+        Verdict::Undecided => sat(deadline, telling),
         Verdict::Invalid(stuck) => {
-            // Naming a cycle gets a share of the time: twice the search's,
-            // at least two seconds, within the deadline.
-            let until = Instant::now() + naming_share(t0.elapsed());
-            let named = sat(Some(deadline.map_or(until, |d| d.min(until))));
+            let named = if telling.cycles {
+                sat(deadline, telling.naming())
+            } else {
+                Outcome {
+                    anomalies: Vec::new(),
+                    timed_out: true,
+                    stats: Default::default(),
+                }
+            };
             if !named.timed_out && !named.anomalies.is_empty() {
                 return named;
             }
@@ -495,7 +501,12 @@ pub fn decide(
                 a = a.txn(t);
             }
             let mut stats = named.stats;
-            stats.explain_cut = true;
+            // Not named: the deadline came, or the solver's bound.
+            if expired(deadline) {
+                stats.explain_cut = true;
+            } else if telling.cycles {
+                stats.untold = 1;
+            }
             Outcome {
                 anomalies: vec![a],
                 timed_out: false,

@@ -261,17 +261,33 @@ pub(super) fn solver_until(deadline: Option<Instant>) -> batsat::Solver<batsat::
     batsat::Solver::new(Default::default(), cb)
 }
 
+/// Makes the solver give up, besides at the deadline, after `decisions`
+/// decisions (counted as its checks for a reason to stop, one per decision
+/// and per restart: deterministic, unlike a deadline).
+pub(super) fn stop_after(
+    solver: &mut batsat::Solver<batsat::callbacks::Basic>,
+    deadline: Option<Instant>,
+    decisions: u64,
+) {
+    let asked = std::cell::Cell::new(0u64);
+    solver.cb_mut().set_stop(move || {
+        asked.set(asked.get() + 1);
+        asked.get() > decisions || deadline.is_some_and(|d| Instant::now() > d)
+    });
+}
+
 /// Solves the open constraints and the choices of reads with several
 /// candidate writers. With `core`, each constraint, and each choice's
 /// "some writer was read", gets an activation literal assumed true, and an
-/// unsat answer names the constraints and choices involved.
+/// unsat answer names the constraints and choices involved. The solver
+/// gives up at the deadline or after the decisions given.
 pub(super) fn solve(
     time_key: Option<&[u64]>,
     g: &Polygraph,
     g2: &G2,
     open: &[usize],
     phase: &FxHashMap<usize, bool>,
-    deadline: Option<Instant>,
+    (deadline, decisions): (Option<Instant>, Option<u64>),
     core: bool,
 ) -> (Solved, u64) {
     let mut edges: Vec<(u32, u32)> = Vec::new();
@@ -324,6 +340,9 @@ pub(super) fn solve(
     theory.budget = PROPAGATION_WALK;
     theory.after = PROPAGATE_AFTER;
     let mut solver = solver_until(deadline);
+    if let Some(n) = decisions {
+        stop_after(&mut solver, deadline, n);
+    }
     let mut assumptions: Vec<Lit> = Vec::new();
     let mut selector_of: Vec<(Lit, usize)> = Vec::new();
     let mut activation_of: Vec<(Lit, usize)> = Vec::new();

@@ -1,12 +1,81 @@
 //! Telling a cycle: transaction-level edges of the polygraph into Elle's
 //! anomaly (its kind from the cycle's steps, each step's relation and the
 //! datum that justifies it), and the predicates on edge kinds that the
-//! cycle passes of [`super::cycles`] keep.
+//! cycle passes of [`super::cycles`] keep; and how much a check tells
+//! ([`Telling`]).
 
 use super::polygraph::{EdgeId, EdgeKind, Polygraph};
 use crate::anomaly::{Anomaly, Datum, Field, On, Path, Step};
 use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
+
+/// How much a check tells of a violation it finds, and what deciding may
+/// cost when the verdict only serves to name another's cycles. Every bound
+/// is work, counted in steps, never in seconds: the same history gets the
+/// same report however loaded the host (the user's `--timeout` is the only
+/// clock, and what it cuts is said to be cut).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Telling {
+    /// Cycles are looked for and told, within `steps`; else a violation is
+    /// told as its variant's `*-cycle-exists` alone.
+    pub cycles: bool,
+    /// Most edges the cycle searches may look at ([`super::cycles::Work`]);
+    /// past them the violations not told are counted (`:also`).
+    pub steps: u64,
+    /// Most decisions the solver may make (`None`: no bound); past them the
+    /// variant is undecided.
+    pub decisions: Option<u64>,
+}
+
+impl Telling {
+    /// A verdict asked for: its cycles told, the solver unbounded.
+    pub const FULL: Telling = Telling {
+        cycles: true,
+        steps: Self::TELL_STEPS,
+        decisions: None,
+    };
+
+    /// What telling one variant's violation may look at: about a second
+    /// of searching here, far above what the corpus and the benchmarks
+    /// take (general-rw's 23 contradictions at serializability: 230k).
+    pub const TELL_STEPS: u64 = 200_000_000;
+
+    /// Solver decisions a verdict that only serves to name another's
+    /// cycles may take (a weaker variant consulted for a suffix, the
+    /// polygraph route naming what the sessions search refuted). Measured:
+    /// the corpus's and benchmarks' weaker variants decide in under 100k
+    /// (most by pruning, with none); 2M take about 2 s on a 2,000
+    /// transaction, 2-session history, which no budget decides.
+    pub const NAMING_DECISIONS: u64 = 2_000_000;
+
+    /// Whether the variant is rejected, no cycle told, the solver bounded
+    /// by [`Telling::NAMING_DECISIONS`].
+    pub const VERDICT: Telling = Telling {
+        cycles: false,
+        steps: 0,
+        decisions: Some(Self::NAMING_DECISIONS),
+    };
+
+    /// The same, with the solver bounded as naming is.
+    pub fn naming(self) -> Telling {
+        Telling {
+            decisions: Some(
+                self.decisions
+                    .map_or(Self::NAMING_DECISIONS, |d| d.min(Self::NAMING_DECISIONS)),
+            ),
+            ..self
+        }
+    }
+
+    /// Whether `self` bounds the solver no tighter than `other`.
+    pub fn no_tighter(self, other: Telling) -> bool {
+        match (self.decisions, other.decisions) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(a), Some(b)) => a >= b,
+        }
+    }
+}
 
 pub(super) fn rel(k: EdgeKind) -> Rel {
     match k {

@@ -10,11 +10,18 @@
 //! that one is far cheaper); the outcome a caller sees is then qualified
 //! by what the weaker variants reject (Elle's `-process` / `-realtime`
 //! suffixes, PolySI's write orders inferred through cycles SI allows).
+//!
+//! What is told is proportional to what is asked ([`Telling`]): a variant
+//! tried only for its verdict (the session-order shortcut, a weaker
+//! variant consulted for a name) tells no cycle, and its solver is bounded
+//! in decisions, not seconds, so the same history always gets the same
+//! names.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::polygraph::Variant;
-use super::{Outcome, check_variant, expired};
+use super::{Outcome, Telling, check_variant, expired};
+use crate::anomaly::{Datum, Field};
 use crate::history::model::History;
 
 /// The SI and serializability checks of one history within one deadline.
@@ -25,12 +32,14 @@ pub struct Checks<'h> {
     decided: Vec<Decided>,
 }
 
-/// A variant's outcome and the deadline it was decided within.
+/// A variant's outcome, the deadline it was decided within and how much
+/// it tells.
 struct Decided {
     variant: Variant,
     outcome: Outcome,
     /// `None`: no deadline.
     until: Option<Instant>,
+    telling: Telling,
 }
 
 /// Whether deadline `a` is no earlier than `b` (`None` is no deadline).
@@ -40,14 +49,6 @@ fn no_earlier(a: Option<Instant>, b: Option<Instant>) -> bool {
         (Some(_), None) => false,
         (Some(a), Some(b)) => a >= b,
     }
-}
-
-/// The time naming a verdict may take on top of deciding it: twice the
-/// decision's time, at least two seconds. A weaker variant consulted only
-/// to name cycles gets this share (within the run's deadline), so the
-/// verdict found is never held up, or lost, by the search for its name.
-pub(super) fn naming_share(decision: Duration) -> Duration {
-    (2 * decision).max(Duration::from_secs(2))
 }
 
 impl<'h> Checks<'h> {
@@ -60,20 +61,27 @@ impl<'h> Checks<'h> {
     }
 
     /// Where the variant's outcome, decided by its own graph within
-    /// `until`, is kept: decided once, unless an earlier attempt ran out of
-    /// a shorter time than this one has.
-    fn decide(&mut self, v: Variant, until: Option<Instant>) -> usize {
+    /// `until` and telling as `telling` asks, is kept: decided once, unless
+    /// an earlier attempt told less than is asked now (it found a violation
+    /// and told no cycle), or ran out of a shorter time or a tighter bound
+    /// than this one has.
+    fn decide(&mut self, v: Variant, until: Option<Instant>, telling: Telling) -> usize {
         let known = self.decided.iter().position(|d| d.variant == v);
         if let Some(i) = known {
             let d = &self.decided[i];
-            if !d.outcome.timed_out || no_earlier(d.until, until) {
+            let valid = !d.outcome.timed_out && d.outcome.anomalies.is_empty();
+            let tells_enough = d.telling.cycles || !telling.cycles || valid;
+            let settled = !d.outcome.timed_out
+                || (no_earlier(d.until, until) && d.telling.no_tighter(telling));
+            if tells_enough && settled {
                 return i;
             }
         }
         let decided = Decided {
             variant: v,
-            outcome: check_variant(self.h, v, until),
+            outcome: check_variant(self.h, v, until, telling),
             until,
+            telling,
         };
         match known {
             Some(i) => {
@@ -93,40 +101,52 @@ impl<'h> Checks<'h> {
     /// dependency passes without it (fewer edges, fewer cycles), and
     /// session order makes the check far cheaper (reachability by vector
     /// clocks, and a good guess of the commit order): a plain variant tries
-    /// that first.
-    fn settle(&mut self, v: Variant, until: Option<Instant>) -> Result<usize, super::Stats> {
+    /// that first, for its verdict alone (its cycles are not the plain
+    /// variant's).
+    fn settle(
+        &mut self,
+        v: Variant,
+        until: Option<Instant>,
+        telling: Telling,
+    ) -> Result<usize, Box<super::Stats>> {
         if !v.session && !self.decided.iter().any(|d| d.variant == v) {
-            let first = self.decide(Variant { session: true, ..v }, until);
+            let verdict = Telling {
+                cycles: false,
+                ..telling
+            };
+            let first = self.decide(Variant { session: true, ..v }, until, verdict);
             let o = &self.decided[first].outcome;
             if o.anomalies.is_empty() && !o.timed_out {
                 return Ok(first);
             }
             // No time left for the variant itself: undecided.
             if expired(until) {
-                return Err(o.stats.clone());
+                return Err(Box::new(o.stats.clone()));
             }
         }
-        Ok(self.decide(v, until))
+        Ok(self.decide(v, until, telling))
     }
 
     /// The variant's outcome, its cycles named by their steps.
     pub fn check(&mut self, v: Variant) -> Outcome {
-        match self.settle(v, self.deadline) {
+        match self.settle(v, self.deadline, Telling::FULL) {
             Ok(i) => self.decided[i].outcome.clone(),
             Err(stats) => Outcome {
                 anomalies: Vec::new(),
                 timed_out: true,
-                stats,
+                stats: *stats,
             },
         }
     }
 
-    /// Whether the variant finds a cycle within `until`.
-    fn rejects(&mut self, v: Variant, until: Option<Instant>) -> bool {
-        self.settle(v, until).is_ok_and(|i| {
-            let o = &self.decided[i].outcome;
-            !o.timed_out && !o.anomalies.is_empty()
-        })
+    /// Whether the variant finds a cycle, deciding it for its verdict
+    /// alone, its solver bounded as naming is ([`Telling::VERDICT`]).
+    fn rejects(&mut self, v: Variant) -> bool {
+        self.settle(v, self.deadline, Telling::VERDICT)
+            .is_ok_and(|i| {
+                let o = &self.decided[i].outcome;
+                !o.timed_out && !o.anomalies.is_empty()
+            })
     }
 
     /// The variant's outcome with its cycles named by what they rest on.
@@ -145,22 +165,29 @@ impl<'h> Checks<'h> {
     /// when SI does not reject, such cycles keep their names (their steps
     /// are as told) but rule out only the serializable model checked.
     ///
-    /// The weaker variants are consulted within [`naming_share`] of the
-    /// time the verdict took: one undecided by then is taken as not
-    /// rejecting, which only narrows the claims (a cycle then rules out
-    /// the stronger variant alone).
+    /// The weaker variants are consulted for their verdicts alone, their
+    /// solvers bounded by [`Telling::NAMING_DECISIONS`]: one undecided
+    /// within that is taken as not rejecting, which only narrows the
+    /// claims (a cycle then rules out the stronger variant alone). The
+    /// bound is work, not time, so the names do not depend on the host's
+    /// load.
     pub fn qualified(&mut self, v: Variant) -> Outcome {
-        let started = Instant::now();
         let mut outcome = self.check(v);
-        let share = Instant::now() + naming_share(started.elapsed());
-        let until = Some(self.deadline.map_or(share, |d| d.min(share)));
+        // Violations found but not told, the telling's work spent: counted
+        // on the last one told, as `:also`.
+        if outcome.stats.untold > 0
+            && let Some(a) = outcome.anomalies.pop()
+        {
+            let also = Datum::Int(outcome.stats.untold as i64);
+            outcome.anomalies.push(a.field(Field::Also, also));
+        }
         // The weakest variant known to reject.
         let mut base = v;
         while let Some((w, suffix)) = weaker(base) {
             if outcome.anomalies.is_empty() {
                 return outcome;
             }
-            if self.rejects(w, until) {
+            if self.rejects(w) {
                 // The weaker variant can carry the claims. Narrower ones
                 // (which cycle needs what) would take a check per cycle.
                 base = w;
@@ -175,13 +202,10 @@ impl<'h> Checks<'h> {
         }
         if base.serializable
             && !outcome.anomalies.is_empty()
-            && !self.rejects(
-                Variant {
-                    serializable: false,
-                    ..base
-                },
-                until,
-            )
+            && !self.rejects(Variant {
+                serializable: false,
+                ..base
+            })
         {
             // A cycle of known edges alone (no `:unordered` constraint
             // chosen for it; inferred steps are already narrowed where
@@ -237,7 +261,86 @@ fn qualified_name(name: &str, suffix: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::PLAIN_SER;
     use super::*;
+    use crate::generator::{Db, GenOptions, generate};
+    use crate::history::model::Workload;
+    use crate::history::{LoadOptions, load_bytes};
+
+    /// A small causal-store history, invalid at serializability in many
+    /// places (the causal store lets writes of one key race).
+    fn contended() -> History {
+        let opts = GenOptions {
+            sessions: 6,
+            txns_per_session: 30,
+            ops_per_txn: 4,
+            keys: 6,
+            workload: Workload::RwRegister,
+            db: Db::Causal,
+            seed: 7,
+            ..GenOptions::default()
+        };
+        let g = generate(&opts).expect("generates");
+        load_bytes("gen.edn", g.history, LoadOptions::default())
+            .expect("loads")
+            .history
+    }
+
+    #[test]
+    fn the_work_budget_alone_truncates_the_telling() {
+        let h = contended();
+        let tell = |steps| {
+            let t = Telling {
+                steps,
+                ..Telling::FULL
+            };
+            check_variant(&h, PLAIN_SER, None, t)
+        };
+        let full = tell(Telling::TELL_STEPS);
+        assert!(!full.timed_out);
+        assert_eq!(full.stats.untold, 0);
+        assert!(full.anomalies.len() >= 2, "{}", full.anomalies.len());
+        // A budget too small to tell them all: fewer told, the rest
+        // counted; the verdict stands.
+        let small = tell(40);
+        assert!(small.stats.untold > 0);
+        assert!(!small.anomalies.is_empty());
+        assert!(small.anomalies.len() < full.anomalies.len());
+        assert!(!small.stats.explain_cut);
+        // And the same budget tells the same, however often.
+        for _ in 0..3 {
+            let again = tell(40);
+            assert_eq!(again.anomalies, small.anomalies);
+            assert_eq!(again.stats.untold, small.stats.untold);
+        }
+    }
+
+    #[test]
+    fn names_do_not_depend_on_the_hosts_load() {
+        let h = contended();
+        let alone = Checks::new(&h, None).qualified(PLAIN_SER);
+        assert!(!alone.anomalies.is_empty());
+        // Two threads spinning beside the check: with naming bounded in
+        // seconds, the weaker variant's verdict could come too late.
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let spinners: Vec<_> = (0..2)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
+                    }
+                })
+            })
+            .collect();
+        let loaded = Checks::new(&h, None).qualified(PLAIN_SER);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for s in spinners {
+            s.join().expect("spinner");
+        }
+        assert_eq!(alone.anomalies, loaded.anomalies);
+    }
 
     #[test]
     fn cycle_names_take_what_they_rest_on() {
