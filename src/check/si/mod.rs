@@ -235,223 +235,214 @@ fn check_polygraph_telling(
     scope: polygraph::Scope,
     telling: Telling,
 ) -> Outcome {
-    let o = build_prune_solve_tell(h, variant, deadline, scope, telling);
-    crate::check::stages::add(&o.stats);
-    o
-}
-
-/// [`check_polygraph_telling`]'s stages.
-fn build_prune_solve_tell(
-    h: &History,
-    variant: Variant,
-    deadline: Option<Instant>,
-    scope: polygraph::Scope,
-    telling: Telling,
-) -> Outcome {
-    let mut stats = Stats::default();
-    if expired(deadline) {
-        return Outcome {
-            anomalies: Vec::new(),
-            timed_out: true,
-            stats,
-        };
-    }
-    let t0 = Instant::now();
-    let mut g = polygraph::build_in(h, variant, deadline, scope);
-    if g.too_big || g.cut {
-        stats.too_big = g.too_big;
-        return Outcome {
-            anomalies: Vec::new(),
-            timed_out: true,
-            stats,
-        };
-    }
-    stats.constraints_before = g.constraints.len();
-    stats.unknown_before = g.unknown_edges;
-    stats.construct_s = t0.elapsed().as_secs_f64();
-    let t1 = Instant::now();
-    // Edges pruning adds are forced only if the history satisfies the
-    // variant: a cycle through one proves that it does not, and no more.
-    let observed = g.known.len();
-    let pruned = prune::prune(h, &mut g, variant, deadline);
-    let inferred: FxHashSet<EdgeId> = g.known[observed..].iter().copied().collect();
-    stats.prune_rounds = pruned.rounds;
-    stats.constraints_after = pruned.open.len();
-    stats.unknown_after = pruned
-        .open
-        .iter()
-        .map(|&c| {
-            let con = &g.constraints[c];
-            con.either.len() + con.or.len() + con.either_if.len() + con.or_if.len()
-        })
-        .sum();
-    stats.prune_s = t1.elapsed().as_secs_f64();
-    let g2 = G2::new(&g, variant, h.txns.len());
-    let mut out = Outcome {
-        anomalies: Vec::new(),
-        timed_out: false,
-        stats,
-    };
-    let t3 = Instant::now();
-    // A guessed order (see `witness`): only a solution counts, so a
-    // cycle is not told.
-    if scope.fixed.is_some() && (pruned.known_cycle || !pruned.contradictions.is_empty()) {
-        out.anomalies.push(untold(&g));
-        return out;
-    }
-    // The verdict alone: no cycle looked for.
-    if !telling.cycles && pruned.known_cycle {
-        out.anomalies.push(untold(&g));
-        return out;
-    }
-    if let Some(&(c, _, _)) = pruned.contradictions.first().filter(|_| !telling.cycles) {
-        let con = &g.constraints[c];
-        out.anomalies.push(untold(&g).txn(con.a).txn(con.c).field(
-            Field::Unordered,
-            Datum::List(vec![Datum::Txn(con.a), Datum::Txn(con.c)]),
-        ));
-        return out;
-    }
-    let mut work = Work::new(telling.steps);
-    if pruned.known_cycle {
-        let (found, untold_here) = known_cycles(h, &g, &g2, &inferred, (deadline, &mut work));
-        out.anomalies = found;
-        out.stats.explain_cut = untold_here > 0 && expired(deadline);
-        if work.spent() {
-            out.stats.untold = untold_here;
-        }
-        if out.anomalies.is_empty() {
-            out.anomalies.push(untold(&g));
-        }
-        out.stats.interpret_s = t3.elapsed().as_secs_f64();
-        return out;
-    }
-    if !pruned.contradictions.is_empty() {
-        let mut seen: FxHashSet<Vec<TxnId>> = FxHashSet::default();
-        // One graph of the known edges for all: each contradiction's
-        // cycles are looked for in it.
-        let adj = g2.adjacency(&g, &[]);
-        let mut comps = Components::new();
-        for (i, &(c, e1, e2)) in pruned.contradictions.iter().enumerate() {
-            if expired(deadline) {
-                out.stats.explain_cut = true;
-                break;
-            }
-            if work.spent() {
-                out.stats.untold = pruned.contradictions.len() - i;
-                break;
-            }
-            let Some(a) = contradiction(
-                h,
-                &g,
-                &g2,
-                &inferred,
-                (&adj, &mut comps),
-                (c, e1, e2),
-                (deadline, &mut work),
-            ) else {
-                if work.spent() {
-                    out.stats.untold = pruned.contradictions.len() - i;
-                    break;
-                }
-                continue;
+    let o = 'run: {
+        let mut stats = Stats::default();
+        if expired(deadline) {
+            break 'run Outcome {
+                anomalies: Vec::new(),
+                timed_out: true,
+                stats,
             };
-            let mut key = a.txns.clone();
-            key.sort_unstable();
-            if seen.insert(key) {
-                out.anomalies.push(a);
-            }
         }
-        if out.anomalies.is_empty() && (expired(deadline) || work.spent()) {
-            // A contradiction proves the violation; telling it ran out.
-            out.stats.explain_cut = expired(deadline);
-            let (c, _, _) = pruned.contradictions[0];
+        let t0 = Instant::now();
+        let mut g = polygraph::build_in(h, variant, deadline, scope);
+        if g.too_big || g.cut {
+            stats.too_big = g.too_big;
+            break 'run Outcome {
+                anomalies: Vec::new(),
+                timed_out: true,
+                stats,
+            };
+        }
+        stats.constraints_before = g.constraints.len();
+        stats.unknown_before = g.unknown_edges;
+        stats.construct_s = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        // Edges pruning adds are forced only if the history satisfies the
+        // variant: a cycle through one proves that it does not, and no more.
+        let observed = g.known.len();
+        let pruned = prune::prune(h, &mut g, variant, deadline);
+        let inferred: FxHashSet<EdgeId> = g.known[observed..].iter().copied().collect();
+        stats.prune_rounds = pruned.rounds;
+        stats.constraints_after = pruned.open.len();
+        stats.unknown_after = pruned
+            .open
+            .iter()
+            .map(|&c| {
+                let con = &g.constraints[c];
+                con.either.len() + con.or.len() + con.either_if.len() + con.or_if.len()
+            })
+            .sum();
+        stats.prune_s = t1.elapsed().as_secs_f64();
+        let g2 = G2::new(&g, variant, h.txns.len());
+        let mut out = Outcome {
+            anomalies: Vec::new(),
+            timed_out: false,
+            stats,
+        };
+        let t3 = Instant::now();
+        // A guessed order (see `witness`): only a solution counts, so a
+        // cycle is not told.
+        if scope.fixed.is_some() && (pruned.known_cycle || !pruned.contradictions.is_empty()) {
+            out.anomalies.push(untold(&g));
+            break 'run out;
+        }
+        // The verdict alone: no cycle looked for.
+        if !telling.cycles && pruned.known_cycle {
+            out.anomalies.push(untold(&g));
+            break 'run out;
+        }
+        if let Some(&(c, _, _)) = pruned.contradictions.first().filter(|_| !telling.cycles) {
             let con = &g.constraints[c];
             out.anomalies.push(untold(&g).txn(con.a).txn(con.c).field(
                 Field::Unordered,
                 Datum::List(vec![Datum::Txn(con.a), Datum::Txn(con.c)]),
             ));
+            break 'run out;
         }
-        out.stats.interpret_s = t3.elapsed().as_secs_f64();
-        if !out.anomalies.is_empty() {
-            return out;
-        }
-    }
-    if pruned.open.is_empty() && g.choices.is_empty() {
-        return out;
-    }
-    if deadline.is_some_and(|d| Instant::now() > d) {
-        out.timed_out = true;
-        return out;
-    }
-    let t2 = Instant::now();
-    let invoke = time_keys(h);
-    let (mut open, mut lazy) = split_lazy(&g, &pruned.open);
-    let mut phase: FxHashMap<usize, bool> = FxHashMap::default();
-    let mut conflicts = 0;
-    let solve_with = |open: &[usize], phase: &FxHashMap<usize, bool>, core| {
-        solve(
-            invoke.as_deref(),
-            &g,
-            &g2,
-            open,
-            phase,
-            (deadline, telling.decisions),
-            core,
-        )
-    };
-    let result = loop {
-        // Nothing to choose: the known graph (acyclic, as pruning found)
-        // is the solution.
-        let (result, c) = if open.is_empty() && g.choices.is_empty() {
-            let model = Model {
-                either: Vec::new(),
-                sel: Vec::new(),
-            };
-            (Solved::Sat(model), 0)
-        } else {
-            solve_with(&open, &phase, false)
-        };
-        conflicts += c;
-        let Solved::Sat(model) = &result else {
-            break result;
-        };
-        // Order the pairs left out along the solution; those that close
-        // a cycle either way go to the solver.
-        let failed = orient_lazy(&g, &g2, model, &lazy, pruned.graph.as_ref());
-        if failed.is_empty() {
-            break result;
-        }
-        phase = model.either.iter().copied().collect();
-        open.extend_from_slice(&failed);
-        let failed: FxHashSet<usize> = failed.into_iter().collect();
-        lazy.retain(|c| !failed.contains(c));
-    };
-    out.stats.solver_conflicts = conflicts;
-    out.stats.solve_s = t2.elapsed().as_secs_f64();
-    match result {
-        Solved::Sat(_) => {}
-        Solved::Unknown => out.timed_out = true,
-        Solved::Unsat(..) if scope.fixed.is_some() || !telling.cycles => {
-            out.anomalies.push(untold(&g))
-        }
-        Solved::Unsat(..) => {
-            let t3 = Instant::now();
-            let (core, _) = solve_with(&open, &phase, true);
-            let (core, choices) = match core {
-                Solved::Unsat(c, ch) if !(c.is_empty() && ch.is_empty()) => (c, ch),
-                _ => (open.clone(), (0..g.choices.len()).collect()),
-            };
-            let (a, cut) = unsat_witness(h, &g, &g2, &core, &choices, (deadline, &mut work));
-            out.stats.explain_cut = cut && expired(deadline);
-            if cut && work.spent() {
-                out.stats.untold = 1;
+        let mut work = Work::new(telling.steps);
+        if pruned.known_cycle {
+            let (found, untold_here) = known_cycles(h, &g, &g2, &inferred, (deadline, &mut work));
+            out.anomalies = found;
+            out.stats.explain_cut = untold_here > 0 && expired(deadline);
+            if work.spent() {
+                out.stats.untold = untold_here;
             }
-            out.anomalies.push(a);
+            if out.anomalies.is_empty() {
+                out.anomalies.push(untold(&g));
+            }
             out.stats.interpret_s = t3.elapsed().as_secs_f64();
+            break 'run out;
         }
-    }
-    out
+        if !pruned.contradictions.is_empty() {
+            let mut seen: FxHashSet<Vec<TxnId>> = FxHashSet::default();
+            // One graph of the known edges for all: each contradiction's
+            // cycles are looked for in it.
+            let adj = g2.adjacency(&g, &[]);
+            let mut comps = Components::new();
+            for (i, &(c, e1, e2)) in pruned.contradictions.iter().enumerate() {
+                if expired(deadline) {
+                    out.stats.explain_cut = true;
+                    break;
+                }
+                if work.spent() {
+                    out.stats.untold = pruned.contradictions.len() - i;
+                    break;
+                }
+                let Some(a) = contradiction(
+                    h,
+                    &g,
+                    &g2,
+                    &inferred,
+                    (&adj, &mut comps),
+                    (c, e1, e2),
+                    (deadline, &mut work),
+                ) else {
+                    if work.spent() {
+                        out.stats.untold = pruned.contradictions.len() - i;
+                        break;
+                    }
+                    continue;
+                };
+                let mut key = a.txns.clone();
+                key.sort_unstable();
+                if seen.insert(key) {
+                    out.anomalies.push(a);
+                }
+            }
+            if out.anomalies.is_empty() && (expired(deadline) || work.spent()) {
+                // A contradiction proves the violation; telling it ran out.
+                out.stats.explain_cut = expired(deadline);
+                let (c, _, _) = pruned.contradictions[0];
+                let con = &g.constraints[c];
+                out.anomalies.push(untold(&g).txn(con.a).txn(con.c).field(
+                    Field::Unordered,
+                    Datum::List(vec![Datum::Txn(con.a), Datum::Txn(con.c)]),
+                ));
+            }
+            out.stats.interpret_s = t3.elapsed().as_secs_f64();
+            if !out.anomalies.is_empty() {
+                break 'run out;
+            }
+        }
+        if pruned.open.is_empty() && g.choices.is_empty() {
+            break 'run out;
+        }
+        if deadline.is_some_and(|d| Instant::now() > d) {
+            out.timed_out = true;
+            break 'run out;
+        }
+        let t2 = Instant::now();
+        let invoke = time_keys(h);
+        let (mut open, mut lazy) = split_lazy(&g, &pruned.open);
+        let mut phase: FxHashMap<usize, bool> = FxHashMap::default();
+        let mut conflicts = 0;
+        let solve_with = |open: &[usize], phase: &FxHashMap<usize, bool>, core| {
+            solve(
+                invoke.as_deref(),
+                &g,
+                &g2,
+                open,
+                phase,
+                (deadline, telling.decisions),
+                core,
+            )
+        };
+        let result = loop {
+            // Nothing to choose: the known graph (acyclic, as pruning found)
+            // is the solution.
+            let (result, c) = if open.is_empty() && g.choices.is_empty() {
+                let model = Model {
+                    either: Vec::new(),
+                    sel: Vec::new(),
+                };
+                (Solved::Sat(model), 0)
+            } else {
+                solve_with(&open, &phase, false)
+            };
+            conflicts += c;
+            let Solved::Sat(model) = &result else {
+                break result;
+            };
+            // Order the pairs left out along the solution; those that close
+            // a cycle either way go to the solver.
+            let failed = orient_lazy(&g, &g2, model, &lazy, pruned.graph.as_ref());
+            if failed.is_empty() {
+                break result;
+            }
+            phase = model.either.iter().copied().collect();
+            open.extend_from_slice(&failed);
+            let failed: FxHashSet<usize> = failed.into_iter().collect();
+            lazy.retain(|c| !failed.contains(c));
+        };
+        out.stats.solver_conflicts = conflicts;
+        out.stats.solve_s = t2.elapsed().as_secs_f64();
+        match result {
+            Solved::Sat(_) => {}
+            Solved::Unknown => out.timed_out = true,
+            Solved::Unsat(..) if scope.fixed.is_some() || !telling.cycles => {
+                out.anomalies.push(untold(&g))
+            }
+            Solved::Unsat(..) => {
+                let t3 = Instant::now();
+                let (core, _) = solve_with(&open, &phase, true);
+                let (core, choices) = match core {
+                    Solved::Unsat(c, ch) if !(c.is_empty() && ch.is_empty()) => (c, ch),
+                    _ => (open.clone(), (0..g.choices.len()).collect()),
+                };
+                let (a, cut) = unsat_witness(h, &g, &g2, &core, &choices, (deadline, &mut work));
+                out.stats.explain_cut = cut && expired(deadline);
+                if cut && work.spent() {
+                    out.stats.untold = 1;
+                }
+                out.anomalies.push(a);
+                out.stats.interpret_s = t3.elapsed().as_secs_f64();
+            }
+        }
+        out
+    };
+    crate::check::stages::add(&o.stats);
+    o
 }
 
 /// G2's nodes and edges for a polygraph.
