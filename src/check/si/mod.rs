@@ -532,6 +532,33 @@ mod tests {
     }
 
     #[test]
+    fn too_many_open_pairs_build_no_constraint() {
+        // Three writers of x and two of y, nothing ordering them without
+        // sessions: 3 + 1 open pairs.
+        let h = load("[x:=1]\n---\n[x:=2 y:=1]\n---\n[x:=3 y:=2]\n").expect("loads");
+        let scope = |max_pairs| polygraph::Scope {
+            max_pairs,
+            ..polygraph::Scope::WHOLE
+        };
+        let g = polygraph::build_in(&h, PLAIN_SER, None, scope(3));
+        assert!(g.too_big);
+        assert!(g.constraints.is_empty());
+        assert_eq!(g.all_pairs, 4);
+        let g = polygraph::build_in(&h, PLAIN_SER, None, scope(4));
+        assert!(!g.too_big);
+        assert_eq!(
+            g.constraints.len(),
+            3,
+            "pairs coalesce per two transactions"
+        );
+        // One session orders them all: nothing is open.
+        let h = load("[x:=1]\n[x:=2 y:=1]\n[x:=3 y:=2]\n").expect("loads");
+        let g = polygraph::build_in(&h, SER, None, scope(0));
+        assert!(!g.too_big);
+        assert!(polygraph::build_in(&h, PLAIN_SER, None, scope(3)).too_big);
+    }
+
+    #[test]
     fn a_read_of_a_duplicated_value_is_a_choice() {
         // x = 1 twice; the reader is fine only if it read the first write.
         let h = load("[x:=1]\n[y:=5]\n---\n[y==5 x:=1]\n---\n[x==1 y==?]\n").expect("loads");

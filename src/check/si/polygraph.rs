@@ -736,6 +736,21 @@ pub fn build_in(
         None
     };
     let writes = final_writes(h, &inc, scope.keys);
+    let list_append = h.workload == Some(Workload::ListAppend);
+    if dep.is_none() && !list_append && scope.fixed.is_none() {
+        // Nothing orders a key's writers here, so every pair is open: say
+        // too big before building any of them (the loop below would give
+        // up at the same count, after holding gigabytes of edges).
+        let all: usize = (0..writes.keys() as KeyId)
+            .map(|x| writes.get(x).len())
+            .map(|n| n * n.saturating_sub(1) / 2)
+            .sum();
+        if all > max_pairs {
+            g.all_pairs = all;
+            g.too_big = true;
+            return g;
+        }
+    }
     // Per unordered pair of writers: index of its constraint.
     let mut pairs: FxHashMap<(TxnId, TxnId), usize> = FxHashMap::default();
     let no_amb: Vec<AmbReader> = Vec::new();
@@ -747,7 +762,6 @@ pub fn build_in(
     let mut firsts: Vec<(TxnId, Val)> = Vec::new();
     let mut scratch = SplitScratch::default();
     let mut pairs_here: Vec<(usize, usize)> = Vec::new();
-    let list_append = h.workload == Some(Workload::ListAppend);
     for x in 0..writes.keys() as KeyId {
         let ws = writes.get(x);
         if ws.is_empty() {
