@@ -40,6 +40,14 @@ impl Digraph {
         Digraph { offsets, targets }
     }
 
+    /// A graph from its rows (see [`Digraph::csr`]): `offsets` has one
+    /// more entry than there are nodes, ascending, the last
+    /// `targets.len()`.
+    pub fn from_csr(offsets: Vec<u32>, targets: Vec<u32>) -> Digraph {
+        debug_assert_eq!(offsets.last().map_or(0, |&l| l as usize), targets.len());
+        Digraph { offsets, targets }
+    }
+
     /// The same graph with every edge reversed.
     pub fn reversed(&self) -> Digraph {
         let n = self.len();

@@ -267,19 +267,6 @@ impl Work {
     }
 }
 
-/// The graph of the edges of an adjacency that `keep` keeps.
-pub(super) fn digraph_of(adj: &[Vec<(u32, EdgeId)>], keep: impl Fn(EdgeId) -> bool) -> Digraph {
-    let mut edges = Vec::new();
-    for (u, outs) in adj.iter().enumerate() {
-        edges.extend(
-            outs.iter()
-                .filter(|&&(_, e)| keep(e))
-                .map(|&(v, _)| (u as u32, v)),
-        );
-    }
-    Digraph::from_edges(adj.len(), &edges)
-}
-
 /// Strongly connected components of a graph of G2 (an adjacency), one
 /// partition per set of edge kinds a pass keeps, each computed when first
 /// asked for (reachability once per pass graph), with that graph's edges.
@@ -288,7 +275,12 @@ pub(super) fn digraph_of(adj: &[Vec<(u32, EdgeId)>], keep: impl Fn(EdgeId) -> bo
 /// pass's search from a is not made, and a search for b enters no node
 /// numbered before b's component (none of them leads to b).
 pub(super) struct Components {
+    /// Each pass graph, by the kinds it keeps of those the adjacency has
+    /// (passes that keep the same edges share one).
     by_kinds: FxHashMap<u8, PassAdjacency>,
+    /// The kinds of the adjacency's edges ([`kinds_mask`] bits), once
+    /// known.
+    present: Option<u8>,
     /// Searches from a node in a pass's graph (see [`Bfs`]), by (node,
     /// pass, the component searched for); dropped all at once when they
     /// hold more than [`MAX_SEARCH_STATES`] states.
@@ -299,18 +291,20 @@ pub(super) struct Components {
     kinds: Vec<EdgeKind>,
 }
 
-/// A pass's graph for its searches: its components, and the edges it
-/// keeps, by node (compressed rows): a search of the pass looks at no edge
-/// the pass drops.
+/// A pass's graph for its searches: its components (and which are
+/// cyclic), and the edges it keeps, by node (compressed rows): a search of
+/// the pass looks at no edge the pass drops.
 struct PassAdjacency {
     comp: Vec<u32>,
+    /// Whether each component is cyclic (more than one node, or a
+    /// self-loop).
+    cyclic: Vec<bool>,
     offsets: Vec<u32>,
     edges: Vec<(u32, EdgeId)>,
 }
 
 impl PassAdjacency {
     fn new(adj: &[Vec<(u32, EdgeId)>], keep: impl Fn(EdgeId) -> bool) -> PassAdjacency {
-        let comp = sccs(&digraph_of(adj, &keep)).comp;
         let mut offsets = Vec::with_capacity(adj.len() + 1);
         let mut edges = Vec::new();
         offsets.push(0);
@@ -318,8 +312,15 @@ impl PassAdjacency {
             edges.extend(outs.iter().filter(|&&(_, e)| keep(e)));
             offsets.push(edges.len() as u32);
         }
+        let dg = Digraph::from_csr(offsets.clone(), edges.iter().map(|&(v, _)| v).collect());
+        let sccs = sccs(&dg);
+        let mut cyclic = vec![false; sccs.count()];
+        for c in sccs.cyclic(&dg) {
+            cyclic[c as usize] = true;
+        }
         PassAdjacency {
-            comp,
+            comp: sccs.comp,
+            cyclic,
             offsets,
             edges,
         }
@@ -328,6 +329,11 @@ impl PassAdjacency {
     fn out(&self, u: u32) -> &[(u32, EdgeId)] {
         &self.edges[self.offsets[u as usize] as usize..self.offsets[u as usize + 1] as usize]
     }
+
+    /// Whether `u`'s component is cyclic.
+    fn on_cycle(&self, u: u32) -> bool {
+        self.cyclic[self.comp[u as usize] as usize]
+    }
 }
 
 /// States kept in the searches of one [`Components`] (about 24 bytes
@@ -335,9 +341,29 @@ impl PassAdjacency {
 pub(super) const MAX_SEARCH_STATES: usize = 1 << 22;
 
 impl Components {
+    /// The key of the graph of `adj`'s edges whose kinds `mask` keeps,
+    /// made when first asked for (see [`Components::by_kinds`]).
+    fn pass_graph(&mut self, g: &Polygraph, adj: &[Vec<(u32, EdgeId)>], mask: u8) -> u8 {
+        if self.kinds.len() != g.edges.len() {
+            self.kinds = g.edges.iter().map(|e| e.kind).collect();
+        }
+        let kinds = &self.kinds;
+        let present = *self.present.get_or_insert_with(|| {
+            adj.iter()
+                .flatten()
+                .fold(0, |m, &(_, e)| m | kind_bit(kinds[e as usize]))
+        });
+        let key = mask & present;
+        self.by_kinds
+            .entry(key)
+            .or_insert_with(|| PassAdjacency::new(adj, |e| key & kind_bit(kinds[e as usize]) != 0));
+        key
+    }
+
     pub(super) fn new() -> Components {
         Components {
             by_kinds: FxHashMap::default(),
+            present: None,
             searches: FxHashMap::default(),
             searched: 0,
             kinds: Vec::new(),
@@ -370,17 +396,24 @@ impl Components {
             return (PASSES[pass].1 != Shape::NonadjacentRw).then(Vec::new);
         }
         let (keep, shape) = PASSES[pass];
-        if self.kinds.len() != g.edges.len() {
-            self.kinds = g.edges.iter().map(|e| e.kind).collect();
-        }
+        // A G-single-item's path back takes no rw step: it is searched in
+        // the pass's graph without them, whose components bound it
+        // tighter (in a store whose dependencies alone are acyclic, an rw
+        // edge's path back is most often ruled out by them at once).
+        let mask = match shape {
+            Shape::SingleRw => kinds_mask(keep) & !RW_BIT,
+            _ => kinds_mask(keep),
+        };
+        let key = self.pass_graph(g, adj, mask);
         // Each edge's kind, compact: the searches look up many.
         let kinds = &self.kinds;
         let kind = |x: EdgeId| kinds[x as usize];
-        let pa = self
-            .by_kinds
-            .entry(kinds_mask(keep))
-            .or_insert_with(|| PassAdjacency::new(adj, |e| keep(kinds[e as usize])));
+        let pa = &self.by_kinds[&key];
         let floor = pa.comp[u as usize];
+        if pa.comp[v as usize] < floor {
+            // Numbered in reverse topological order: v cannot reach u.
+            return None;
+        }
         let out = |x: u32| pa.out(x);
         let above = |y: u32| pa.comp[y as usize] >= floor;
         if self.searched > MAX_SEARCH_STATES {
@@ -399,13 +432,10 @@ impl Components {
         let before = bfs.size();
         let reached = match shape {
             Shape::Any => bfs.reach(target, within, |_, y, _| above(y).then_some(0), out, work),
-            Shape::SingleRw => bfs.reach(
-                target,
-                within,
-                |_, y, x| (kind(x) != EdgeKind::Rw && above(y)).then_some(0),
-                out,
-                work,
-            ),
+            // The pass's graph here has no rw edge (see `mask`).
+            Shape::SingleRw => {
+                bfs.reach(target, within, |_, y, _| above(y).then_some(0), out, work)
+            }
             Shape::NonadjacentRw => bfs.reach(
                 target,
                 within,
@@ -443,11 +473,8 @@ impl Components {
         a: u32,
         b: u32,
     ) -> bool {
-        let kinds = kinds_mask(keep);
-        let pa = self
-            .by_kinds
-            .entry(kinds)
-            .or_insert_with(|| PassAdjacency::new(adj, |e| keep(g.edges[e as usize].kind)));
+        let key = self.pass_graph(g, adj, kinds_mask(keep));
+        let pa = &self.by_kinds[&key];
         pa.comp[b as usize] <= pa.comp[a as usize]
     }
 }
@@ -528,13 +555,22 @@ pub(super) fn known_cycles(
     // implies (a G-single-item-process beside a G-single-item) is not told:
     // it says nothing more. Components of the whole graph, names told in
     // each.
-    let whole_graph = digraph_of(&full, |_| true);
-    let whole = sccs(&whole_graph);
+    // The searches, resumed from one candidate to the next (many share
+    // the node they search from), and each pass's graph and components,
+    // made once for the passes that keep the same edges.
+    let mut searches = Components::new();
+    let all = searches.pass_graph(g, &full, ALL_KINDS);
+    let (whole, whole_cyclic): (Vec<u32>, Vec<u32>) = {
+        let pa = &searches.by_kinds[&all];
+        let cyclic = (0..pa.cyclic.len() as u32)
+            .filter(|&c| pa.cyclic[c as usize])
+            .collect();
+        (pa.comp.clone(), cyclic)
+    };
     // Cyclic components of the whole graph none of whose cycles was told.
     let untold = |told: &FxHashMap<u32, Vec<String>>| {
-        let n = whole
-            .cyclic(&whole_graph)
-            .into_iter()
+        let n = whole_cyclic
+            .iter()
             .filter(|c| told.get(c).is_none_or(Vec::is_empty))
             .count();
         n.max(1)
@@ -546,48 +582,37 @@ pub(super) fn known_cycles(
     // one; likewise a long fork behind the write skews of a store that
     // allows them; without the data-only passes, a long fork would be told
     // through real-time steps it does not need.
-    // Each pass's graph, and its components, made once for the passes
-    // that keep the same kinds.
-    let mut graph: Option<(u8, PassGraph)> = None;
-    // The searches, resumed from one candidate to the next (many share
-    // the node they search from).
-    let mut searches = Components::new();
     for (pass, &(keep, shape)) in PASSES.iter().enumerate() {
-        let mask = kinds_mask(keep);
-        if graph.as_ref().is_none_or(|(m, _)| *m != mask) {
-            graph.take();
-            graph = Some((mask, PassGraph::new(g, &full, keep)));
-        }
-        let Some((_, PassGraph { adj, comps, cyclic })) = &graph else {
-            continue;
-        };
-        if cyclic.is_empty() {
+        let key = searches.pass_graph(g, &full, kinds_mask(keep));
+        let pa = &searches.by_kinds[&key];
+        if !pa.cyclic.contains(&true) {
             continue;
         }
         let mut per_comp: rustc_hash::FxHashMap<u32, usize> = rustc_hash::FxHashMap::default();
         let mut failed: rustc_hash::FxHashMap<u32, usize> = rustc_hash::FxHashMap::default();
         // Data edges first: session and real-time edges close cycles but
-        // are rarely what a cycle is about.
-        let mut candidates: Vec<(u32, u32, EdgeId)> = Vec::new();
-        for (u, outs) in adj.iter().enumerate() {
-            for &(v, e) in outs {
-                let c = comps.comp[u];
-                if comps.comp[v as usize] == c
-                    && cyclic.contains(&c)
+        // are rarely what a cycle is about. Each with its component.
+        let mut candidates: Vec<(u32, u32, EdgeId, u32)> = Vec::new();
+        for u in 0..full.len() as u32 {
+            let c = pa.comp[u as usize];
+            if !pa.on_cycle(u) {
+                continue;
+            }
+            for &(v, e) in pa.out(u) {
+                if pa.comp[v as usize] == c
                     && (shape == Shape::Any || g.edges[e as usize].kind == EdgeKind::Rw)
                 {
-                    candidates.push((u as u32, v, e));
+                    candidates.push((u, v, e, c));
                 }
             }
         }
-        candidates.sort_by_key(|&(_, _, e)| {
+        candidates.sort_by_key(|&(_, _, e, _)| {
             !matches!(g.edges[e as usize].kind, EdgeKind::Rw | EdgeKind::Ww)
         });
-        for (u, v, e) in candidates {
+        for (u, v, e, c) in candidates {
             if expired(deadline) || work.spent() {
                 return (out, untold(&told));
             }
-            let c = comps.comp[u as usize];
             // An edge on a cycle already told is not searched again, as the
             // lost-update and G-nonadjacent tests of Elle expect: a stale
             // read's G-single-item-process through the rw edge of a write
@@ -631,7 +656,7 @@ pub(super) fn known_cycles(
             txns.sort_unstable();
             let rels: Vec<Rel> = cyc.iter().map(|&x| rel(g.edges[x as usize].kind)).collect();
             let name = cycle::name(&rels);
-            let names = told.entry(whole.comp[u as usize]).or_default();
+            let names = told.entry(whole[u as usize]).or_default();
             if !names.contains(&name)
                 && crate::spec::AnomalyType::parse(&name).is_ok_and(|t| {
                     let told: Vec<_> = names
@@ -663,32 +688,6 @@ pub(super) fn known_cycles(
     (out, 0)
 }
 
-/// The graph of the edges a pass keeps, its components and which of them
-/// are cyclic.
-pub(super) struct PassGraph {
-    adj: Vec<Vec<(u32, EdgeId)>>,
-    comps: crate::check::graph::Sccs,
-    cyclic: FxHashSet<u32>,
-}
-
-impl PassGraph {
-    fn new(g: &Polygraph, full: &[Vec<(u32, EdgeId)>], keep: fn(EdgeKind) -> bool) -> PassGraph {
-        let adj: Vec<Vec<(u32, EdgeId)>> = full
-            .iter()
-            .map(|outs| {
-                outs.iter()
-                    .copied()
-                    .filter(|&(_, e)| keep(g.edges[e as usize].kind))
-                    .collect()
-            })
-            .collect();
-        let dg = digraph_of(&adj, |_| true);
-        let comps = sccs(&dg);
-        let cyclic: FxHashSet<u32> = comps.cyclic(&dg).into_iter().collect();
-        PassGraph { adj, comps, cyclic }
-    }
-}
-
 /// The pass of data dependencies alone, any shape.
 const DATA_ANY: usize = 4;
 
@@ -697,15 +696,28 @@ fn kinds_within(a: fn(EdgeKind) -> bool, b: fn(EdgeKind) -> bool) -> bool {
     kinds_mask(a) & !kinds_mask(b) == 0
 }
 
+/// The edge kinds, in the order of their bits in [`kinds_mask`].
+const KINDS: [EdgeKind; 5] = [
+    EdgeKind::Process,
+    EdgeKind::Realtime,
+    EdgeKind::Wr,
+    EdgeKind::Ww,
+    EdgeKind::Rw,
+];
+
+/// An edge kind's bit in [`kinds_mask`].
+fn kind_bit(k: EdgeKind) -> u8 {
+    KINDS.iter().position(|&x| x == k).map_or(0, |i| 1 << i)
+}
+
+/// The rw kind's bit in [`kinds_mask`].
+const RW_BIT: u8 = 1 << 4;
+
+/// Every kind's bit.
+const ALL_KINDS: u8 = (1 << KINDS.len()) - 1;
+
 /// The edge kinds a pass keeps, as a bit set.
 pub(super) fn kinds_mask(keep: fn(EdgeKind) -> bool) -> u8 {
-    const KINDS: [EdgeKind; 5] = [
-        EdgeKind::Process,
-        EdgeKind::Realtime,
-        EdgeKind::Wr,
-        EdgeKind::Ww,
-        EdgeKind::Rw,
-    ];
     KINDS
         .iter()
         .enumerate()
