@@ -109,7 +109,12 @@ impl<'h> Checks<'h> {
         until: Option<Instant>,
         telling: Telling,
     ) -> Result<usize, Box<super::Stats>> {
-        if !v.session && !self.decided.iter().any(|d| d.variant == v) {
+        // Not when the plain variant's known edges alone close a cycle:
+        // it rejects, whatever session order would say.
+        if !v.session
+            && !self.decided.iter().any(|d| d.variant == v)
+            && !super::polygraph::known_cycle(self.h, v)
+        {
             let verdict = Telling {
                 cycles: false,
                 ..telling
