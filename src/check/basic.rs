@@ -309,6 +309,34 @@ fn dirty_updates(h: &History, out: &mut Vec<Anomaly>) {
 /// Elle's lost update: two committed transactions read the same version of
 /// a key and both then write it. Needs no version order.
 fn lost_updates(h: &History, out: &mut Vec<Anomaly>) {
+    for ((k, v), ts) in lost_update_groups(h) {
+        let value = if v == from::INITIAL {
+            Datum::Nil
+        } else if h.workload == Some(Workload::ListAppend) {
+            let o = &h.orders[k as usize];
+            let upto = o.writes.iter().position(|&w| w == v).map_or(0, |p| p + 1);
+            Datum::Vals(o.elems[..upto].to_vec())
+        } else {
+            Datum::Val(h.mops[v as usize].val)
+        };
+        let mut a = Anomaly::new("lost-update")
+            .field(Field::Key, Datum::Key(k))
+            .field(Field::Value, value)
+            .field(
+                Field::Txns,
+                Datum::List(ts.iter().map(|&t| Datum::Txn(t)).collect()),
+            );
+        for t in ts {
+            a = a.txn(t);
+        }
+        out.push(a);
+    }
+}
+
+/// The lost updates' groups: (key, the version read: the micro-op that
+/// wrote it, or [`from::INITIAL`]) and the committed transactions that
+/// read it and then wrote the key (two or more), by their first.
+pub(crate) fn lost_update_groups(h: &History) -> Vec<((KeyId, u32), Vec<TxnId>)> {
     let mut groups: FxHashMap<(KeyId, u32), Vec<TxnId>> = FxHashMap::default();
     let mut first_read: FxHashMap<KeyId, u32> = FxHashMap::default();
     let mut wrote: Vec<KeyId> = Vec::new();
@@ -339,26 +367,5 @@ fn lost_updates(h: &History, out: &mut Vec<Anomaly>) {
     }
     let mut found: Vec<_> = groups.into_iter().filter(|(_, ts)| ts.len() > 1).collect();
     found.sort_unstable_by_key(|((k, v), ts)| (ts[0], *k, *v));
-    for ((k, v), ts) in found {
-        let value = if v == from::INITIAL {
-            Datum::Nil
-        } else if h.workload == Some(Workload::ListAppend) {
-            let o = &h.orders[k as usize];
-            let upto = o.writes.iter().position(|&w| w == v).map_or(0, |p| p + 1);
-            Datum::Vals(o.elems[..upto].to_vec())
-        } else {
-            Datum::Val(h.mops[v as usize].val)
-        };
-        let mut a = Anomaly::new("lost-update")
-            .field(Field::Key, Datum::Key(k))
-            .field(Field::Value, value)
-            .field(
-                Field::Txns,
-                Datum::List(ts.iter().map(|&t| Datum::Txn(t)).collect()),
-            );
-        for t in ts {
-            a = a.txn(t);
-        }
-        out.push(a);
-    }
+    found
 }

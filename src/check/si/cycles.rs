@@ -541,7 +541,7 @@ pub(super) fn known_cycles(
     h: &History,
     g: &Polygraph,
     g2: &G2,
-    inferred: &FxHashSet<EdgeId>,
+    inferred: &Inferred,
     (deadline, work): (Option<Instant>, &mut Work),
 ) -> (Vec<Anomaly>, usize) {
     let full = g2.adjacency(g, &[]);
@@ -724,6 +724,32 @@ pub(super) fn kinds_mask(keep: fn(EdgeKind) -> bool) -> u8 {
         .fold(0u8, |m, (i, &k)| m | (u8::from(keep(k)) << i))
 }
 
+/// The edges pruning inferred (forced by a cycle the other order of a
+/// pair would close), as a set over edge ids: telling marks the steps that
+/// rest on one.
+pub(super) struct Inferred {
+    bits: Vec<u64>,
+}
+
+impl Inferred {
+    /// The set of `edges`, ids below `n`.
+    pub(super) fn new(n: usize, edges: &[EdgeId]) -> Inferred {
+        let mut bits = vec![0u64; n.div_ceil(64)];
+        for &e in edges {
+            if let Some(w) = bits.get_mut(e as usize / 64) {
+                *w |= 1 << (e % 64);
+            }
+        }
+        Inferred { bits }
+    }
+
+    pub(super) fn contains(&self, e: &EdgeId) -> bool {
+        self.bits
+            .get(*e as usize / 64)
+            .is_some_and(|w| w & (1 << (e % 64)) != 0)
+    }
+}
+
 /// An anomaly whose cycle goes through an edge that pruning inferred
 /// claims only the model checked: its name (say G0, from write-write steps
 /// pruning chose) would claim weaker models, which may well accept. Each
@@ -732,7 +758,7 @@ pub(super) fn claiming(
     mut a: Anomaly,
     g: &Polygraph,
     cyc: &[EdgeId],
-    inferred: &FxHashSet<EdgeId>,
+    inferred: &Inferred,
 ) -> Anomaly {
     if cyc.iter().any(|e| inferred.contains(e)) {
         a.rules_out = Some(g.cycle_exists);
@@ -751,7 +777,7 @@ pub(super) fn contradiction(
     h: &History,
     g: &Polygraph,
     g2: &G2,
-    inferred: &FxHashSet<EdgeId>,
+    inferred: &Inferred,
     (adj, comps): (&[Vec<(u32, EdgeId)>], &mut Components),
     (c, e1, e2): (usize, EdgeId, EdgeId),
     (deadline, work): (Option<Instant>, &mut Work),

@@ -790,6 +790,15 @@ fn build_with(
     }
     // Per unordered pair of writers: index of its constraint.
     let mut pairs: FxHashMap<(TxnId, TxnId), usize> = FxHashMap::default();
+    if dep.is_none() && constraints && !list_append && scope.fixed.is_none() {
+        // Nearly every pair is one (growing the map pair by pair rehashes
+        // it again and again).
+        let all: usize = (0..writes.keys() as KeyId)
+            .map(|x| writes.get(x).len())
+            .map(|n| n * n.saturating_sub(1) / 2)
+            .sum();
+        pairs.reserve(all.min(max_pairs));
+    }
     let no_amb: Vec<AmbReader> = Vec::new();
     // Buffers reused across keys; `in_order[t] == x + 1` marks a writer
     // of key x whose version the reads place.

@@ -22,7 +22,7 @@ use std::time::Instant;
 use super::polygraph::Variant;
 use super::{Outcome, Telling, check_variant, expired};
 use crate::anomaly::{Datum, Field};
-use crate::history::model::History;
+use crate::history::model::{History, Status, from};
 
 /// The SI and serializability checks of one history within one deadline.
 pub struct Checks<'h> {
@@ -30,6 +30,9 @@ pub struct Checks<'h> {
     deadline: Option<Instant>,
     /// Each variant's outcome as [`super::check_variant`] gave it.
     decided: Vec<Decided>,
+    /// Whether the history has a lost update (see
+    /// [`Checks::sure_to_reject`]), once looked for.
+    lost_update: Option<bool>,
 }
 
 /// A variant's outcome, the deadline it was decided within and how much
@@ -57,6 +60,7 @@ impl<'h> Checks<'h> {
             h,
             deadline,
             decided: Vec::new(),
+            lost_update: None,
         }
     }
 
@@ -109,12 +113,7 @@ impl<'h> Checks<'h> {
         until: Option<Instant>,
         telling: Telling,
     ) -> Result<usize, Box<super::Stats>> {
-        // Not when the plain variant's known edges alone close a cycle:
-        // it rejects, whatever session order would say.
-        if !v.session
-            && !self.decided.iter().any(|d| d.variant == v)
-            && !super::polygraph::known_cycle(self.h, v)
-        {
+        if !v.session && !self.decided.iter().any(|d| d.variant == v) && !self.sure_to_reject(v) {
             let verdict = Telling {
                 cycles: false,
                 ..telling
@@ -132,6 +131,24 @@ impl<'h> Checks<'h> {
         Ok(self.decide(v, until, telling))
     }
 
+    /// Whether the plain variant is sure to reject, so that trying its
+    /// strong-session variant first (a shortcut to a valid verdict) would
+    /// be wasted: its known edges alone close a cycle, or two transactions
+    /// read one version of a key (the initial one, or one a transaction
+    /// that did not abort wrote) and both wrote the key (Elle's lost
+    /// update: whichever write comes first, the other's read missed it).
+    fn sure_to_reject(&mut self, v: Variant) -> bool {
+        let h = self.h;
+        *self.lost_update.get_or_insert_with(|| {
+            crate::check::basic::lost_update_groups(h)
+                .iter()
+                .any(|&((_, version), _)| {
+                    version == from::INITIAL
+                        || h.txns[h.txn_of(version) as usize].status != Status::Aborted
+                })
+        }) || super::polygraph::known_cycle(h, v)
+    }
+
     /// The variant's outcome, its cycles named by their steps.
     pub fn check(&mut self, v: Variant) -> Outcome {
         match self.settle(v, self.deadline, Telling::FULL) {
@@ -147,6 +164,9 @@ impl<'h> Checks<'h> {
     /// Whether the variant finds a cycle, deciding it for its verdict
     /// alone, its solver bounded as naming is ([`Telling::VERDICT`]).
     fn rejects(&mut self, v: Variant) -> bool {
+        if !v.session && self.sure_to_reject(v) {
+            return true;
+        }
         self.settle(v, self.deadline, Telling::VERDICT)
             .is_ok_and(|i| {
                 let o = &self.decided[i].outcome;
