@@ -710,6 +710,49 @@ mod tests {
     }
 
     #[test]
+    fn known_edges_that_close_a_cycle_need_no_constraint() {
+        // A write skew on the initial state, then both keys written again
+        // by a third session: at serializability the two anti-dependencies
+        // close a cycle whatever the write orders, at SI they are adjacent.
+        let h =
+            load_text("r(1,0,0,1)\nw(2,1,0,1)\nr(2,0,1,2)\nw(1,1,1,2)\nw(1,2,2,3)\nw(2,2,2,3)\n");
+        assert!(polygraph::known_cycle(&h, PLAIN_SER));
+        let g = polygraph::build(&h, PLAIN_SER, None);
+        assert!(g.constraints.is_empty());
+        let o = check(&h, PLAIN_SER, None);
+        assert!(!o.timed_out && !o.anomalies.is_empty());
+        // At SI nothing is sure: the pairs are constraints, and it passes.
+        assert!(!polygraph::known_cycle(&h, PLAIN_SI));
+        assert!(!polygraph::build(&h, PLAIN_SI, None).constraints.is_empty());
+        assert!(valid(&h, PLAIN_SI));
+        // Session order is never skipped this way.
+        assert!(!polygraph::known_cycle(&h, SER));
+    }
+
+    #[test]
+    fn a_lost_update_is_sure_to_reject_unless_its_version_was_aborted() {
+        // Two transactions read x = 1 and both write x.
+        let lost = "w(1,1,0,1)\nr(1,1,1,2)\nw(1,2,1,2)\nr(1,1,2,3)\nw(1,3,2,3)\n";
+        let h = load_text(lost);
+        for v in [PLAIN_SI, PLAIN_SER] {
+            assert!(variants::Checks::new(&h, None).sure_to_reject(v), "{v:?}");
+            // The proof agrees with the polygraph's own verdict.
+            let o = check_polygraph(&h, v, None);
+            assert!(!o.timed_out && !o.anomalies.is_empty(), "{v:?}");
+        }
+        // The same, x = 1 written by a transaction that aborted: the
+        // reads are aborted reads, and the polygraph leaves them out.
+        let h = load_text("w(1,1,0,-1)\nr(1,1,1,2)\nw(1,2,1,2)\nr(1,1,2,3)\nw(1,3,2,3)\n");
+        assert!(!variants::Checks::new(&h, None).sure_to_reject(PLAIN_SI));
+        // And a serial run is not.
+        let h = load_text("w(1,1,0,1)\nr(1,1,1,2)\nw(1,2,1,2)\nr(1,2,2,3)\nw(1,3,2,3)\n");
+        for v in [PLAIN_SI, PLAIN_SER] {
+            assert!(!variants::Checks::new(&h, None).sure_to_reject(v), "{v:?}");
+            assert!(valid(&h, v), "{v:?}");
+        }
+    }
+
+    #[test]
     fn file_order_guesses_time_only_where_sessions_interleave() {
         // Written session by session (as dbcop writes): no guess.
         let h =

@@ -137,7 +137,7 @@ impl<'h> Checks<'h> {
     /// read one version of a key (the initial one, or one a transaction
     /// that did not abort wrote) and both wrote the key (Elle's lost
     /// update: whichever write comes first, the other's read missed it).
-    fn sure_to_reject(&mut self, v: Variant) -> bool {
+    pub(super) fn sure_to_reject(&mut self, v: Variant) -> bool {
         let h = self.h;
         *self.lost_update.get_or_insert_with(|| {
             crate::check::basic::lost_update_groups(h)
