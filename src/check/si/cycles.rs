@@ -282,9 +282,10 @@ pub(super) struct Components {
     /// known.
     present: Option<u8>,
     /// Searches from a node in a pass's graph (see [`Bfs`]), by (node,
-    /// pass, the component searched for); dropped all at once when they
+    /// pass, the component searched for, and for G-nonadjacent-item the
+    /// state component); dropped all at once when they
     /// hold more than [`MAX_SEARCH_STATES`] states.
-    searches: FxHashMap<(u32, usize, u32), Bfs>,
+    searches: FxHashMap<(u32, usize, u32, u32), Bfs>,
     /// States in `searches`.
     searched: usize,
     /// Each polygraph edge's kind.
@@ -301,9 +302,40 @@ struct PassAdjacency {
     cyclic: Vec<bool>,
     offsets: Vec<u32>,
     edges: Vec<(u32, EdgeId)>,
+    /// For G-nonadjacent-item searches, once asked for: the components
+    /// of their states' graph ([`nonadjacent_step`]), by state (`4 *
+    /// node + bits`), over every edge (not a component's alone: a
+    /// contradiction's side closes its cycle with an edge the graph does
+    /// not hold).
+    states: Option<Vec<u32>>,
+}
+
+/// A G-nonadjacent-item search's step along an edge (rw or not) from a
+/// state's bits (see [`Bfs`]): the bits of the state it reaches, or none
+/// (two rw steps in a row).
+fn nonadjacent_step(bits: u8, rw: bool) -> Option<u8> {
+    (!(rw && bits & 1 != 0)).then(|| u8::from(rw) | (bits & 2) | if rw { 2 } else { 0 })
 }
 
 impl PassAdjacency {
+    /// The components of the G-nonadjacent-item searches' states (see
+    /// [`PassAdjacency::states`]).
+    fn state_comps(&self, kinds: &[EdgeKind]) -> Vec<u32> {
+        let n = self.comp.len();
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        for x in 0..n as u32 {
+            for &(y, e) in self.out(x) {
+                let rw = kinds[e as usize] == EdgeKind::Rw;
+                for bits in 0..4u8 {
+                    if let Some(next) = nonadjacent_step(bits, rw) {
+                        edges.push((4 * x + u32::from(bits), 4 * y + u32::from(next)));
+                    }
+                }
+            }
+        }
+        sccs(&Digraph::from_edges(4 * n, &edges)).comp
+    }
+
     fn new(adj: &[Vec<(u32, EdgeId)>], keep: impl Fn(EdgeId) -> bool) -> PassAdjacency {
         let mut offsets = Vec::with_capacity(adj.len() + 1);
         let mut edges = Vec::new();
@@ -323,6 +355,7 @@ impl PassAdjacency {
             cyclic,
             offsets,
             edges,
+            states: None,
         }
     }
 
@@ -408,12 +441,34 @@ impl Components {
         // Each edge's kind, compact: the searches look up many.
         let kinds = &self.kinds;
         let kind = |x: EdgeId| kinds[x as usize];
+        if shape == Shape::NonadjacentRw
+            && let Some(pa) = self.by_kinds.get_mut(&key)
+            && pa.states.is_none()
+        {
+            pa.states = Some(pa.state_comps(kinds));
+        }
         let pa = &self.by_kinds[&key];
         let floor = pa.comp[u as usize];
         if pa.comp[v as usize] < floor {
             // Numbered in reverse topological order: v cannot reach u.
             return None;
         }
+        // A G-nonadjacent-item's search goes through states: bounded by
+        // their components, as the others by the nodes'.
+        let states = pa
+            .states
+            .as_deref()
+            .filter(|_| shape == Shape::NonadjacentRw);
+        let state_floor = match states {
+            Some(sc) => {
+                let (from, to) = (sc[4 * v as usize + 1], sc[4 * u as usize + 2]);
+                if from < to {
+                    return None;
+                }
+                to
+            }
+            None => 0,
+        };
         let out = |x: u32| pa.out(x);
         let above = |y: u32| pa.comp[y as usize] >= floor;
         if self.searched > MAX_SEARCH_STATES {
@@ -426,7 +481,7 @@ impl Components {
         };
         let bfs = self
             .searches
-            .entry((v, pass, floor))
+            .entry((v, pass, floor, state_floor))
             .or_insert_with(|| Bfs::new(start));
         let within = within.saturating_sub(1);
         let before = bfs.size();
@@ -436,17 +491,20 @@ impl Components {
             Shape::SingleRw => {
                 bfs.reach(target, within, |_, y, _| above(y).then_some(0), out, work)
             }
-            Shape::NonadjacentRw => bfs.reach(
-                target,
-                within,
-                |bits, y, x| {
-                    let rw = kind(x) == EdgeKind::Rw;
-                    (!(rw && bits & 1 != 0) && above(y))
-                        .then(|| u8::from(rw) | (bits & 2) | if rw { 2 } else { 0 })
-                },
-                out,
-                work,
-            ),
+            Shape::NonadjacentRw => {
+                let sc = states.unwrap_or_default();
+                bfs.reach(
+                    target,
+                    within,
+                    |bits, y, x| {
+                        let next = nonadjacent_step(bits, kind(x) == EdgeKind::Rw)?;
+                        let at = 4 * y as usize + usize::from(next);
+                        (above(y) && sc.get(at).is_some_and(|&c| c >= state_floor)).then_some(next)
+                    },
+                    out,
+                    work,
+                )
+            }
         };
         self.searched += bfs.size() - before;
         reached?;
