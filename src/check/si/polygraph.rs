@@ -222,8 +222,8 @@ impl DepClock {
     /// reaches (`(i, j)`, `i` first). Every other writer it reaches is
     /// reached from one of those.
     ///
-    /// With `keep` false the concurrent pairs are only counted; the count
-    /// is returned beside the minimal ones.
+    /// Returns the minimal ones and how many concurrent pairs there are;
+    /// with `keep` false the concurrent pairs are not looked for (0).
     fn split<'s>(
         &self,
         ws: &[(TxnId, Val)],
@@ -245,13 +245,11 @@ impl DepClock {
                 if let Some(&j) = list.get(after) {
                     s.cands.push(j);
                 }
-                for &j in &list[before.min(after)..after] {
+                for &j in list[before.min(after)..after].iter().filter(|_| keep) {
                     let c = ws[j].0;
                     if c != a && a < c && !self.reaches(c, a) && !self.reaches(a, c) {
                         count += 1;
-                        if keep {
-                            concurrent.push((i, j));
-                        }
+                        concurrent.push((i, j));
                     }
                 }
             }
@@ -919,7 +917,9 @@ fn build_with(
                 Some(dc) => {
                     // Writers a dependency path orders include every pair
                     // one of which read the other: concurrent ones bring no
-                    // known edge, so without constraints they are counted.
+                    // known edge, so without constraints they are not
+                    // enumerated (nor counted: a known cycle decides
+                    // however many there are).
                     let (next, count) =
                         dc.split(&unordered, &mut scratch, &mut pairs_here, constraints);
                     g.all_pairs += count;
