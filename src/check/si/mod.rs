@@ -157,7 +157,9 @@ fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
 /// Decides one variant: valid when the logged order of writes is a
 /// witness ([`witness`]); a large sessionless one by a violation on the
 /// keys of a short cycle of that order, or in a window of the history,
-/// when there is one ([`refute`]); by the
+/// when there is one ([`refute`]); a small sessionless one by its whole
+/// polygraph, its solver bounded, then when that stalls by a violation
+/// in a window of growing size ([`refute::stalled`]); by the
 /// bounded-sessions search where it applies, else (or to name a cycle) by its own graph: build, prune, solve, tell.
 /// `telling` says how much of a violation to tell.
 fn check_variant(
@@ -202,6 +204,22 @@ fn check_variant(
     }
     if let Some(refuted) = refute::windows(h, variant, deadline) {
         return refuted;
+    }
+    if telling.cycles && refute::stalls_first(h, variant) {
+        // A small sessionless history: the whole first, its solver
+        // bounded; when that stalls, its windows; then the whole again.
+        let bound = refute::WHOLE_DECISIONS;
+        let first = Telling {
+            decisions: Some(telling.decisions.map_or(bound, |d| d.min(bound))),
+            ..telling
+        };
+        let o = check_polygraph_telling(h, variant, deadline, polygraph::Scope::WHOLE, first);
+        if !o.timed_out || o.stats.too_big || expired(deadline) || first == telling {
+            return o;
+        }
+        if let Some(refuted) = refute::stalled(h, variant, deadline, telling) {
+            return refuted;
+        }
     }
     sessions::decide(h, variant, deadline, telling, |d, t| {
         check_polygraph_telling(h, variant, d, polygraph::Scope::WHOLE, t)
