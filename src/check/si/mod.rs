@@ -105,11 +105,22 @@ impl Stats {
             from,
             of,
             keys: Some((k, all)),
+            ..
         }) = self.part
         {
             notes.push(format!(
                 "{name}: refuted on {k} of {all} keys, by the {size} transactions that touch \
                  them from place {from} of {of} in time order; the whole polygraph was not built"
+            ));
+        } else if let Some(p) = self.part.filter(|p| p.after_whole) {
+            notes.push(format!(
+                "{}: the whole polygraph's solver stalled ({} decisions); refuted within {} of {} \
+                 transactions (from place {} in time order)",
+                name,
+                refute::WHOLE_DECISIONS,
+                p.size,
+                p.of,
+                p.from
             ));
         } else if let Some(p) = self.part {
             notes.push(format!(

@@ -102,6 +102,9 @@ pub struct Part {
     pub of: u32,
     /// When the part kept only some keys: how many, of how many.
     pub keys: Option<(u32, u32)>,
+    /// The whole polygraph was built first and its solver stalled
+    /// ([`stalled`]); otherwise the whole was never built.
+    pub after_whole: bool,
 }
 
 /// Included transactions in the order they most likely took effect.
@@ -201,6 +204,7 @@ pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) 
                 from: lo as u32,
                 of: order.len() as u32,
                 keys: None,
+                after_whole: false,
             });
             return Some(o);
         }
@@ -305,6 +309,7 @@ fn growing(
                     from: lo as u32,
                     of: order.len() as u32,
                     keys: None,
+                    after_whole: true,
                 });
                 return Some(o);
             }
@@ -420,6 +425,7 @@ fn suspected(
                     from: lo as u32,
                     of: order.len() as u32,
                     keys: Some((ks.len() as u32, h.keys.len() as u32)),
+                    after_whole: false,
                 });
                 break Some(o);
             }
