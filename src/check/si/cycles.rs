@@ -230,40 +230,64 @@ impl Bfs {
 /// A deterministic allowance for telling cycles, counted in the edges the
 /// searches look at, never in seconds: the same history always gets the
 /// same report, however loaded the host. Once spent, every search finds
-/// nothing, and the telling says how much it left untold.
+/// nothing, and the telling says how much it left untold. A part of the
+/// telling may be given a share of what is left ([`Work::share`]), so that
+/// one kind of search cannot starve the next.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Work {
     left: u64,
+    /// What the current share may still spend (see [`Work::share`]).
+    cap: u64,
 }
 
 impl Work {
     /// No bound (the searches of the other checkers, which bound their own).
     pub(super) fn unbounded() -> Work {
-        Work { left: u64::MAX }
+        Work::new(u64::MAX)
     }
 
     pub(super) fn new(steps: u64) -> Work {
-        Work { left: steps }
+        Work {
+            left: steps,
+            cap: u64::MAX,
+        }
     }
 
     /// Spends `n` steps; false when there were not that many left (then
-    /// none are).
+    /// none are, in the share or in all).
     fn spend(&mut self, n: u64) -> bool {
-        match self.left.checked_sub(n) {
-            Some(l) => {
+        match (self.left.checked_sub(n), self.cap.checked_sub(n)) {
+            (Some(l), Some(c)) => {
                 self.left = l;
+                self.cap = c;
                 true
             }
-            None => {
+            (None, _) => {
                 self.left = 0;
+                false
+            }
+            (Some(l), None) => {
+                self.left = l - self.cap;
+                self.cap = 0;
                 false
             }
         }
     }
 
-    /// Whether it is all spent.
+    /// From now on, until the next share or [`Work::unshare`], at most half
+    /// of what is left may be spent.
+    fn share(&mut self) {
+        self.cap = self.left / 2;
+    }
+
+    /// No share any more: all that is left may be spent.
+    fn unshare(&mut self) {
+        self.cap = u64::MAX;
+    }
+
+    /// Whether it is all spent, or the current share is.
     pub(super) fn spent(&self) -> bool {
-        self.left == 0
+        self.left == 0 || self.cap == 0
     }
 }
 
@@ -297,6 +321,18 @@ pub(super) struct Components {
 /// the pass looks at no edge the pass drops.
 struct PassAdjacency {
     comp: Vec<u32>,
+    /// Per component, the lowest component number it reaches (itself
+    /// included). Components are numbered as a depth-first search
+    /// finishes them, so a node reaches another only if its number is no
+    /// lower and its `low` no higher (GRAIL's interval test, Yildirim et
+    /// al., VLDB 2010): most pairs a search cannot join are told apart at
+    /// once.
+    low: Vec<u32>,
+    /// A second such labelling, per component, from a depth-first search
+    /// that takes successors in the other order: (finish number, lowest
+    /// finish number reached). Each labelling tells apart pairs the other
+    /// cannot.
+    second: Vec<(u32, u32)>,
     /// Whether each component is cyclic (more than one node, or a
     /// self-loop).
     cyclic: Vec<bool>,
@@ -350,7 +386,25 @@ impl PassAdjacency {
         for c in sccs.cyclic(&dg) {
             cyclic[c as usize] = true;
         }
+        // A component's successors are numbered before it: nodes by
+        // component, in that order, see their successors' `low` done.
+        let mut by_comp: Vec<(u32, u32)> = (0..adj.len() as u32)
+            .map(|x| (sccs.comp[x as usize], x))
+            .collect();
+        by_comp.sort_unstable();
+        let mut low: Vec<u32> = (0..sccs.count() as u32).collect();
+        for &(c, x) in &by_comp {
+            for &y in dg.out(x) {
+                let l = low[sccs.comp[y as usize] as usize];
+                if l < low[c as usize] {
+                    low[c as usize] = l;
+                }
+            }
+        }
+        let second = second_labels(&dg, &sccs.comp, sccs.count());
         PassAdjacency {
+            low,
+            second,
             comp: sccs.comp,
             cyclic,
             offsets,
@@ -363,10 +417,67 @@ impl PassAdjacency {
         &self.edges[self.offsets[u as usize] as usize..self.offsets[u as usize + 1] as usize]
     }
 
+    /// Whether `a` may reach `b`: false when it cannot (see
+    /// [`PassAdjacency::low`]).
+    fn may_reach(&self, a: u32, b: u32) -> bool {
+        let (ca, cb) = (self.comp[a as usize], self.comp[b as usize]);
+        let (sa, sb) = (self.second[ca as usize], self.second[cb as usize]);
+        cb <= ca && self.low[ca as usize] <= self.low[cb as usize] && sb.0 <= sa.0 && sa.1 <= sb.1
+    }
+
     /// Whether `u`'s component is cyclic.
     fn on_cycle(&self, u: u32) -> bool {
         self.cyclic[self.comp[u as usize] as usize]
     }
+}
+
+/// The second labelling of [`PassAdjacency::second`]: a depth-first
+/// search over the components' graph, from the components in the order
+/// numbered last first, each one's successors taken last first.
+fn second_labels(dg: &Digraph, comp: &[u32], count: usize) -> Vec<(u32, u32)> {
+    let mut edges: Vec<(u32, u32)> = Vec::new();
+    for x in 0..dg.len() as u32 {
+        let cx = comp[x as usize];
+        for &y in dg.out(x) {
+            let cy = comp[y as usize];
+            if cy != cx {
+                edges.push((cx, cy));
+            }
+        }
+    }
+    let cg = Digraph::from_edges(count, &edges);
+    const UNSEEN: u32 = u32::MAX;
+    let mut label = vec![(UNSEEN, UNSEEN); count];
+    let mut next = 0u32;
+    let mut stack: Vec<(u32, usize)> = Vec::new();
+    for root in (0..count as u32).rev() {
+        if label[root as usize].0 != UNSEEN {
+            continue;
+        }
+        // A component on the stack is marked by a low of 0 until done.
+        label[root as usize] = (UNSEEN, 0);
+        stack.push((root, cg.out(root).len()));
+        while let Some(&mut (c, ref mut i)) = stack.last_mut() {
+            if *i > 0 {
+                *i -= 1;
+                let d = cg.out(c)[*i];
+                if label[d as usize] == (UNSEEN, UNSEEN) {
+                    label[d as usize] = (UNSEEN, 0);
+                    stack.push((d, cg.out(d).len()));
+                }
+                continue;
+            }
+            stack.pop();
+            let low = cg
+                .out(c)
+                .iter()
+                .map(|&d| label[d as usize].1)
+                .fold(next, u32::min);
+            label[c as usize] = (next, low);
+            next += 1;
+        }
+    }
+    label
 }
 
 /// States kept in the searches of one [`Components`] (about 24 bytes
@@ -449,10 +560,11 @@ impl Components {
         }
         let pa = &self.by_kinds[&key];
         let floor = pa.comp[u as usize];
-        if pa.comp[v as usize] < floor {
-            // Numbered in reverse topological order: v cannot reach u.
+        if !pa.may_reach(v, u) {
             return None;
         }
+        let ceiling = pa.low[floor as usize];
+        let target = pa.second[floor as usize];
         // A G-nonadjacent-item's search goes through states: bounded by
         // their components, as the others by the nodes'.
         let states = pa
@@ -470,7 +582,12 @@ impl Components {
             None => 0,
         };
         let out = |x: u32| pa.out(x);
-        let above = |y: u32| pa.comp[y as usize] >= floor;
+        // Only nodes that may reach u are entered.
+        let above = |y: u32| {
+            let c = pa.comp[y as usize];
+            let s = pa.second[c as usize];
+            c >= floor && pa.low[c as usize] <= ceiling && target.0 <= s.0 && s.1 <= target.1
+        };
         if self.searched > MAX_SEARCH_STATES {
             self.searches.clear();
             self.searched = 0;
@@ -532,8 +649,7 @@ impl Components {
         b: u32,
     ) -> bool {
         let key = self.pass_graph(g, adj, kinds_mask(keep));
-        let pa = &self.by_kinds[&key];
-        pa.comp[b as usize] <= pa.comp[a as usize]
+        self.by_kinds[&key].may_reach(a, b)
     }
 }
 
@@ -640,7 +756,13 @@ pub(super) fn known_cycles(
     // one; likewise a long fork behind the write skews of a store that
     // allows them; without the data-only passes, a long fork would be told
     // through real-time steps it does not need.
+    // Each pass may spend at most half of what is left (see
+    // [`Work::share`]): a pass whose searches all fail (G-single-item in a
+    // store with none, over a million rw edges) leaves the next passes
+    // their turn.
+    let mut ran_out = false;
     for (pass, &(keep, shape)) in PASSES.iter().enumerate() {
+        work.share();
         let key = searches.pass_graph(g, &full, kinds_mask(keep));
         let pa = &searches.by_kinds[&key];
         if !pa.cyclic.contains(&true) {
@@ -668,8 +790,12 @@ pub(super) fn known_cycles(
             !matches!(g.edges[e as usize].kind, EdgeKind::Rw | EdgeKind::Ww)
         });
         for (u, v, e, c) in candidates {
-            if expired(deadline) || work.spent() {
+            if expired(deadline) {
                 return (out, untold(&told));
+            }
+            if work.spent() {
+                ran_out = true;
+                break;
             }
             // An edge on a cycle already told is not searched again, as the
             // lost-update and G-nonadjacent tests of Elle expect: a stale
@@ -739,8 +865,9 @@ pub(super) fn known_cycles(
             out.push(claiming(cycle_anomaly(h, g, &cyc), g, &cyc, inferred));
         }
     }
-    if work.spent() {
-        // The last search ran out: what it would have told is untold.
+    work.unshare();
+    if work.spent() || ran_out {
+        // A search ran out: what it would have told is untold.
         return (out, untold(&told));
     }
     (out, 0)

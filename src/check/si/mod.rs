@@ -274,7 +274,7 @@ fn check_polygraph_telling(
             };
         }
         let t0 = Instant::now();
-        let mut g = polygraph::build_in(h, variant, deadline, scope);
+        let mut g = polygraph::build_or_cycle(h, variant, deadline, scope);
         if g.too_big || g.cut {
             stats.too_big = g.too_big;
             break 'run Outcome {
@@ -334,7 +334,8 @@ fn check_polygraph_telling(
             let (found, untold_here) = known_cycles(h, &g, &g2, &inferred, (deadline, &mut work));
             out.anomalies = found;
             out.stats.explain_cut = untold_here > 0 && expired(deadline);
-            if work.spent() {
+            if untold_here > 0 && !out.stats.explain_cut {
+                // The work (all of it, or a pass's share) ran out.
                 out.stats.untold = untold_here;
             }
             if out.anomalies.is_empty() {
@@ -746,13 +747,16 @@ mod tests {
         let h =
             load_text("r(1,0,0,1)\nw(2,1,0,1)\nr(2,0,1,2)\nw(1,1,1,2)\nw(1,2,2,3)\nw(2,2,2,3)\n");
         assert!(polygraph::known_cycle(&h, PLAIN_SER));
-        let g = polygraph::build(&h, PLAIN_SER, None);
+        let g = polygraph::build_or_cycle(&h, PLAIN_SER, None, polygraph::Scope::WHOLE);
         assert!(g.constraints.is_empty());
+        // Prefix and PSI make their own graph of the polygraph: whole.
+        assert!(!polygraph::build(&h, PLAIN_SER, None).constraints.is_empty());
         let o = check(&h, PLAIN_SER, None);
         assert!(!o.timed_out && !o.anomalies.is_empty());
         // At SI nothing is sure: the pairs are constraints, and it passes.
         assert!(!polygraph::known_cycle(&h, PLAIN_SI));
-        assert!(!polygraph::build(&h, PLAIN_SI, None).constraints.is_empty());
+        let g = polygraph::build_or_cycle(&h, PLAIN_SI, None, polygraph::Scope::WHOLE);
+        assert!(!g.constraints.is_empty());
         assert!(valid(&h, PLAIN_SI));
         // Session order is never skipped this way.
         assert!(!polygraph::known_cycle(&h, SER));

@@ -629,12 +629,25 @@ fn known_cyclic(g: &Polygraph, variant: Variant) -> bool {
 
 /// Whether the known edges of the whole history close a cycle of a
 /// variant without session order: the variant then rejects, and no
-/// constraint need be built (see [`build_in`]). False for the others.
+/// constraint need be built (see [`build_or_cycle`]). False for the
+/// others.
 pub fn known_cycle(h: &History, variant: Variant) -> bool {
     !variant.session && {
-        let g = build_with(h, variant, None, Scope::WHOLE, false);
+        let g = build_with(h, variant, None, Scope::WHOLE, Build::KnownOnly);
         !g.too_big && !g.cut && known_cyclic(&g, variant)
     }
+}
+
+/// What [`build_with`] builds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Build {
+    /// Every edge and constraint.
+    Full,
+    /// The known edges alone when they close a cycle of the variant's
+    /// graph, else every edge and constraint.
+    UnlessKnownCycle,
+    /// The known edges alone.
+    KnownOnly,
 }
 
 /// The polygraph of the whole history for a variant.
@@ -653,17 +666,29 @@ pub fn build_in(
     deadline: Option<std::time::Instant>,
     scope: Scope,
 ) -> Polygraph {
-    build_with(h, variant, deadline, scope, true)
+    build_with(h, variant, deadline, scope, Build::Full)
 }
 
-/// [`build_in`]; with `constraints` false, for a variant without session
-/// order, only its known edges (no constraint is built).
+/// [`build_in`] for the variant's own check, which stops at a cycle of
+/// known edges: when they close one, only they are built (no constraint;
+/// see the comment in [`build_with`]). Another graph made from the
+/// polygraph (prefix, PSI) needs [`build`].
+pub fn build_or_cycle(
+    h: &History,
+    variant: Variant,
+    deadline: Option<std::time::Instant>,
+    scope: Scope,
+) -> Polygraph {
+    build_with(h, variant, deadline, scope, Build::UnlessKnownCycle)
+}
+
+/// The polygraph, as `what` asks.
 fn build_with(
     h: &History,
     variant: Variant,
     deadline: Option<std::time::Instant>,
     scope: Scope,
-    constraints: bool,
+    what: Build,
 ) -> Polygraph {
     let mut inc = included(h);
     if let Some(p) = scope.part {
@@ -796,7 +821,7 @@ fn build_with(
     }
     // Per unordered pair of writers: index of its constraint.
     let mut pairs: FxHashMap<(TxnId, TxnId), usize> = FxHashMap::default();
-    if dep.is_none() && constraints && !list_append && scope.fixed.is_none() {
+    if dep.is_none() && what != Build::KnownOnly && !list_append && scope.fixed.is_none() {
         // Nearly every pair is one (growing the map pair by pair rehashes
         // it again and again).
         let all: usize = (0..writes.keys() as KeyId)
@@ -1043,17 +1068,17 @@ fn build_with(
             && scope.fixed.is_none()
             && !crate::check::basic::lost_update_groups(h).is_empty()
     };
-    if dep.is_none() || likely_cyclic() {
+    if what == Build::KnownOnly {
+        add_keys(&mut g, false);
+        return g;
+    }
+    if what == Build::UnlessKnownCycle && (dep.is_none() || likely_cyclic()) {
         // Nothing but the reads orders a key's writers, so nearly every
         // pair would be a constraint. When the known edges alone close a
         // cycle, none is needed: the cycle is the verdict, and pruning
         // would find it before looking at any (a plain lost update at
         // serializability: 587k constraints, 1.2 s, saved). With a guessed
         // order (`scope.fixed`) such a cycle likewise ends the attempt.
-        if !constraints {
-            add_keys(&mut g, false);
-            return g;
-        }
         let mut known = g.clone();
         add_keys(&mut known, false);
         if known.cut || known.too_big || known_cyclic(&known, variant) {
