@@ -331,19 +331,58 @@ struct PassAdjacency {
     /// A second such labelling, per component, from a depth-first search
     /// that takes successors in the other order: (finish number, lowest
     /// finish number reached). Each labelling tells apart pairs the other
-    /// cannot.
-    second: Vec<(u32, u32)>,
+    /// cannot. Made once the searches of this graph have reached as many
+    /// states as it has nodes (as much as making it costs; telling a
+    /// contradiction or two reaches far fewer).
+    second: Option<Vec<(u32, u32)>>,
+    /// States the searches of this graph have reached, and those of its
+    /// G-nonadjacent-item searches.
+    reached: (u64, u64),
     /// Whether each component is cyclic (more than one node, or a
     /// self-loop).
     cyclic: Vec<bool>,
     offsets: Vec<u32>,
     edges: Vec<(u32, EdgeId)>,
-    /// For G-nonadjacent-item searches, once asked for: the components
-    /// of their states' graph ([`nonadjacent_step`]), by state (`4 *
-    /// node + bits`), over every edge (not a component's alone: a
-    /// contradiction's side closes its cycle with an edge the graph does
-    /// not hold).
+    /// For G-nonadjacent-item searches, once they have reached as many
+    /// states as the graph has (four per node): the components of their
+    /// states' graph
+    /// ([`nonadjacent_step`]), by state (`4 * node + bits`), over every
+    /// edge (not a component's alone: a contradiction's side closes its
+    /// cycle with an edge the graph does not hold).
     states: Option<Vec<u32>>,
+}
+
+/// Labels that rule nothing out (before [`PassAdjacency::second`] is
+/// made).
+const NO_LABEL: (u32, u32) = (u32::MAX, 0);
+
+impl PassAdjacency {
+    /// The second labelling of component `c` ([`NO_LABEL`] while there
+    /// is none).
+    fn second(&self, c: u32) -> (u32, u32) {
+        self.second.as_ref().map_or(NO_LABEL, |l| l[c as usize])
+    }
+
+    /// Makes the second labelling and the states' components once the
+    /// searches have reached enough states to pay for them (see
+    /// [`PassAdjacency::reached`]).
+    fn prepare(&mut self, kinds: &[EdgeKind]) {
+        let nodes = self.comp.len() as u64;
+        if self.second.is_none() && self.reached.0 >= nodes {
+            self.second = Some(second_labels(self));
+        }
+        if self.states.is_none() && self.reached.1 >= 4 * nodes {
+            self.states = Some(self.state_comps(kinds));
+        }
+    }
+
+    /// Counts the states a search of `shape` reached.
+    fn count(&mut self, shape: Shape, states: usize) {
+        self.reached.0 += states as u64;
+        if shape == Shape::NonadjacentRw {
+            self.reached.1 += states as u64;
+        }
+    }
 }
 
 /// A G-nonadjacent-item search's step along an edge (rw or not) from a
@@ -401,10 +440,10 @@ impl PassAdjacency {
                 }
             }
         }
-        let second = second_labels(&dg, &sccs.comp, sccs.count());
         PassAdjacency {
             low,
-            second,
+            second: None,
+            reached: (0, 0),
             comp: sccs.comp,
             cyclic,
             offsets,
@@ -421,7 +460,7 @@ impl PassAdjacency {
     /// [`PassAdjacency::low`]).
     fn may_reach(&self, a: u32, b: u32) -> bool {
         let (ca, cb) = (self.comp[a as usize], self.comp[b as usize]);
-        let (sa, sb) = (self.second[ca as usize], self.second[cb as usize]);
+        let (sa, sb) = (self.second(ca), self.second(cb));
         cb <= ca && self.low[ca as usize] <= self.low[cb as usize] && sb.0 <= sa.0 && sa.1 <= sb.1
     }
 
@@ -434,11 +473,12 @@ impl PassAdjacency {
 /// The second labelling of [`PassAdjacency::second`]: a depth-first
 /// search over the components' graph, from the components in the order
 /// numbered last first, each one's successors taken last first.
-fn second_labels(dg: &Digraph, comp: &[u32], count: usize) -> Vec<(u32, u32)> {
+fn second_labels(pa: &PassAdjacency) -> Vec<(u32, u32)> {
+    let (comp, count) = (&pa.comp, pa.low.len());
     let mut edges: Vec<(u32, u32)> = Vec::new();
-    for x in 0..dg.len() as u32 {
+    for x in 0..comp.len() as u32 {
         let cx = comp[x as usize];
-        for &y in dg.out(x) {
+        for &(y, _) in pa.out(x) {
             let cy = comp[y as usize];
             if cy != cx {
                 edges.push((cx, cy));
@@ -552,11 +592,8 @@ impl Components {
         // Each edge's kind, compact: the searches look up many.
         let kinds = &self.kinds;
         let kind = |x: EdgeId| kinds[x as usize];
-        if shape == Shape::NonadjacentRw
-            && let Some(pa) = self.by_kinds.get_mut(&key)
-            && pa.states.is_none()
-        {
-            pa.states = Some(pa.state_comps(kinds));
+        if let Some(pa) = self.by_kinds.get_mut(&key) {
+            pa.prepare(kinds);
         }
         let pa = &self.by_kinds[&key];
         let floor = pa.comp[u as usize];
@@ -564,7 +601,7 @@ impl Components {
             return None;
         }
         let ceiling = pa.low[floor as usize];
-        let target = pa.second[floor as usize];
+        let target = pa.second(floor);
         // A G-nonadjacent-item's search goes through states: bounded by
         // their components, as the others by the nodes'.
         let states = pa
@@ -585,7 +622,7 @@ impl Components {
         // Only nodes that may reach u are entered.
         let above = |y: u32| {
             let c = pa.comp[y as usize];
-            let s = pa.second[c as usize];
+            let s = pa.second(c);
             c >= floor && pa.low[c as usize] <= ceiling && target.0 <= s.0 && s.1 <= target.1
         };
         if self.searched > MAX_SEARCH_STATES {
@@ -609,14 +646,16 @@ impl Components {
                 bfs.reach(target, within, |_, y, _| above(y).then_some(0), out, work)
             }
             Shape::NonadjacentRw => {
-                let sc = states.unwrap_or_default();
+                // Without the states' components yet, only nodes bound it.
+                let may = |at: usize| {
+                    states.is_none_or(|sc| sc.get(at).is_some_and(|&c| c >= state_floor))
+                };
                 bfs.reach(
                     target,
                     within,
                     |bits, y, x| {
                         let next = nonadjacent_step(bits, kind(x) == EdgeKind::Rw)?;
-                        let at = 4 * y as usize + usize::from(next);
-                        (above(y) && sc.get(at).is_some_and(|&c| c >= state_floor)).then_some(next)
+                        (above(y) && may(4 * y as usize + usize::from(next))).then_some(next)
                     },
                     out,
                     work,
@@ -624,6 +663,9 @@ impl Components {
             }
         };
         self.searched += bfs.size() - before;
+        if let Some(pa) = self.by_kinds.get_mut(&key) {
+            pa.count(shape, bfs.size() - before);
+        }
         reached?;
         let path = bfs.path_to(target);
         if shape == Shape::NonadjacentRw {
