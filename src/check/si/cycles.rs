@@ -1145,3 +1145,97 @@ pub(super) fn unsat_witness(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small pseudo-random generator (xorshift), for reproducible graphs.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    /// Every state a search from `start` can reach in the graph (node x
+    /// rw bits, or bits 0 throughout when `states` is false), by brute
+    /// force.
+    fn reachable(
+        pa: &PassAdjacency,
+        kinds: &[EdgeKind],
+        start: State,
+        states: bool,
+    ) -> FxHashSet<State> {
+        let mut seen = FxHashSet::from_iter([start]);
+        let mut todo = vec![start];
+        while let Some((x, bits)) = todo.pop() {
+            for &(y, e) in pa.out(x) {
+                let next = if states {
+                    nonadjacent_step(bits, kinds[e as usize] == EdgeKind::Rw)
+                } else {
+                    Some(0)
+                };
+                if let Some(b) = next
+                    && seen.insert((y, b))
+                {
+                    todo.push((y, b));
+                }
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn what_the_labels_rule_out_no_path_reaches() {
+        let mut r = Rng(0x2545_f491_4f6c_dd1d);
+        let mut ruled_out = [0usize; 2];
+        for _ in 0..40 {
+            let n = 4 + r.next(20) as usize;
+            let mut adj: Vec<Vec<(u32, EdgeId)>> = vec![Vec::new(); n];
+            let mut kinds = Vec::new();
+            for _ in 0..r.next(3 * n as u64) {
+                let (a, b) = (r.next(n as u64) as u32, r.next(n as u64) as u32);
+                // Mostly forward, so that the graph has components of
+                // several sizes and nodes that cannot reach each other.
+                let (a, b) = if r.next(5) == 0 {
+                    (b, a)
+                } else {
+                    (a.min(b), a.max(b))
+                };
+                adj[a as usize].push((b, kinds.len() as EdgeId));
+                kinds.push(if r.next(3) == 0 {
+                    EdgeKind::Rw
+                } else {
+                    EdgeKind::Ww
+                });
+            }
+            let mut pa = PassAdjacency::new(&adj, |_| true);
+            pa.second = Some(second_labels(&pa));
+            pa.states = Some(pa.state_comps(&kinds));
+            let sc = pa.states.clone().unwrap_or_default();
+            for a in 0..n as u32 {
+                let nodes = reachable(&pa, &kinds, (a, 0), false);
+                let states = reachable(&pa, &kinds, (a, 1), true);
+                for b in 0..n as u32 {
+                    if !pa.may_reach(a, b) {
+                        ruled_out[0] += 1;
+                        assert!(
+                            !nodes.contains(&(b, 0)),
+                            "{a} -> {b} ruled out, yet reached"
+                        );
+                    }
+                    if sc[4 * a as usize + 1] < sc[4 * b as usize + 2] {
+                        ruled_out[1] += 1;
+                        assert!(!states.contains(&(b, 2)), "({a}, 1) -> ({b}, 2) ruled out");
+                    }
+                }
+            }
+        }
+        // The tests must rule something out to mean anything.
+        assert!(ruled_out[0] > 1000 && ruled_out[1] > 1000, "{ruled_out:?}");
+    }
+}
