@@ -1148,18 +1148,8 @@ pub(super) fn unsat_witness(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::Rng;
     use super::*;
-
-    /// A small pseudo-random generator (xorshift), for reproducible graphs.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % n
-        }
-    }
 
     /// Every state a search from `start` can reach in the graph (node x
     /// rw bits, or bits 0 throughout when `states` is false), by brute

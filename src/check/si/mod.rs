@@ -641,9 +641,9 @@ mod tests {
     }
 
     /// A small pseudo-random generator (xorshift), for reproducible cases.
-    struct Rng(u64);
+    pub(super) struct Rng(pub(super) u64);
     impl Rng {
-        fn next(&mut self, n: u64) -> u64 {
+        pub(super) fn next(&mut self, n: u64) -> u64 {
             self.0 ^= self.0 << 13;
             self.0 ^= self.0 >> 7;
             self.0 ^= self.0 << 17;

@@ -46,7 +46,7 @@ use std::time::{Duration, Instant};
 
 use super::polygraph::{Scope, Variant};
 use super::solve::time_keys;
-use super::{Outcome, check_polygraph_in, expired};
+use super::{Outcome, Telling, check_polygraph_in, expired};
 use crate::check::deps::included;
 use crate::history::model::*;
 
@@ -143,6 +143,32 @@ fn refuted_first(h: &History, variant: Variant) -> Option<Vec<TxnId>> {
     (order.len() > WINDOW && writer_pairs(h, &inc) >= MIN_PAIRS).then_some(order)
 }
 
+/// The check of a window: the transactions `ts`, marked in `part` for
+/// the check (and unmarked after), with at most [`WINDOW_PAIRS`] writer
+/// pairs, telling as `telling` asks.
+fn window(
+    h: &History,
+    variant: Variant,
+    deadline: Option<Instant>,
+    (part, ts): (&mut [bool], &[TxnId]),
+    telling: Telling,
+) -> Outcome {
+    for &t in ts {
+        part[t as usize] = true;
+    }
+    let scope = Scope {
+        part: Some(part),
+        keys: None,
+        max_pairs: WINDOW_PAIRS,
+        fixed: None,
+    };
+    let o = super::check_polygraph_telling(h, variant, deadline, scope, telling);
+    for &t in ts {
+        part[t as usize] = false;
+    }
+    o
+}
+
 /// The first violation found in a window of the history, for a sessionless
 /// variant of a history whose writers make at least [`MIN_PAIRS`] pairs; `None` when the variant
 /// does not take this route or no window refutes (the whole is then to be
@@ -158,25 +184,15 @@ pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) 
             return None;
         }
         let hi = (lo + size).min(order.len());
-        for &t in &order[lo..hi] {
-            part[t as usize] = true;
-        }
         let until = Instant::now() + WINDOW_TIME;
-        let scope = Scope {
-            part: Some(&part),
-            keys: None,
-            max_pairs: WINDOW_PAIRS,
-            fixed: None,
-        };
-        let mut o = check_polygraph_in(
+        let until = Some(deadline.map_or(until, |d| d.min(until)));
+        let mut o = window(
             h,
             variant,
-            Some(deadline.map_or(until, |d| d.min(until))),
-            scope,
+            until,
+            (&mut part, &order[lo..hi]),
+            Telling::FULL,
         );
-        for &t in &order[lo..hi] {
-            part[t as usize] = false;
-        }
         if o.stats.too_big && size > MIN_WINDOW {
             size /= 2;
             continue;
@@ -185,16 +201,13 @@ pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) 
             if o.stats.explain_cut && !expired(deadline) {
                 // The window's own time ran out while telling: the
                 // violation is certain, so tell it within the run's.
-                for &t in &order[lo..hi] {
-                    part[t as usize] = true;
-                }
-                let scope = Scope {
-                    part: Some(&part),
-                    keys: None,
-                    max_pairs: WINDOW_PAIRS,
-                    fixed: None,
-                };
-                let again = check_polygraph_in(h, variant, deadline, scope);
+                let again = window(
+                    h,
+                    variant,
+                    deadline,
+                    (&mut part, &order[lo..hi]),
+                    Telling::FULL,
+                );
                 if !again.timed_out && !again.anomalies.is_empty() {
                     o = again;
                 }
@@ -254,7 +267,7 @@ pub(super) fn stalled(
     h: &History,
     variant: Variant,
     deadline: Option<Instant>,
-    telling: super::Telling,
+    telling: Telling,
 ) -> Option<Outcome> {
     if !stalls_first(h, variant) {
         return None;
@@ -267,12 +280,12 @@ fn growing(
     h: &History,
     variant: Variant,
     deadline: Option<Instant>,
-    telling: super::Telling,
+    telling: Telling,
     first: usize,
 ) -> Option<Outcome> {
     let inc = included(h);
     let order = time_order(h, &inc);
-    let telling = super::Telling {
+    let telling = Telling {
         decisions: Some(
             telling
                 .decisions
@@ -290,19 +303,7 @@ fn growing(
                 return None;
             }
             let hi = (lo + size).min(order.len());
-            for &t in &order[lo..hi] {
-                part[t as usize] = true;
-            }
-            let scope = Scope {
-                part: Some(&part),
-                keys: None,
-                max_pairs: WINDOW_PAIRS,
-                fixed: None,
-            };
-            let mut o = super::check_polygraph_telling(h, variant, deadline, scope, telling);
-            for &t in &order[lo..hi] {
-                part[t as usize] = false;
-            }
+            let mut o = window(h, variant, deadline, (&mut part, &order[lo..hi]), telling);
             if !o.timed_out && !o.anomalies.is_empty() {
                 o.stats.part = Some(Part {
                     size: (hi - lo) as u32,
