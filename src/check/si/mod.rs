@@ -166,13 +166,16 @@ fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
 }
 
 /// Decides one variant: valid when the logged order of writes is a
-/// witness ([`witness`]); a large sessionless one by a violation on the
-/// keys of a short cycle of that order, or in a window of the history,
-/// when there is one ([`refute`]); a small sessionless one by its whole
-/// polygraph, its solver bounded, then when that stalls by a violation
-/// in a window of growing size ([`refute::stalled`]); by the
-/// bounded-sessions search where it applies, else (or to name a cycle) by its own graph: build, prune, solve, tell.
-/// `telling` says how much of a violation to tell.
+/// witness ([`witness`]), or (a plain variant whose logged order closes
+/// cycles through most keys, its verdict asked for) when a solution keeps
+/// that order for writers far apart ([`witness::banded`]); a large
+/// sessionless one by a violation on the keys of a short cycle of that
+/// order, or in a window of the history, when there is one ([`refute`]);
+/// a small sessionless one by its whole polygraph, its solver bounded,
+/// then when that stalls by a violation in a window of growing size
+/// ([`refute::stalled`]); by the bounded-sessions search where it
+/// applies, else (or to name a cycle) by its own graph: build, prune,
+/// solve, tell. `telling` says how much of a violation to tell.
 fn check_variant(
     h: &History,
     variant: Variant,
@@ -190,25 +193,44 @@ fn check_variant(
     match witness::guess(h, variant) {
         witness::Guess::None => {}
         witness::Guess::Holds => return witnessed(Stats::default()),
-        witness::Guess::Release { keys, when }
-            if keys.iter().filter(|&&k| k).count() * witness::RELEASED_SHARE <= keys.len() =>
-        {
-            // The guess kept where it closed no cycle, the rest solved:
-            // a solution is a witness, anything else proves nothing.
-            let scope = polygraph::Scope {
-                part: None,
-                keys: None,
-                max_pairs: witness::MAX_RELEASED_PAIRS,
-                fixed: Some((&keys, &when)),
-            };
-            let until = Instant::now() + witness::TIME;
-            let until = Some(deadline.map_or(until, |d| d.min(until)));
-            let o = check_polygraph_in(h, variant, until, scope);
-            if !o.timed_out && o.anomalies.is_empty() {
-                return witnessed(o.stats);
+        witness::Guess::Release { keys, when } => {
+            if keys.iter().filter(|&&k| k).count() * witness::RELEASED_SHARE <= keys.len() {
+                // The guess kept where it closed no cycle, the rest solved:
+                // a solution is a witness, anything else proves nothing.
+                let near: Vec<u64> = keys
+                    .iter()
+                    .map(|&released| {
+                        if released {
+                            polygraph::Fixed::OPEN
+                        } else {
+                            polygraph::Fixed::WHOLE
+                        }
+                    })
+                    .collect();
+                let scope = polygraph::Scope {
+                    part: None,
+                    keys: None,
+                    max_pairs: witness::MAX_RELEASED_PAIRS,
+                    fixed: Some(polygraph::Fixed {
+                        when: &when,
+                        near: &near,
+                    }),
+                };
+                let until = Instant::now() + witness::TIME;
+                let until = Some(deadline.map_or(until, |d| d.min(until)));
+                let o = check_polygraph_in(h, variant, until, scope);
+                if !o.timed_out && o.anomalies.is_empty() {
+                    return witnessed(o.stats);
+                }
+            } else if telling.cycles
+                && let Some(stats) = witness::banded(h, variant, deadline, &keys, &when)
+            {
+                // The guess closes cycles through most keys (a causal
+                // store's racing writes): kept only for writers far
+                // apart, the keys its cycles run through released.
+                return witnessed(stats);
             }
         }
-        witness::Guess::Release { .. } => {}
     }
     if let Some(refuted) = refute::by_keys(h, variant, deadline) {
         return refuted;

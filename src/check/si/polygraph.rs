@@ -161,12 +161,48 @@ pub struct Scope<'a> {
     pub keys: Option<&'a [bool]>,
     /// Most unordered writer pairs (at most [`MAX_PAIRS`]).
     pub max_pairs: usize,
-    /// A guessed version order to take as known: each key not marked in
-    /// the first slice (by key) has its writers in the order of the
-    /// second (by transaction). A polygraph so built that has a solution
-    /// proves the history satisfies the variant; a cycle in it proves
-    /// nothing.
-    pub fixed: Option<(&'a [bool], &'a [u64])>,
+    /// A guessed version order to take as known, wholly or in part (see
+    /// [`Fixed`]). A polygraph so built that has a solution proves the
+    /// history satisfies the variant; a cycle in it proves nothing.
+    pub fixed: Option<Fixed<'a>>,
+}
+
+/// A guessed version order ([`Scope::fixed`]): each key's writers in the
+/// order of `when`, taken as known for the pairs of writers farther apart
+/// in it than the key's `near`: all of them ([`Fixed::WHOLE`]), none
+/// ([`Fixed::OPEN`]: every pair a constraint), or those more than a band
+/// apart, the closer pairs left to the solver (so that a wrong guess
+/// among writers close in time is the solver's to mend, while the pairs
+/// left open grow with the band rather than with the square of the key's
+/// writers).
+///
+/// Any solution of the polygraph so built is a version order of the
+/// whole: it orders every pair of writers of a key (the far ones as
+/// guessed), and a cycle of the whole's graph under it would be one of
+/// the built graph's, whose edges it holds up to transitivity (see
+/// [`banded`]). A cycle or an unsatisfiable core proves nothing.
+///
+/// Where session order makes writers' order known by reachability
+/// ([`build_in`] with a strong-session variant), and on list-append keys,
+/// bands are not used: a key is taken whole or left open.
+#[derive(Clone, Copy, Debug)]
+pub struct Fixed<'a> {
+    /// Each transaction's place in the guessed order (by transaction).
+    pub when: &'a [u64],
+    /// Per key: how far apart in `when` two writers may be and still be
+    /// left open (keys past its end: [`Fixed::OPEN`]).
+    pub near: &'a [u64],
+}
+
+impl Fixed<'_> {
+    /// The whole guessed order of a key is taken.
+    pub const WHOLE: u64 = 0;
+    /// None of a key's guessed order is taken.
+    pub const OPEN: u64 = u64::MAX;
+
+    fn near(&self, x: KeyId) -> u64 {
+        self.near.get(x as usize).copied().unwrap_or(Self::OPEN)
+    }
 }
 
 impl Scope<'_> {
@@ -355,6 +391,33 @@ impl Polygraph {
     fn add(&mut self, e: Edge) -> EdgeId {
         self.edges.push(e);
         (self.edges.len() - 1) as EdgeId
+    }
+}
+
+/// A key's writers under a partly guessed order ([`Fixed::near`]), in
+/// guessed order (`when`, ascending): for each, into `upto`, the end of
+/// the run of writers after it within `near` of it (the pairs left open).
+///
+/// Every pair farther apart keeps the guess, but only some need edges of
+/// their own: writer `i`'s with the writers from `upto[i]` (the first
+/// guessed after it) to `upto[upto[i]]`. A farther writer `c` is guessed
+/// after `b = upto[i]` too, and closer to it than to `i`, so by induction
+/// on the distance `b` reaches `c` through write-write edges, and `i`
+/// through `b`; `i`'s readers reach `c` through their anti-dependency on
+/// `b` (for SI a dependency follows it, as a cycle through `c` needs).
+/// And the writer right after `i` in any solution's order is open with
+/// `i` or one of those with edges of their own (one guessed after `b` is
+/// after `b` too), so the solution's graph holds each version step's
+/// edges.
+fn banded(when: &[u64], near: u64, ws: &[(TxnId, Val)], upto: &mut Vec<usize>) {
+    upto.clear();
+    let at = |i: usize| when[ws[i].0 as usize];
+    let mut hi = 0;
+    for i in 0..ws.len() {
+        while hi < ws.len() && at(hi) <= at(i).saturating_add(near) {
+            hi += 1;
+        }
+        upto.push(hi);
     }
 }
 
@@ -841,6 +904,9 @@ fn build_with(
     let mut pairs_here: Vec<(usize, usize)> = Vec::new();
     // Each writer's place in `unordered` (`u32::MAX`: none).
     let mut slot = vec![u32::MAX; h.txns.len()];
+    // A key under a band of a guessed order (`Fixed::near`): per
+    // writer in `unordered`, the end of the writers it is left open with.
+    let mut upto: Vec<usize> = Vec::new();
     // The edges of each key's writers: known ones, and with
     // `constraints` a constraint per pair left unordered.
     let mut add_keys = |g: &mut Polygraph, constraints: bool| {
@@ -876,11 +942,11 @@ fn build_with(
                     order.push((t, v));
                 }
             }
-            if let Some((released, when)) = scope.fixed
-                && !released.get(x as usize).copied().unwrap_or(true)
+            if let Some(f) = scope.fixed
+                && f.near(x) == Fixed::WHOLE
             {
                 order.extend_from_slice(ws);
-                order.sort_by_key(|&(t, _)| (when[t as usize], t));
+                order.sort_by_key(|&(t, _)| (f.when[t as usize], t));
             }
             for &(t, _) in &order {
                 in_order[t as usize] = x + 1;
@@ -891,6 +957,18 @@ fn build_with(
                     .copied()
                     .filter(|(t, _)| in_order[*t as usize] != x + 1),
             );
+            // Writers far apart in a partly guessed order keep it.
+            let band = match (scope.fixed, &dep) {
+                (Some(f), None) if !list_append => match f.near(x) {
+                    Fixed::WHOLE | Fixed::OPEN => None,
+                    near => Some((f.when, near)),
+                },
+                _ => None,
+            };
+            if let Some((when, near)) = band {
+                unordered.sort_by_key(|&(t, _)| (when[t as usize], t));
+                banded(when, near, &unordered, &mut upto);
+            }
             // Observed order: ww between consecutive versions; rw from the
             // readers of each version to the next one's writer.
             for pair in order.windows(2) {
@@ -906,7 +984,28 @@ fn build_with(
             match (order.first(), &dep) {
                 (Some(&f), _) => firsts.push(f),
                 (None, Some(dc)) => dc.firsts(&unordered, &mut scratch, &mut firsts),
+                // Under a partly guessed order, those the guess puts after
+                // another follow it.
+                (None, None) if band.is_some() => {
+                    firsts.extend_from_slice(&unordered[..upto.first().copied().unwrap_or(0)])
+                }
                 (None, None) => firsts.extend_from_slice(&unordered),
+            }
+            if band.is_some() {
+                // The guessed pairs each writer heads: those farther than
+                // `near` but within `near` of the first of them (every
+                // farther one follows through that first one's).
+                for (i, &a) in unordered.iter().enumerate() {
+                    let Some(&b1) = upto.get(i).filter(|&&b| b < unordered.len()) else {
+                        break;
+                    };
+                    let rs = readers_of(a.0);
+                    let amb = amb_of(a.0);
+                    for &b in &unordered[b1..upto[b1]] {
+                        order_edges(&mut g.edges, &mut g.known, x, rs, a, b, true);
+                        amb_edges(&mut g.edges, &mut g.cond_known, tv, x, amb, b);
+                    }
+                }
             }
             for &(r, va) in initial {
                 for &(b, vb) in &firsts {
@@ -961,6 +1060,39 @@ fn build_with(
                         order_edges(&mut g.edges, &mut g.known, x, rs, a, b, false);
                         let amb = amb_of(a.0);
                         amb_edges(&mut g.edges, &mut g.cond_known, tv, x, amb, b);
+                    }
+                }
+                None if band.is_some() => {
+                    // Only the pairs within `near` of each other are open.
+                    let n = unordered.len();
+                    g.all_pairs += (0..n).map(|i| upto[i] - i - 1).sum::<usize>();
+                    if g.all_pairs > max_pairs {
+                        g.too_big = true;
+                        return;
+                    }
+                    if constraints {
+                        pairs_here
+                            .extend((0..n).flat_map(|i| (i + 1..upto[i]).map(move |j| (i, j))));
+                    } else {
+                        for (i, &(t, _)) in unordered.iter().enumerate() {
+                            slot[t as usize] = i as u32;
+                        }
+                        for (i, &(a, _)) in unordered.iter().enumerate() {
+                            for &(r, _) in readers_of(a) {
+                                let j = slot[r as usize];
+                                if j != u32::MAX && j as usize != i {
+                                    let (i, j) = (i.min(j as usize), i.max(j as usize));
+                                    if j < upto[i] {
+                                        pairs_here.push((i, j));
+                                    }
+                                }
+                            }
+                        }
+                        for &(t, _) in unordered.iter() {
+                            slot[t as usize] = u32::MAX;
+                        }
+                        pairs_here.sort_unstable();
+                        pairs_here.dedup();
                     }
                 }
                 _ => {
