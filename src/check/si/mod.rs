@@ -33,14 +33,14 @@ mod witness;
 
 use std::time::Instant;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::history::model::*;
 use cycles::{Components, Work, contradiction, known_cycles, unsat_witness};
 use polygraph::{EdgeId, Polygraph, Variant};
 use refute::Part;
-use solve::{Model, Solved, orient_lazy, solve, split_lazy, time_keys};
+use solve::{Solved, solve_lazily, time_keys};
 
 /// Figures for benchmarks (PolySI's Table 3, and time per stage).
 #[derive(Clone, Debug, Default)]
@@ -445,63 +445,31 @@ fn check_polygraph_telling(
         }
         let t2 = Instant::now();
         let invoke = time_keys(h);
-        let (mut open, mut lazy) = split_lazy(&g, &pruned.open);
-        let mut phase: FxHashMap<usize, bool> = FxHashMap::default();
-        let mut conflicts = 0;
-        let solve_with = |open: &[usize], phase: &FxHashMap<usize, bool>, core| {
-            solve(
-                invoke.as_deref(),
-                &g,
-                &g2,
-                open,
-                phase,
-                (deadline, telling.decisions),
-                core,
-            )
-        };
-        let result = loop {
-            // Nothing to choose: the known graph (acyclic, as pruning found)
-            // is the solution.
-            let (result, c) = if open.is_empty() && g.choices.is_empty() {
-                let model = Model {
-                    either: Vec::new(),
-                    sel: Vec::new(),
-                };
-                (Solved::Sat(model), 0)
-            } else {
-                solve_with(&open, &phase, false)
-            };
-            conflicts += c;
-            let Solved::Sat(model) = &result else {
-                break result;
-            };
-            // Order the pairs left out along the solution; those that close
-            // a cycle either way go to the solver.
-            let failed = orient_lazy(&g, &g2, model, &lazy, pruned.graph.as_ref());
-            if failed.is_empty() {
-                break result;
-            }
-            phase = model.either.iter().copied().collect();
-            open.extend_from_slice(&failed);
-            let failed: FxHashSet<usize> = failed.into_iter().collect();
-            lazy.retain(|c| !failed.contains(c));
-        };
-        out.stats.solver_conflicts = conflicts;
+        let limits = (deadline, telling.decisions);
+        let (g, g2) = (&g, &g2);
+        let lz = solve_lazily(
+            invoke.as_deref(),
+            g,
+            g2,
+            &pruned.open,
+            pruned.graph.as_ref(),
+            limits,
+        );
+        out.stats.solver_conflicts = lz.conflicts;
         out.stats.solve_s = t2.elapsed().as_secs_f64();
-        match result {
+        match &lz.result {
             Solved::Sat(_) => {}
             Solved::Unknown => out.timed_out = true,
             Solved::Unsat(..) if scope.fixed.is_some() || !telling.cycles => {
-                out.anomalies.push(untold(&g))
+                out.anomalies.push(untold(g))
             }
             Solved::Unsat(..) => {
                 let t3 = Instant::now();
-                let (core, _) = solve_with(&open, &phase, true);
-                let (core, choices) = match core {
+                let (core, choices) = match lz.core(invoke.as_deref(), g, g2, limits) {
                     Solved::Unsat(c, ch) if !(c.is_empty() && ch.is_empty()) => (c, ch),
-                    _ => (open.clone(), (0..g.choices.len()).collect()),
+                    _ => (lz.open.clone(), (0..g.choices.len()).collect()),
                 };
-                let (a, cut) = unsat_witness(h, &g, &g2, &core, &choices, (deadline, &mut work));
+                let (a, cut) = unsat_witness(h, g, g2, &core, &choices, (deadline, &mut work));
                 out.stats.explain_cut = cut && expired(deadline);
                 if cut && work.spent() {
                     out.stats.untold = 1;

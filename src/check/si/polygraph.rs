@@ -1059,48 +1059,19 @@ fn build_with(
                         amb_edges(&mut g.edges, &mut g.cond_known, tv, x, amb, b);
                     }
                 }
-                None if band.is_some() => {
-                    // Only the pairs within `near` of each other are open.
+                None => {
+                    // Every pair is open, or under a band of a guessed
+                    // order only those within `near` of each other.
                     let n = unordered.len();
-                    g.all_pairs += (0..n).map(|i| upto[i] - i - 1).sum::<usize>();
+                    let end = |i: usize| if band.is_some() { upto[i] } else { n };
+                    g.all_pairs += (0..n).map(|i| end(i) - i - 1).sum::<usize>();
                     if g.all_pairs > max_pairs {
                         g.too_big = true;
                         return;
                     }
                     if constraints {
                         pairs_here
-                            .extend((0..n).flat_map(|i| (i + 1..upto[i]).map(move |j| (i, j))));
-                    } else {
-                        for (i, &(t, _)) in unordered.iter().enumerate() {
-                            slot[t as usize] = i as u32;
-                        }
-                        for (i, &(a, _)) in unordered.iter().enumerate() {
-                            for &(r, _) in readers_of(a) {
-                                let j = slot[r as usize];
-                                if j != u32::MAX && j as usize != i {
-                                    let (i, j) = (i.min(j as usize), i.max(j as usize));
-                                    if j < upto[i] {
-                                        pairs_here.push((i, j));
-                                    }
-                                }
-                            }
-                        }
-                        for &(t, _) in unordered.iter() {
-                            slot[t as usize] = u32::MAX;
-                        }
-                        pairs_here.sort_unstable();
-                        pairs_here.dedup();
-                    }
-                }
-                _ => {
-                    let n = unordered.len();
-                    g.all_pairs += n * n.saturating_sub(1) / 2;
-                    if g.all_pairs > max_pairs {
-                        g.too_big = true;
-                        return;
-                    }
-                    if constraints {
-                        pairs_here.extend((0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))));
+                            .extend((0..n).flat_map(|i| (i + 1..end(i)).map(move |j| (i, j))));
                     } else {
                         // Known edges come only from pairs one of which
                         // read the other's version: found through the
@@ -1112,8 +1083,10 @@ fn build_with(
                             for &(r, _) in readers_of(a) {
                                 let j = slot[r as usize];
                                 if j != u32::MAX && j as usize != i {
-                                    let j = j as usize;
-                                    pairs_here.push((i.min(j), i.max(j)));
+                                    let (i, j) = (i.min(j as usize), i.max(j as usize));
+                                    if j < end(i) {
+                                        pairs_here.push((i, j));
+                                    }
                                 }
                             }
                         }

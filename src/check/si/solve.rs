@@ -44,6 +44,79 @@ pub(super) fn split_lazy(g: &Polygraph, open: &[usize]) -> (Vec<usize>, Vec<usiz
     })
 }
 
+/// What [`solve_lazily`] ended with: the solver's answer and conflicts,
+/// and the constraints it was given with the phases it last started from
+/// (for an unsatisfiable core, asked again with the same).
+pub(super) struct Lazily {
+    pub result: Solved,
+    pub conflicts: u64,
+    pub open: Vec<usize>,
+    phase: FxHashMap<usize, bool>,
+}
+
+impl Lazily {
+    /// The constraints (and choices) of an unsatisfiable core of those it
+    /// ended with, asked again from the same phases.
+    pub(super) fn core(
+        &self,
+        time_key: Option<&[u64]>,
+        g: &Polygraph,
+        g2: &G2,
+        limits: (Option<Instant>, Option<u64>),
+    ) -> Solved {
+        solve(time_key, g, g2, &self.open, &self.phase, limits, true).0
+    }
+}
+
+/// Solves pruning's open constraints, those that [`split_lazy`] sets aside
+/// ordered along each solution ([`orient_lazy`]) and handed to the solver
+/// only where they close a cycle either way, until a solution orders
+/// them all or none is left. `limits`: the deadline and the decisions.
+pub(super) fn solve_lazily(
+    time_key: Option<&[u64]>,
+    g: &Polygraph,
+    g2: &G2,
+    pruned_open: &[usize],
+    known_graph: Option<&(Digraph, Vec<u32>)>,
+    limits: (Option<Instant>, Option<u64>),
+) -> Lazily {
+    let (mut open, mut lazy) = split_lazy(g, pruned_open);
+    let mut phase: FxHashMap<usize, bool> = FxHashMap::default();
+    let mut conflicts = 0;
+    loop {
+        // Nothing to choose: the known graph (acyclic, as pruning found)
+        // is the solution.
+        let (result, c) = if open.is_empty() && g.choices.is_empty() {
+            let model = Model {
+                either: Vec::new(),
+                sel: Vec::new(),
+            };
+            (Solved::Sat(model), 0)
+        } else {
+            solve(time_key, g, g2, &open, &phase, limits, false)
+        };
+        conflicts += c;
+        let failed = match &result {
+            Solved::Sat(model) => orient_lazy(g, g2, model, &lazy, known_graph),
+            _ => Vec::new(),
+        };
+        if failed.is_empty() {
+            return Lazily {
+                result,
+                conflicts,
+                open,
+                phase,
+            };
+        }
+        if let Solved::Sat(model) = &result {
+            phase = model.either.iter().copied().collect();
+        }
+        open.extend_from_slice(&failed);
+        let failed: FxHashSet<usize> = failed.into_iter().collect();
+        lazy.retain(|c| !failed.contains(c));
+    }
+}
+
 /// Adds the model's graph to an order and then each lazy constraint's
 /// side that closes no cycle (the one its writers' places suggest first);
 /// returns the constraints neither side of which fits.

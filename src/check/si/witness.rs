@@ -379,7 +379,7 @@ fn attempt(
     until: Option<std::time::Instant>,
     scope: super::polygraph::Scope,
 ) -> Attempt {
-    use super::solve::{Model, Solved, orient_lazy, solve, split_lazy};
+    use super::solve::{Solved, solve_lazily};
     let mut stats = super::Stats::default();
     let t0 = std::time::Instant::now();
     let mut g = super::polygraph::build_in(h, variant, until, scope);
@@ -404,41 +404,21 @@ fn attempt(
     let g2 = super::G2::new(&g, variant, h.txns.len());
     let t2 = std::time::Instant::now();
     let invoke = super::solve::time_keys(h);
-    let (mut open, mut lazy) = split_lazy(&g, &pruned.open);
-    let mut phase: rustc_hash::FxHashMap<usize, bool> = rustc_hash::FxHashMap::default();
-    let solve_with = |open: &[usize], phase: &rustc_hash::FxHashMap<usize, bool>, core| {
-        solve(invoke.as_deref(), &g, &g2, open, phase, (until, None), core)
-    };
-    let result = loop {
-        let (result, c) = if open.is_empty() && g.choices.is_empty() {
-            let model = Model {
-                either: Vec::new(),
-                sel: Vec::new(),
-            };
-            (Solved::Sat(model), 0)
-        } else {
-            solve_with(&open, &phase, false)
-        };
-        stats.solver_conflicts += c;
-        let Solved::Sat(model) = &result else {
-            break result;
-        };
-        let failed = orient_lazy(&g, &g2, model, &lazy, pruned.graph.as_ref());
-        if failed.is_empty() {
-            break result;
-        }
-        phase = model.either.iter().copied().collect();
-        open.extend_from_slice(&failed);
-        let failed: rustc_hash::FxHashSet<usize> = failed.into_iter().collect();
-        lazy.retain(|c| !failed.contains(c));
-    };
+    let lz = solve_lazily(
+        invoke.as_deref(),
+        &g,
+        &g2,
+        &pruned.open,
+        pruned.graph.as_ref(),
+        (until, None),
+    );
+    stats.solver_conflicts += lz.conflicts;
     stats.solve_s = t2.elapsed().as_secs_f64();
-    match result {
+    match &lz.result {
         Solved::Sat(_) => Attempt::Witness(stats),
         Solved::Unknown => Attempt::Undecided,
         Solved::Unsat(..) => {
-            let (core, _) = solve_with(&open, &phase, true);
-            let core = match core {
+            let core = match lz.core(invoke.as_deref(), &g, &g2, (until, None)) {
                 Solved::Unsat(c, _) => c,
                 _ => return Attempt::Undecided,
             };
