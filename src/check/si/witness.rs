@@ -272,7 +272,7 @@ impl Guessed {
 /// guessed edges lie on the cycles that rule a solution out (a cycle of
 /// known edges, a constraint neither side of which fits, an unsatisfiable
 /// core) are then released whole, and the polygraph built again, at most
-/// [`ROUNDS`] times, within [`BAND_TIME`]. `None` unless a solution was found
+/// [`ROUNDS`] times, each solver bounded by [`BAND_DECISIONS`]. `None` unless a solution was found
 /// (its figures then): nothing else proves anything.
 ///
 /// Why. Without session order a causal store's writes of one key race:
@@ -305,8 +305,7 @@ pub(super) fn banded(
         .iter()
         .map(|&r| if r { BAND } else { Fixed::WHOLE })
         .collect();
-    let until = std::time::Instant::now() + BAND_TIME;
-    let until = Some(deadline.map_or(until, |d| d.min(until)));
+    let until = deadline;
     for _ in 0..ROUNDS {
         if super::expired(until) {
             return None;
@@ -354,12 +353,11 @@ pub(super) const BAND: u64 = 64;
 /// causal-store history every round of 14 released 2-10 more keys.
 pub(super) const ROUNDS: usize = 8;
 
-/// Most time [`banded`] takes, all rounds (measured: 3.4 s CPU on issue
-/// 19's 2-session history at plain SI, which a loaded machine stretches;
-/// on the 262,144-txn causal-store history each round takes 1-10 s and
-/// releases a few keys, so that 8 rounds did not find a witness in 33 s,
-/// nor 13 in 118 s).
-pub(super) const BAND_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+/// Solver decisions each round of [`banded`] may take: a bound in work,
+/// not time, so that whether a witness is found does not depend on the
+/// host's load (a 10 s bound in time made issue 19's 2-session history at
+/// plain SI, 3.4 s CPU alone, `:unknown` on a loaded host).
+pub(super) const BAND_DECISIONS: u64 = super::refute::PART_DECISIONS;
 
 /// What one polygraph under a partly guessed order showed.
 enum Attempt {
@@ -410,7 +408,7 @@ fn attempt(
         &g2,
         &pruned.open,
         pruned.graph.as_ref(),
-        (until, None),
+        (until, Some(BAND_DECISIONS)),
     );
     stats.solver_conflicts += lz.conflicts;
     stats.solve_s = t2.elapsed().as_secs_f64();
@@ -418,7 +416,7 @@ fn attempt(
         Solved::Sat(_) => Attempt::Witness(stats),
         Solved::Unknown => Attempt::Undecided,
         Solved::Unsat(..) => {
-            let core = match lz.core(invoke.as_deref(), &g, &g2, (until, None)) {
+            let core = match lz.core(invoke.as_deref(), &g, &g2, (until, Some(BAND_DECISIONS))) {
                 Solved::Unsat(c, _) => c,
                 _ => return Attempt::Undecided,
             };
