@@ -205,33 +205,10 @@ fn check_variant(
         witness::Guess::None => {}
         witness::Guess::Holds => return witnessed(Stats::default()),
         witness::Guess::Release { keys, when } => {
-            if keys.iter().filter(|&&k| k).count() * witness::RELEASED_SHARE <= keys.len() {
-                // The guess kept where it closed no cycle, the rest solved:
-                // a solution is a witness, anything else proves nothing.
-                let near: Vec<u64> = keys
-                    .iter()
-                    .map(|&released| {
-                        if released {
-                            polygraph::Fixed::OPEN
-                        } else {
-                            polygraph::Fixed::WHOLE
-                        }
-                    })
-                    .collect();
-                let scope = polygraph::Scope {
-                    part: None,
-                    keys: None,
-                    max_pairs: witness::MAX_RELEASED_PAIRS,
-                    fixed: Some(polygraph::Fixed {
-                        when: &when,
-                        near: &near,
-                    }),
-                };
-                let until = Instant::now() + witness::TIME;
-                let until = Some(deadline.map_or(until, |d| d.min(until)));
-                let o = check_polygraph_in(h, variant, until, scope);
-                if !o.timed_out && o.anomalies.is_empty() {
-                    return witnessed(o.stats);
+            if witness::few_released(&keys) {
+                // The guess kept where it closed no cycle, the rest solved.
+                if let Some(stats) = witness::released(h, variant, deadline, &keys, &when) {
+                    return witnessed(stats);
                 }
             } else if telling.cycles {
                 band = Some((keys, when));

@@ -1135,13 +1135,10 @@ fn build_with(
                 }
                 // One per key; a pair that writes several keys in common
                 // is merged into one constraint afterwards.
-                g.constraints.push(Constraint {
+                let mut con = Constraint {
                     a,
                     c,
                     ..Constraint::default()
-                });
-                let Some(con) = g.constraints.last_mut() else {
-                    continue;
                 };
                 let edges = &mut g.edges;
                 let mut added = 0;
@@ -1158,6 +1155,7 @@ fn build_with(
                 added += amb_edges(edges, &mut con.either_if, tv, x, amb_of(a), (c, mc));
                 added += amb_edges(edges, &mut con.or_if, tv, x, amb_of(c), (a, ma));
                 g.unknown_edges += added;
+                g.constraints.push(con);
             }
         }
     };

@@ -107,6 +107,20 @@ pub struct Part {
     pub after_whole: bool,
 }
 
+impl Part {
+    /// The window of `order`'s places `lo..hi` (`of` of them in all), all
+    /// keys kept.
+    fn window(lo: usize, hi: usize, of: usize, after_whole: bool) -> Part {
+        Part {
+            size: (hi - lo) as u32,
+            from: lo as u32,
+            of: of as u32,
+            keys: None,
+            after_whole,
+        }
+    }
+}
+
 /// Included transactions in the order they most likely took effect.
 fn time_order(h: &History, inc: &[bool]) -> Vec<TxnId> {
     let mut ts: Vec<TxnId> = (0..h.txns.len() as TxnId)
@@ -135,12 +149,15 @@ fn time_order(h: &History, inc: &[bool]) -> Vec<TxnId> {
 /// sessionless and the history large enough to be refuted first: more than
 /// [`WINDOW`] of them, whose writers make at least [`MIN_PAIRS`] pairs.
 fn refuted_first(h: &History, variant: Variant) -> Option<Vec<TxnId>> {
-    if variant.session {
-        return None;
-    }
     let inc = included(h);
-    let order = time_order(h, &inc);
-    (order.len() > WINDOW && writer_pairs(h, &inc) >= MIN_PAIRS).then_some(order)
+    (!variant.session && large(h, &inc)).then(|| time_order(h, &inc))
+}
+
+/// Whether a history is large enough to be refuted first (see
+/// [`refuted_first`]), `inc` its included transactions: asked without
+/// sorting them.
+fn large(h: &History, inc: &[bool]) -> bool {
+    inc.iter().filter(|&&i| i).count() > WINDOW && writer_pairs(h, inc) >= MIN_PAIRS
 }
 
 /// The check of a window: the transactions `ts`, marked in `part` for
@@ -212,13 +229,7 @@ pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) 
                     o = again;
                 }
             }
-            o.stats.part = Some(Part {
-                size: (hi - lo) as u32,
-                from: lo as u32,
-                of: order.len() as u32,
-                keys: None,
-                after_whole: false,
-            });
+            o.stats.part = Some(Part::window(lo, hi, order.len(), false));
             return Some(o);
         }
         if hi == order.len() {
@@ -254,7 +265,7 @@ pub const FIRST_PART: usize = 512;
 /// when its whole stalls ([`stalled`]): one that [`windows`] does not take
 /// (small enough to be checked whole), with something to order.
 pub(super) fn stalls_first(h: &History, variant: Variant) -> bool {
-    !variant.session && !variant.realtime && refuted_first(h, variant).is_none()
+    !variant.session && !variant.realtime && !large(h, &included(h))
 }
 
 /// The first violation found in a window of a small sessionless history
@@ -305,13 +316,7 @@ fn growing(
             let hi = (lo + size).min(order.len());
             let mut o = window(h, variant, deadline, (&mut part, &order[lo..hi]), telling);
             if !o.timed_out && !o.anomalies.is_empty() {
-                o.stats.part = Some(Part {
-                    size: (hi - lo) as u32,
-                    from: lo as u32,
-                    of: order.len() as u32,
-                    keys: None,
-                    after_whole: true,
-                });
+                o.stats.part = Some(Part::window(lo, hi, order.len(), true));
                 return Some(o);
             }
             if hi == order.len() {

@@ -265,6 +265,47 @@ impl Guessed {
     }
 }
 
+/// Whether few enough keys are released (at most one in
+/// [`RELEASED_SHARE`]) for [`released`]; else [`banded`] is the route.
+pub(super) fn few_released(released: &[bool]) -> bool {
+    released.iter().filter(|&&k| k).count() * RELEASED_SHARE <= released.len()
+}
+
+/// A witness with the guess kept where it closed no cycle and the
+/// released keys' writers solved, within [`TIME`]: the polygraph's
+/// figures when it has a solution; `None` proves nothing.
+pub(super) fn released(
+    h: &History,
+    variant: Variant,
+    deadline: Option<std::time::Instant>,
+    released: &[bool],
+    when: &[u64],
+) -> Option<super::Stats> {
+    use super::polygraph::{Fixed, Scope};
+    let near = near(released, Fixed::OPEN);
+    let scope = Scope {
+        part: None,
+        keys: None,
+        max_pairs: MAX_RELEASED_PAIRS,
+        fixed: Some(Fixed { when, near: &near }),
+    };
+    let until = std::time::Instant::now() + TIME;
+    let until = Some(deadline.map_or(until, |d| d.min(until)));
+    let o = super::check_polygraph_in(h, variant, until, scope);
+    (!o.timed_out && o.anomalies.is_empty()).then_some(o.stats)
+}
+
+/// Per key, how far apart in the guessed order two writers may be and
+/// stay open ([`super::polygraph::Fixed`]): `open` for a released key,
+/// none for the others.
+fn near(released: &[bool], open: u64) -> Vec<u64> {
+    let whole = super::polygraph::Fixed::WHOLE;
+    released
+        .iter()
+        .map(|&r| if r { open } else { whole })
+        .collect()
+}
+
 /// A witness under a partly guessed order, for a plain (sessionless,
 /// no real time) variant whose guessed order closes cycles: each key's
 /// writers keep the guessed order where they lie more than [`BAND`]
@@ -272,8 +313,9 @@ impl Guessed {
 /// guessed edges lie on the cycles that rule a solution out (a cycle of
 /// known edges, a constraint neither side of which fits, an unsatisfiable
 /// core) are then released whole, and the polygraph built again, at most
-/// [`ROUNDS`] times, each solver bounded by [`BAND_DECISIONS`]. `None` unless a solution was found
-/// (its figures then): nothing else proves anything.
+/// [`ROUNDS`] times, each solver bounded by [`BAND_DECISIONS`]. `None`
+/// unless a solution was found (its figures then): nothing else proves
+/// anything.
 ///
 /// Why. Without session order a causal store's writes of one key race:
 /// a write skew the logged order closes is undone by moving one of its
@@ -301,10 +343,7 @@ pub(super) fn banded(
     for (i, &t) in by_time.iter().enumerate() {
         place[t as usize] = i as u64;
     }
-    let mut near: Vec<u64> = released
-        .iter()
-        .map(|&r| if r { BAND } else { Fixed::WHOLE })
-        .collect();
+    let mut near = near(released, BAND);
     let until = deadline;
     for _ in 0..ROUNDS {
         if super::expired(until) {
