@@ -205,13 +205,16 @@ fn check_variant(
         witness::Guess::None => {}
         witness::Guess::Holds => return witnessed(Stats::default()),
         witness::Guess::Release { keys, when } => {
-            if witness::few_released(&keys) {
-                // The guess kept where it closed no cycle, the rest solved.
-                if let Some(stats) = witness::released(h, variant, deadline, &keys, &when) {
-                    return witnessed(stats);
+            match witness::route(h, &keys) {
+                witness::Route::Released => {
+                    // The guess kept where it closed no cycle, the rest
+                    // solved.
+                    if let Some(stats) = witness::released(h, variant, deadline, &keys, &when) {
+                        return witnessed(stats);
+                    }
                 }
-            } else if telling.cycles {
-                band = Some((keys, when));
+                witness::Route::Banded if telling.cycles => band = Some((keys, when)),
+                witness::Route::Banded | witness::Route::Whole => {}
             }
         }
     }

@@ -471,6 +471,36 @@ fn final_writes(h: &History, inc: &[bool], keys: Option<&[bool]>) -> ByKey<(TxnI
     ByKey::new(&pairs)
 }
 
+/// Unordered pairs of writers of one key, over all keys of `writes`.
+fn pairs(writes: &ByKey<(TxnId, Val)>) -> usize {
+    (0..writes.keys() as KeyId)
+        .map(|x| writes.get(x).len())
+        .map(|n| n * n.saturating_sub(1) / 2)
+        .sum()
+}
+
+/// Unordered pairs of writers of one key among the transactions `inc`
+/// marks, over the keys `keys` keeps (all with `None`): the constraints a
+/// sessionless polygraph starts from.
+pub fn writer_pairs(h: &History, inc: &[bool], keys: Option<&[bool]>) -> usize {
+    let mut per_key = vec![0usize; h.keys.len()];
+    for (t, txn) in h.txns.iter().enumerate() {
+        if !inc[t] {
+            continue;
+        }
+        for m in &h.mops[txn.mops()] {
+            if m.is_write()
+                && m.has(flag::FINAL)
+                && kept(keys, m.key)
+                && let Some(c) = per_key.get_mut(m.key as usize)
+            {
+                *c += 1;
+            }
+        }
+    }
+    per_key.iter().map(|&n| n * n.saturating_sub(1) / 2).sum()
+}
+
 /// An ambiguous reader of a write: reader, its read, and the selector
 /// under which it observed that write.
 type AmbReader = (TxnId, MopId, Sel);
@@ -872,10 +902,7 @@ fn build_with(
         // Nothing orders a key's writers here, so every pair is open: say
         // too big before building any of them (the loop below would give
         // up at the same count, after holding gigabytes of edges).
-        let all: usize = (0..writes.keys() as KeyId)
-            .map(|x| writes.get(x).len())
-            .map(|n| n * n.saturating_sub(1) / 2)
-            .sum();
+        let all = pairs(&writes);
         if all > max_pairs {
             g.all_pairs = all;
             g.too_big = true;
@@ -884,11 +911,7 @@ fn build_with(
     }
     if dep.is_none() && what != Build::KnownOnly && !list_append && scope.fixed.is_none() {
         // Nearly every pair is one.
-        let all: usize = (0..writes.keys() as KeyId)
-            .map(|x| writes.get(x).len())
-            .map(|n| n * n.saturating_sub(1) / 2)
-            .sum();
-        g.constraints.reserve(all.min(max_pairs));
+        g.constraints.reserve(pairs(&writes).min(max_pairs));
     }
     let no_amb: Vec<AmbReader> = Vec::new();
     // Buffers reused across keys; `in_order[t] == x + 1` marks a writer

@@ -56,27 +56,7 @@ pub const WINDOW: usize = 8192;
 /// The fewest pairs of writers of a key (over all keys) for which a
 /// history is refuted this way: smaller ones are checked whole at once, as
 /// fast, with the whole's cycles to tell.
-pub const MIN_PAIRS: u64 = 4 * WINDOW_PAIRS as u64;
-
-/// Pairs of included transactions that write a common key, counted per
-/// key: what the whole polygraph would hold without session order.
-fn writer_pairs(h: &History, inc: &[bool]) -> u64 {
-    let mut per_key = vec![0u64; h.keys.len()];
-    for (t, txn) in h.txns.iter().enumerate() {
-        if !inc[t] {
-            continue;
-        }
-        for m in &h.mops[txn.mops()] {
-            if m.is_write()
-                && m.has(flag::FINAL)
-                && let Some(c) = per_key.get_mut(m.key as usize)
-            {
-                *c += 1;
-            }
-        }
-    }
-    per_key.iter().map(|&n| n * n.saturating_sub(1) / 2).sum()
-}
+pub const MIN_PAIRS: usize = 4 * WINDOW_PAIRS;
 
 /// The smallest window tried when hot keys make a window too big.
 pub const MIN_WINDOW: usize = 512;
@@ -157,7 +137,8 @@ fn refuted_first(h: &History, variant: Variant) -> Option<Vec<TxnId>> {
 /// [`refuted_first`]), `inc` its included transactions: asked without
 /// sorting them.
 fn large(h: &History, inc: &[bool]) -> bool {
-    inc.iter().filter(|&&i| i).count() > WINDOW && writer_pairs(h, inc) >= MIN_PAIRS
+    inc.iter().filter(|&&i| i).count() > WINDOW
+        && super::polygraph::writer_pairs(h, inc, None) >= MIN_PAIRS
 }
 
 /// The check of a window: the transactions `ts`, marked in `part` for
