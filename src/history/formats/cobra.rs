@@ -14,6 +14,16 @@
 //! `write_id`; reads whose writer is Cobra's INIT or NULL transaction saw
 //! the initial state; garbage-collection reads are skipped. Whether the
 //! files carry timestamps is found by trying both layouts.
+//!
+//! Logs whose writes carry the universal write id `0xabddefee` (VeriStrong's
+//! TPC-C, RUBiS and Twitter benchmark logs, whose reads name that id and
+//! that writer too) name versions by value instead: every write and read
+//! is then `(key_hash, value_hash)`, as in dbcop's formats, and compiled as
+//! dbcop's are ([`super::dbcop`]), with its policy for a value written more
+//! than once (VeriStrong's reader matches a read to a write by value
+//! alone; RUBiS and Twitter logs repeat values). Each file is a session,
+//! numbered from 1 in the files' order; a value hash of 0 is the initial
+//! state there, as dbcop's value 0 is.
 
 use std::path::{Path, PathBuf};
 
@@ -22,7 +32,9 @@ use rustc_hash::FxHashMap;
 use crate::anomaly::Anomaly;
 use crate::edn::Value;
 use crate::error::Error;
+use crate::error::ParseError;
 use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
+use crate::history::formats::dbcop::{DEvent, DHistory, DTxn, Duplicates};
 use crate::history::formats::{Notes, binary_error};
 use crate::history::model::*;
 
@@ -32,6 +44,8 @@ const GC_WID_TRUE: i64 = 0x2333_2333;
 const GC_WID_FALSE: i64 = 0x6666_6666;
 const DELETE_WID: i64 = 0xabcd_efab;
 const MISSING: i64 = 0xadea_fbee;
+/// The write id (and writer) of a log that names versions by value.
+const UNIVERSAL: i64 = 0xabdd_efee;
 
 /// The files of a Cobra log directory (`*.log`), in session order: by the
 /// thread number in `T<n>.log`, then by name.
@@ -81,6 +95,7 @@ struct Record {
     kind: RawKind,
     key: i64,
     write_id: i64,
+    value: i64,
     /// Read: the transaction it names as the writer.
     writer: i64,
     offset: usize,
@@ -92,35 +107,54 @@ struct CTxn {
     records: Vec<Record>,
 }
 
-/// Reads Cobra logs (each file one session).
+/// Reads Cobra logs (each file one session); `dups` is the policy for a
+/// value written more than once where versions are named by value.
 pub fn read(
     name: &str,
     files: &[LogFile],
     opts: BuildOptions,
+    dups: Duplicates,
     notes: &mut Notes,
 ) -> Result<(History, Vec<Anomaly>), Error> {
+    let parsed = files
+        .iter()
+        .map(|f| {
+            let bytes = &f.bytes;
+            match parse(bytes, false) {
+                Ok(t) => Ok(t),
+                Err(first) => parse(bytes, true).map_err(|_| {
+                    Error::from(binary_error(
+                        &f.name,
+                        first.0,
+                        format!("{} (not a Cobra log?)", first.1),
+                    ))
+                }),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let by_value = parsed.iter().flatten().any(|t| {
+        t.records
+            .iter()
+            .any(|r| r.kind == RawKind::Write && r.write_id == UNIVERSAL)
+    });
+    if by_value {
+        return read_by_value(name, files, parsed, opts, dups, notes);
+    }
     let mut b = super::register_builder(name, opts, "Cobra")?;
     let mut writer_of: FxHashMap<i64, i64> = FxHashMap::default();
     let mut reads: Vec<(i64, i64, usize, usize)> = Vec::new();
     let mut raw = RawTxn::default();
     let (mut gc, mut deletes, mut n) = (0u64, 0i64, 0i64);
-    for (fi, f) in files.iter().enumerate() {
+    for (fi, (f, txns)) in files.iter().zip(parsed).enumerate() {
         let file = &f.name;
-        let bytes = &f.bytes;
-        let txns = match parse(bytes, false) {
-            Ok(t) => t,
-            Err(first) => parse(bytes, true).map_err(|_| {
-                binary_error(file, first.0, format!("{} (not a Cobra log?)", first.1))
-            })?,
-        };
         let process = f.process(fi);
         for t in txns {
             raw.clear();
             for r in &t.records {
                 let key = int_val(&mut b, r.key);
                 let arg = match r.kind {
-                    RawKind::Read if r.writer == INIT_TXN || r.writer == NULL_TXN => {
-                        if r.write_id == GC_WID_TRUE || r.write_id == GC_WID_FALSE {
+                    RawKind::Read if initial_read(r).is_some() => {
+                        if initial_read(r) == Some(true) {
                             gc += 1;
                             continue;
                         }
@@ -212,6 +246,97 @@ pub fn read(
     Ok(b.finish())
 }
 
+/// Whether a read saw the initial state (Cobra's INIT or NULL writer), and
+/// whether it is a garbage-collection read, to be skipped.
+fn initial_read(r: &Record) -> Option<bool> {
+    (r.writer == INIT_TXN || r.writer == NULL_TXN)
+        .then_some(r.write_id == GC_WID_TRUE || r.write_id == GC_WID_FALSE)
+}
+
+/// Logs that name versions by value (see the module's doc): compiled as a
+/// dbcop history of `(key_hash, value_hash)` events. Byte offsets run on
+/// from one file into the next there, and are told back per file.
+fn read_by_value(
+    name: &str,
+    files: &[LogFile],
+    parsed: Vec<Vec<CTxn>>,
+    opts: BuildOptions,
+    dups: Duplicates,
+    notes: &mut Notes,
+) -> Result<(History, Vec<Anomaly>), Error> {
+    let mut d = DHistory::default();
+    let mut int = |i: i64| Val::int(i).unwrap_or_else(|| d.values.intern(Value::Int(i)));
+    let mut sessions = Vec::with_capacity(files.len());
+    let (mut base, mut gc) = (0usize, 0u64);
+    let mut bases = Vec::with_capacity(files.len());
+    for (f, txns) in files.iter().zip(parsed) {
+        bases.push(base);
+        let mut session = Vec::with_capacity(txns.len());
+        for t in txns {
+            let mut events = Vec::with_capacity(t.records.len());
+            for r in &t.records {
+                let write = r.kind == RawKind::Write;
+                let val = match initial_read(r) {
+                    Some(true) if !write => {
+                        gc += 1;
+                        continue;
+                    }
+                    Some(false) if !write => None,
+                    _ if !write && (r.write_id == DELETE_WID || r.write_id == MISSING) => {
+                        return Err(binary_error(
+                            &f.name,
+                            r.offset,
+                            "a read of a deleted or missing row: not supported yet",
+                        )
+                        .into());
+                    }
+                    _ => Some(int(r.value)),
+                };
+                events.push(DEvent::done(write, int(r.key), val, base + r.offset));
+            }
+            session.push(DTxn {
+                events,
+                committed: true,
+                offset: base + t.offset,
+                line: 0,
+            });
+        }
+        sessions.push(session);
+        base += f.bytes.len();
+    }
+    d.sessions = sessions;
+    notes.add(format!(
+        "writes carry Cobra's universal write id {UNIVERSAL:#x}: versions named by value, each file a session numbered from 1"
+    ));
+    notes.count(gc, || "garbage-collection reads skipped".into());
+    // The file a run-on offset falls in, and the offset within it.
+    let locate = |at: usize| {
+        let fi = bases.partition_point(|&b| b <= at).saturating_sub(1);
+        match (files.get(fi), bases.get(fi)) {
+            (Some(f), Some(&b)) => (f.name.as_str(), at - b),
+            _ => (name, at),
+        }
+    };
+    super::dbcop::build(name, d, opts, dups, notes).map_err(|e| {
+        let (file, at) = locate(e.offset);
+        let related = e
+            .related
+            .iter()
+            .map(|(o, len, label)| match locate(*o) {
+                (f, local) if f == file => (local, *len, label.clone()),
+                (f, local) => (local, *len, format!("{label} (in {f})")),
+            })
+            .collect();
+        let message = e.message.clone();
+        let e = ParseError {
+            offset: at,
+            related,
+            ..e
+        };
+        super::binary_parse_error(file, e, message).into()
+    })
+}
+
 fn int_val(b: &mut Builder, i: i64) -> Val {
     Val::int(i).unwrap_or_else(|| b.values().intern(Value::Int(i)))
 }
@@ -296,7 +421,7 @@ fn parse(bytes: &[u8], timestamps: bool) -> Result<Vec<CTxn>, (usize, String)> {
                 };
                 let write_id = i64_at(pos, "write_id", rec)?;
                 let key = i64_at(pos + 8, "key_hash", rec)?;
-                i64_at(pos + 16, "value_hash", rec)?;
+                let value = i64_at(pos + 16, "value_hash", rec)?;
                 pos += 24;
                 let Some(t) = cur.as_mut() else {
                     return Err((
@@ -308,6 +433,7 @@ fn parse(bytes: &[u8], timestamps: bool) -> Result<Vec<CTxn>, (usize, String)> {
                     kind: if read { RawKind::Read } else { RawKind::Write },
                     key,
                     write_id,
+                    value,
                     writer,
                     offset: at,
                 });

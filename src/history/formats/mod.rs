@@ -355,7 +355,7 @@ pub(crate) fn read(
             };
             dbcop::read(source, kind, bopts, opts.dbcop_duplicates, notes)
         }
-        Format::Cobra => cobra::read(name, &files(), bopts, notes),
+        Format::Cobra => cobra::read(name, &files(), bopts, opts.dbcop_duplicates, notes),
         Format::Viper => viper::read(name, &files(), bopts, notes),
         Format::Edn | Format::Text => Err(InputError::whole(
             name,
@@ -405,7 +405,7 @@ pub(crate) fn load_dir(dir: &Path, opts: LoadOptions) -> Result<Loaded, Error> {
         .collect::<Result<Vec<_>, Error>>()?;
     let mut notes = Notes::default();
     let (history, anomalies) = match format {
-        Format::Cobra => cobra::read(&name, &files, bopts, &mut notes)?,
+        Format::Cobra => cobra::read(&name, &files, bopts, opts.dbcop_duplicates, &mut notes)?,
         _ => viper::read(&name, &files, bopts, &mut notes)?,
     };
     Ok(Loaded {
