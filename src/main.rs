@@ -305,6 +305,14 @@ fn text_summary(l: &Loaded, r: &CheckResult, models: &[Model], anomalies: &[Stri
                 .map(|&t| elle_si::explain::text::place(&l.history, t))
                 .collect();
             let pat = a.pattern.map(|p| format!(" ({p})")).unwrap_or_default();
+            if lines.is_empty() && a.name == "cycle-search-timeout" {
+                // Elle's map for it names no transaction: say what it means.
+                out.push_str(&format!(
+                    "    {}: no verdict within the time or the work the check was given\n",
+                    a.name
+                ));
+                continue;
+            }
             if let Some(elle_si::anomaly::Datum::Str(why)) = a.get(elle_si::anomaly::Field::Reason)
             {
                 out.push_str(&format!("    {}: {why}\n", a.name));
