@@ -155,6 +155,20 @@ fn cobra_bytes(recs: &[Rec]) -> Vec<u8> {
     b
 }
 
+/// The error loading `p` with the default options gives, as the user
+/// reads it; `why` says why it must fail.
+fn refused(p: &Path, why: &str) -> String {
+    history::load(p, LoadOptions::default(), None)
+        .err()
+        .expect(why)
+        .to_string()
+}
+
+/// Writes Cobra records as the log `name` in `d`.
+fn write_log(d: &Path, name: &str, recs: &[Rec]) {
+    std::fs::write(d.join(name), cobra_bytes(recs)).unwrap();
+}
+
 fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("elle-si-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -170,14 +184,15 @@ fn cobra_directory() {
     let t1 = (1i64 << 32) + 1;
     let t2 = (2i64 << 32) + 1;
     let t3 = (2i64 << 32) + 2;
-    std::fs::write(
-        d.join("T1.log"),
-        cobra_bytes(&[S(t1), R(INIT, INIT, 500), W(11, 500), W(12, 600), C(t1)]),
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("T2.log"),
-        cobra_bytes(&[
+    write_log(
+        &d,
+        "T1.log",
+        &[S(t1), R(INIT, INIT, 500), W(11, 500), W(12, 600), C(t1)],
+    );
+    write_log(
+        &d,
+        "T2.log",
+        &[
             S(t2),
             R(t1, 11, 500),
             C(t2),
@@ -185,9 +200,8 @@ fn cobra_directory() {
             R(t1, 12, 600),
             W(13, 600),
             C(t3),
-        ]),
-    )
-    .unwrap();
+        ],
+    );
     let l = load(&d);
     assert_eq!(l.format, Format::Cobra);
     let h = &l.history;
@@ -196,24 +210,14 @@ fn cobra_directory() {
     assert_eq!(h.sessions[1].txns, [1, 2]);
     assert_eq!(reads_from(h), [(u32::MAX, from::INITIAL), (0, 1), (0, 2)]);
     // A read naming the wrong writer transaction is refused.
-    std::fs::write(
-        d.join("T2.log"),
-        cobra_bytes(&[S(t2), R(t3, 11, 500), C(t2)]),
-    )
-    .unwrap();
-    let e = history::load(&d, LoadOptions::default(), None)
-        .err()
-        .expect("a wrong writer id must be refused")
-        .to_string();
+    write_log(&d, "T2.log", &[S(t2), R(t3, 11, 500), C(t2)]);
+    let e = refused(&d, "a wrong writer id must be refused");
     assert!(e.contains("T2.log") && e.contains("at byte 9"), "{e}");
     // A truncated record names its byte offset and field.
     let mut b = cobra_bytes(&[S(t2), R(t1, 11, 500), C(t2)]);
     b.truncate(20);
     std::fs::write(d.join("T2.log"), b).unwrap();
-    let e = history::load(&d, LoadOptions::default(), None)
-        .err()
-        .expect("truncation must be refused")
-        .to_string();
+    let e = refused(&d, "truncation must be refused");
     assert!(e.contains("at byte 18") && e.contains("write_id"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -227,14 +231,15 @@ fn cobra_logs_naming_versions_by_value() {
     const U: i64 = 0xabddefee;
     let d = temp_dir("cobra-by-value");
     let (t1, t2, t3, t4) = (1 << 32, 2 << 32, (2 << 32) + 1, 3 << 32);
-    std::fs::write(
-        d.join("T1.log"),
-        cobra_bytes(&[S(t1), R(INIT_TXN, INIT_TXN, 500), Wv(U, 500, 5), C(t1)]),
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("T2.log"),
-        cobra_bytes(&[
+    write_log(
+        &d,
+        "T1.log",
+        &[S(t1), R(INIT_TXN, INIT_TXN, 500), Wv(U, 500, 5), C(t1)],
+    );
+    write_log(
+        &d,
+        "T2.log",
+        &[
             S(t2),
             Rv(U, U, 500, 5),
             C(t2),
@@ -242,9 +247,8 @@ fn cobra_logs_naming_versions_by_value() {
             Rv(U, U, 500, 5),
             Wv(U, 500, 6),
             C(t3),
-        ]),
-    )
-    .unwrap();
+        ],
+    );
     let l = load(&d);
     assert_eq!(l.format, Format::Cobra);
     let h = &l.history;
@@ -253,15 +257,8 @@ fn cobra_logs_naming_versions_by_value() {
     assert!(h.candidates.is_empty());
     // A third session writes value 5 again: refused by default, naming the
     // file and byte of each write...
-    std::fs::write(
-        d.join("T3.log"),
-        cobra_bytes(&[S(t4), Wv(U, 500, 5), C(t4)]),
-    )
-    .unwrap();
-    let e = history::load(&d, LoadOptions::default(), None)
-        .err()
-        .expect("a value written twice is refused by default")
-        .to_string();
+    write_log(&d, "T3.log", &[S(t4), Wv(U, 500, 5), C(t4)]);
+    let e = refused(&d, "a value written twice is refused by default");
     assert!(e.contains("T3.log") && e.contains("at byte 9"), "{e}");
     assert!(e.contains("byte 42") && e.contains("T1.log"), "{e}");
     // ...and under `any`, both reads may have observed either write.
@@ -316,10 +313,7 @@ fn shared_dbcop_10k_duplicates() {
         return;
     }
     let rh = shared("valid/dbcop-bincode/general-RH-10k.bincode");
-    let e = history::load(&rh, LoadOptions::default(), None)
-        .err()
-        .expect("duplicate writes are refused by default")
-        .to_string();
+    let e = refused(&rh, "duplicate writes are refused by default");
     assert!(
         e.contains("at byte 304166") && e.contains("variable 4394") && e.contains("session 5"),
         "{e}"
