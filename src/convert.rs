@@ -81,8 +81,24 @@ pub struct ConvertOptions {
 }
 
 /// Converts `input` to `output` (`-` for stdout); returns what the
-/// conversion could not say exactly.
+/// conversion could not say exactly. An output file it created is removed
+/// when the conversion fails: no empty or partial history is left behind.
 pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<Notes, Error> {
+    let mut created = false;
+    let r = convert_to(input, output, opts, &mut created);
+    if r.is_err() && created {
+        let _ = std::fs::remove_file(output);
+    }
+    r
+}
+
+/// [`convert`]; `created` is set once the output file is.
+fn convert_to(
+    input: &Path,
+    output: &Path,
+    opts: &ConvertOptions,
+    created: &mut bool,
+) -> Result<Notes, Error> {
     if !opts.to.writable() {
         return Err(Error::Usage(format!(
             "{} is read only: convert to edn, json, text, dbcop-bincode, dbcop-json or dbcop-hist",
@@ -105,6 +121,7 @@ pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<Not
         Box::new(std::io::stdout().lock())
     } else {
         let f = std::fs::File::create(output).map_err(|e| Error::io(&out_name, e))?;
+        *created = true;
         Box::new(std::io::BufWriter::with_capacity(1 << 20, f))
     };
     let io = |e| Error::io(&out_name, e);

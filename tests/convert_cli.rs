@@ -112,6 +112,23 @@ fn streaming_errors_are_located() {
     let (ok, _, err) = elle_si(&["convert", bad.to_str().unwrap(), "-", "--to", "text"]);
     assert!(!ok);
     assert!(err.contains("history.edn:2:"), "{err}");
+    // Into a file, streamed or not: no empty or partial output is left.
+    for to in ["text", "edn"] {
+        let out = d.join(format!("out.{to}"));
+        let (ok, _, err) = elle_si(&[
+            "convert",
+            bad.to_str().unwrap(),
+            out.to_str().unwrap(),
+            "--to",
+            to,
+        ]);
+        assert!(!ok && err.contains("history.edn:2:"), "{err}");
+        assert!(
+            !out.exists(),
+            "{to}: a failed conversion left {}",
+            out.display()
+        );
+    }
     let _ = std::fs::remove_dir_all(&d);
 }
 
