@@ -155,6 +155,18 @@ fn convert_to(
         ..opts.load
     };
     let loaded = history::load(&input, load, None)?;
+    let dbcop = [Format::DbcopBincode, Format::DbcopJson, Format::DbcopHist];
+    if !loaded.history.candidates.is_empty() && !dbcop.contains(&opts.to) {
+        // Jepsen's, elle-cli's and the text format name each version by a
+        // value unique to its key: what they would hold is refused on
+        // reading.
+        return Err(Error::Usage(format!(
+            "{}: {} reads may have observed any of several writes of one value (--dbcop-duplicates any), which {} cannot say (it names each version by a value unique to its key): convert to dbcop-bincode, dbcop-json or dbcop-hist, or pick a writer with --dbcop-duplicates last-writer or drop-reads",
+            input.display(),
+            loaded.history.candidates.len(),
+            opts.to.name()
+        )));
+    }
     notes.lines.extend(loaded.notes.lines.iter().cloned());
     if !loaded.anomalies.is_empty() {
         notes.add(format!(

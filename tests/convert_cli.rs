@@ -133,6 +133,60 @@ fn streaming_errors_are_located() {
 }
 
 #[test]
+fn reads_of_several_writers_are_refused_by_the_formats_that_cannot_say_so() {
+    // Two sessions write x = 1; a third reads it: either write.
+    let d = temp_dir("dups");
+    let hist = d.join("dup.hist");
+    std::fs::write(&hist, "[x:=1]\n---\n[x:=1]\n---\n[x==1]\n").unwrap();
+    let input = hist.to_str().unwrap();
+    for to in ["edn", "json", "text"] {
+        let out = d.join(format!("out.{to}"));
+        let args = [
+            "convert",
+            "--from",
+            "dbcop-hist",
+            "--dbcop-duplicates",
+            "any",
+            input,
+        ];
+        let (ok, _, err) = elle_si(&[&args[..], &[out.to_str().unwrap(), "--to", to]].concat());
+        assert!(
+            !ok && err.contains("1 reads may have observed"),
+            "{to}: {err}"
+        );
+        assert!(!out.exists(), "{to}: {}", out.display());
+    }
+    // dbcop's formats say it, and a chosen writer is what the others say.
+    let out = d.join("out.json");
+    let (ok, _, err) = elle_si(&[
+        "convert",
+        "--from",
+        "dbcop-hist",
+        "--dbcop-duplicates",
+        "any",
+        input,
+        out.to_str().unwrap(),
+        "--to",
+        "dbcop-json",
+    ]);
+    assert!(ok, "{err}");
+    let out = d.join("out.edn");
+    let (ok, _, err) = elle_si(&[
+        "convert",
+        "--from",
+        "dbcop-hist",
+        "--dbcop-duplicates",
+        "last-writer",
+        input,
+        out.to_str().unwrap(),
+        "--to",
+        "edn",
+    ]);
+    assert!(ok, "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn dbcop_duplicates_policy_on_the_command_line() {
     if !common::corpus() {
         return;
