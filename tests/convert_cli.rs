@@ -138,18 +138,25 @@ fn reads_of_several_writers_are_refused_by_the_formats_that_cannot_say_so() {
     let d = temp_dir("dups");
     let hist = d.join("dup.hist");
     std::fs::write(&hist, "[x:=1]\n---\n[x:=1]\n---\n[x==1]\n").unwrap();
-    let input = hist.to_str().unwrap();
-    for to in ["edn", "json", "text"] {
+    // Converts under a duplicates policy into `to`: success, stderr, and
+    // the output's path.
+    let convert = |policy: &str, to: &str| {
         let out = d.join(format!("out.{to}"));
-        let args = [
+        let (ok, _, err) = elle_si(&[
             "convert",
             "--from",
             "dbcop-hist",
             "--dbcop-duplicates",
-            "any",
-            input,
-        ];
-        let (ok, _, err) = elle_si(&[&args[..], &[out.to_str().unwrap(), "--to", to]].concat());
+            policy,
+            hist.to_str().unwrap(),
+            out.to_str().unwrap(),
+            "--to",
+            to,
+        ]);
+        (ok, err, out)
+    };
+    for to in ["edn", "json", "text"] {
+        let (ok, err, out) = convert("any", to);
         assert!(
             !ok && err.contains("1 reads may have observed"),
             "{to}: {err}"
@@ -157,31 +164,9 @@ fn reads_of_several_writers_are_refused_by_the_formats_that_cannot_say_so() {
         assert!(!out.exists(), "{to}: {}", out.display());
     }
     // dbcop's formats say it, and a chosen writer is what the others say.
-    let out = d.join("out.json");
-    let (ok, _, err) = elle_si(&[
-        "convert",
-        "--from",
-        "dbcop-hist",
-        "--dbcop-duplicates",
-        "any",
-        input,
-        out.to_str().unwrap(),
-        "--to",
-        "dbcop-json",
-    ]);
+    let (ok, err, _) = convert("any", "dbcop-json");
     assert!(ok, "{err}");
-    let out = d.join("out.edn");
-    let (ok, _, err) = elle_si(&[
-        "convert",
-        "--from",
-        "dbcop-hist",
-        "--dbcop-duplicates",
-        "last-writer",
-        input,
-        out.to_str().unwrap(),
-        "--to",
-        "edn",
-    ]);
+    let (ok, err, _) = convert("last-writer", "edn");
     assert!(ok, "{err}");
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -152,23 +152,14 @@ pub fn read(
             raw.clear();
             for r in &t.records {
                 let key = int_val(&mut b, r.key);
-                let arg = match r.kind {
-                    RawKind::Read if initial_read(r).is_some() => {
-                        if initial_read(r) == Some(true) {
-                            gc += 1;
-                            continue;
-                        }
-                        Arg::Nil
+                let arg = match (r.kind, seen(r)) {
+                    (RawKind::Read, Seen::Gc) => {
+                        gc += 1;
+                        continue;
                     }
-                    RawKind::Read if r.write_id == DELETE_WID || r.write_id == MISSING => {
-                        return Err(binary_error(
-                            file,
-                            r.offset,
-                            "a read of a deleted or missing row: not supported yet",
-                        )
-                        .into());
-                    }
-                    RawKind::Read => {
+                    (RawKind::Read, Seen::Initial) => Arg::Nil,
+                    (RawKind::Read, Seen::Unsupported) => return Err(unsupported(file, r)),
+                    (RawKind::Read, Seen::Write) => {
                         reads.push((r.write_id, r.writer, fi, r.offset));
                         Arg::Val(int_val(&mut b, r.write_id))
                     }
@@ -246,11 +237,40 @@ pub fn read(
     Ok(b.finish())
 }
 
-/// Whether a read saw the initial state (Cobra's INIT or NULL writer), and
-/// whether it is a garbage-collection read, to be skipped.
-fn initial_read(r: &Record) -> Option<bool> {
-    (r.writer == INIT_TXN || r.writer == NULL_TXN)
-        .then_some(r.write_id == GC_WID_TRUE || r.write_id == GC_WID_FALSE)
+/// What a read record says it observed.
+enum Seen {
+    /// A garbage-collection read (of Cobra's INIT or NULL writer): skipped.
+    Gc,
+    /// The initial state (Cobra's INIT or NULL writer).
+    Initial,
+    /// A deleted or missing row.
+    Unsupported,
+    /// A write.
+    Write,
+}
+
+fn seen(r: &Record) -> Seen {
+    if r.writer == INIT_TXN || r.writer == NULL_TXN {
+        if r.write_id == GC_WID_TRUE || r.write_id == GC_WID_FALSE {
+            Seen::Gc
+        } else {
+            Seen::Initial
+        }
+    } else if r.write_id == DELETE_WID || r.write_id == MISSING {
+        Seen::Unsupported
+    } else {
+        Seen::Write
+    }
+}
+
+/// The refusal of a read of a deleted or missing row.
+fn unsupported(file: &str, r: &Record) -> Error {
+    binary_error(
+        file,
+        r.offset,
+        "a read of a deleted or missing row: not supported yet",
+    )
+    .into()
 }
 
 /// Logs that name versions by value (see the module's doc): compiled as a
@@ -276,20 +296,13 @@ fn read_by_value(
             let mut events = Vec::with_capacity(t.records.len());
             for r in &t.records {
                 let write = r.kind == RawKind::Write;
-                let val = match initial_read(r) {
-                    Some(true) if !write => {
+                let val = match (write, seen(r)) {
+                    (false, Seen::Gc) => {
                         gc += 1;
                         continue;
                     }
-                    Some(false) if !write => None,
-                    _ if !write && (r.write_id == DELETE_WID || r.write_id == MISSING) => {
-                        return Err(binary_error(
-                            &f.name,
-                            r.offset,
-                            "a read of a deleted or missing row: not supported yet",
-                        )
-                        .into());
-                    }
+                    (false, Seen::Initial) => None,
+                    (false, Seen::Unsupported) => return Err(unsupported(&f.name, r)),
                     _ => Some(int(r.value)),
                 };
                 events.push(DEvent::done(write, int(r.key), val, base + r.offset));
