@@ -42,6 +42,7 @@
 //! (places 1,024 to 1,536): its violations rest on write orders forced
 //! over hundreds of transactions, not on a few.
 
+use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use super::polygraph::{Scope, Variant};
@@ -357,12 +358,13 @@ fn suspected(
     }
     let mut keys = vec![false; h.keys.len()];
     let mut part = vec![false; h.txns.len()];
-    for (ks, anchor) in super::witness::suspects(h, variant, SUSPECTS, span) {
+    // Breaks with the violation found, or with none when the time is up.
+    let look = |ks: &[KeyId], anchor: TxnId| {
         let at = place[anchor as usize];
         if at == usize::MAX {
-            continue;
+            return ControlFlow::Continue(());
         }
-        for &x in &ks {
+        for &x in ks {
             if let Some(k) = keys.get_mut(x as usize) {
                 *k = true;
             }
@@ -370,7 +372,7 @@ fn suspected(
         let mut span = span;
         let found = loop {
             if expired(deadline) || Instant::now() > budget {
-                return None;
+                return ControlFlow::Break(None);
             }
             let (lo, hi) = (at.saturating_sub(span), (at + span + 1).min(order.len()));
             let mut size = 0;
@@ -419,15 +421,16 @@ fn suspected(
             break None;
         };
         if found.is_some() {
-            return found;
+            return ControlFlow::Break(found);
         }
-        for &x in &ks {
+        for &x in ks {
             if let Some(k) = keys.get_mut(x as usize) {
                 *k = false;
             }
         }
-    }
-    None
+        ControlFlow::Continue(())
+    };
+    super::witness::suspects(h, variant, (SUSPECTS, span), look).flatten()
 }
 
 #[cfg(test)]
