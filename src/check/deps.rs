@@ -120,6 +120,11 @@ pub fn so_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
 /// committed reader after each transaction it read from externally (sorted,
 /// without repeats).
 pub fn wr_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
+    wr_edges_of(h, inc, |_| true)
+}
+
+/// [`wr_edges`] of the read micro-ops `read` keeps.
+pub fn wr_edges_of(h: &History, inc: &[bool], read: impl Fn(usize) -> bool) -> Vec<(u32, u32)> {
     let mut e = Vec::new();
     for (t, txn) in h.txns.iter().enumerate() {
         let t = t as TxnId;
@@ -127,7 +132,8 @@ pub fn wr_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
             continue;
         }
         for i in txn.mops() {
-            if let Some(src) = external_source(h, i, t)
+            if read(i)
+                && let Some(src) = external_source(h, i, t)
                 && inc[src as usize]
             {
                 e.push((src, t));

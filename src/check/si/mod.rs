@@ -20,6 +20,7 @@
 pub mod acyclic;
 mod cycles;
 pub mod forks;
+mod narrow;
 pub mod polygraph;
 pub mod prune;
 pub mod refute;
@@ -71,6 +72,10 @@ pub struct Stats {
     /// The history satisfies the variant with each key's writes in the
     /// order they were logged (see [`witness`]); no polygraph was built.
     pub witnessed: bool,
+    /// Reads of values written more than once: how many (read, writer)
+    /// choices there were, and how many known dependencies left
+    /// ([`narrow`]), when they left fewer.
+    pub narrowed: Option<(usize, usize)>,
 }
 
 impl Stats {
@@ -94,6 +99,12 @@ impl Stats {
             conflicts,
             self.interpret_s
         )];
+        if let Some((before, after)) = self.narrowed {
+            notes.push(format!(
+                "{name}: reads of values written more than once: {before} possible (read, writer) \
+                 choices, {after} left by known dependencies"
+            ));
+        }
         if self.witnessed {
             notes.push(format!(
                 "{name}: satisfied with each key's writes in the order they were logged; \
@@ -165,8 +176,10 @@ fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
     variants::Checks::new(h, deadline).check(variant)
 }
 
-/// Decides one variant: valid when the logged order of writes is a
-/// witness ([`witness`]), or (a plain variant whose logged order closes
+/// Decides one variant: reads of values written more than once first
+/// narrowed to the writers known dependencies allow ([`narrow`]; a
+/// violation is then told on the history as given); valid when the
+/// logged order of writes is a witness ([`witness`]), or (a plain variant whose logged order closes
 /// cycles through most keys, its verdict asked for) when a solution keeps
 /// that order for writers far apart ([`witness::banded`]); a large
 /// sessionless one by a violation on the keys of a short cycle of that
@@ -177,6 +190,29 @@ fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
 /// applies, else (or to name a cycle) by its own graph: build, prune,
 /// solve, tell. `telling` says how much of a violation to tell.
 fn check_variant(
+    h: &History,
+    variant: Variant,
+    deadline: Option<Instant>,
+    telling: Telling,
+) -> Outcome {
+    let Some(n) = narrow::narrow(h, variant) else {
+        return check_given(h, variant, deadline, telling);
+    };
+    let mut o = check_given(&n.history, variant, deadline, telling);
+    o.stats.narrowed = Some((n.before, n.after));
+    if o.timed_out || o.anomalies.is_empty() {
+        return o;
+    }
+    // A violation: told on the history as given, where each read keeps
+    // every writer it may have observed (the narrowed history's cycles
+    // rest on choices the narrowing made); the narrowed telling stands
+    // when that one has no time left to tell it.
+    let given = check_given(h, variant, deadline, telling);
+    if given.anomalies.is_empty() { o } else { given }
+}
+
+/// [`check_variant`] on the history as given.
+fn check_given(
     h: &History,
     variant: Variant,
     deadline: Option<Instant>,
@@ -513,12 +549,12 @@ mod tests {
     use crate::history::formats::dbcop::Duplicates;
     use crate::history::{Format, LoadOptions, load_bytes};
 
-    const SSI: Variant = Variant {
+    pub(super) const SSI: Variant = Variant {
         serializable: false,
         session: true,
         realtime: false,
     };
-    const SER: Variant = Variant {
+    pub(super) const SER: Variant = Variant {
         serializable: true,
         session: true,
         realtime: false,
@@ -534,7 +570,7 @@ mod tests {
         realtime: false,
     };
 
-    fn load(text: &str) -> Option<History> {
+    pub(super) fn load(text: &str) -> Option<History> {
         let opts = LoadOptions {
             format: Some(Format::DbcopHist),
             dbcop_duplicates: Duplicates::Any,
@@ -544,7 +580,7 @@ mod tests {
         l.anomalies.is_empty().then_some(l.history)
     }
 
-    fn valid(h: &History, v: Variant) -> bool {
+    pub(super) fn valid(h: &History, v: Variant) -> bool {
         let o = check(h, v, None);
         assert!(!o.timed_out);
         o.anomalies.is_empty()
@@ -642,7 +678,7 @@ mod tests {
 
     /// A random dbcop text history over few keys and values, so that
     /// writes repeat.
-    fn random_history(r: &mut Rng) -> String {
+    pub(super) fn random_history(r: &mut Rng) -> String {
         let sessions = 2 + r.next(2);
         let mut out = String::new();
         for s in 0..sessions {
@@ -672,7 +708,7 @@ mod tests {
 
     /// Every way of resolving the reads with several candidates, as
     /// histories with a single writer per read.
-    fn resolutions(h: &History) -> Vec<History> {
+    pub(super) fn resolutions(h: &History) -> Vec<History> {
         let mut reads: Vec<(MopId, Vec<MopId>)> =
             h.candidates.iter().map(|(&r, c)| (r, c.clone())).collect();
         reads.sort_unstable();

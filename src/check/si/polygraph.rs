@@ -216,8 +216,9 @@ impl Scope<'_> {
 }
 
 /// Vector clocks over session order, write-read and real time: the
-/// dependencies known before any write order.
-struct DepClock {
+/// dependencies known before any write order. Exact only with session
+/// order among the edges (each session a chain).
+pub(super) struct DepClock {
     v: Vectors,
     sess: Vec<u32>,
     pos: Vec<u32>,
@@ -225,7 +226,6 @@ struct DepClock {
 
 impl DepClock {
     fn new(h: &History, inc: &[bool], g: &Polygraph) -> Option<DepClock> {
-        let n = h.txns.len();
         let edges: Vec<(u32, u32)> = g
             .known
             .iter()
@@ -233,7 +233,15 @@ impl DepClock {
             .filter(|e| e.kind.is_dep())
             .map(|e| (e.a, e.b))
             .collect();
-        let dg = Digraph::from_edges(n, &edges);
+        DepClock::from_edges(h, inc, &edges)
+    }
+
+    /// The clocks of dependency `edges` `(a, b)` among the included
+    /// transactions, session order among them; None when they close a
+    /// cycle.
+    pub(super) fn from_edges(h: &History, inc: &[bool], edges: &[(u32, u32)]) -> Option<DepClock> {
+        let n = h.txns.len();
+        let dg = Digraph::from_edges(n, edges);
         let topo = topo_order(&dg, inc)?;
         let sess: Vec<u32> = h.txns.iter().map(|t| t.session).collect();
         let pos: Vec<u32> = h.txns.iter().map(|t| t.seq + 1).collect();
@@ -248,8 +256,32 @@ impl DepClock {
     }
 
     /// `a` reaches `b` through dependencies (reflexive).
-    fn reaches(&self, a: TxnId, b: TxnId) -> bool {
+    pub(super) fn reaches(&self, a: TxnId, b: TxnId) -> bool {
         a == b || self.v.get(b, self.sess[a as usize]) >= self.pos[a as usize]
+    }
+
+    /// Whether a writer of `ws` other than `w` and `r` lies on a
+    /// dependency path from `w` to `r`; `s` holds `ws` by session (see
+    /// [`DepClock::by_session`]). Each session's writers that reach `r`
+    /// are a prefix of its run, and `w` reaches a suffix: the last of the
+    /// prefix (short of `r`) decides.
+    pub(super) fn writer_between(
+        &self,
+        ws: &[(TxnId, Val)],
+        s: &SplitScratch,
+        w: TxnId,
+        r: TxnId,
+    ) -> bool {
+        s.runs.iter().any(|&(lo, hi)| {
+            let list = &s.idx[lo..hi];
+            let before = list.partition_point(|&j| self.reaches(ws[j].0, r));
+            list[..before]
+                .iter()
+                .rev()
+                .map(|&j| ws[j].0)
+                .find(|&x| x != r)
+                .is_some_and(|x| x != w && self.reaches(w, x))
+        })
     }
 
     /// Splits the pairs of writers into the concurrent ones (into
@@ -300,7 +332,7 @@ impl DepClock {
 
     /// Writers by session, each run of `s.idx` one session's in session
     /// order, sessions ascending.
-    fn by_session(&self, ws: &[(TxnId, Val)], s: &mut SplitScratch) {
+    pub(super) fn by_session(&self, ws: &[(TxnId, Val)], s: &mut SplitScratch) {
         s.idx.clear();
         s.idx.extend(0..ws.len());
         let key = |i: usize| {
@@ -341,7 +373,7 @@ impl DepClock {
 
 /// Buffers for [`DepClock::split`], reused across keys.
 #[derive(Default)]
-struct SplitScratch {
+pub(super) struct SplitScratch {
     idx: Vec<usize>,
     runs: Vec<(usize, usize)>,
     cands: Vec<usize>,
@@ -427,7 +459,7 @@ fn kept(keys: Option<&[bool]>, x: KeyId) -> bool {
 }
 
 /// Items grouped by key, flat: key `x`'s are `items[at[x]..at[x + 1]]`.
-struct ByKey<T> {
+pub(super) struct ByKey<T> {
     items: Vec<T>,
     at: Vec<u32>,
 }
@@ -441,7 +473,7 @@ impl<T: Copy> ByKey<T> {
         ByKey { items, at }
     }
 
-    fn get(&self, x: KeyId) -> &[T] {
+    pub(super) fn get(&self, x: KeyId) -> &[T] {
         match (self.at.get(x as usize), self.at.get(x as usize + 1)) {
             (Some(&lo), Some(&hi)) => &self.items[lo as usize..hi as usize],
             _ => &[],
@@ -455,7 +487,11 @@ impl<T: Copy> ByKey<T> {
 
 /// The final write of each transaction to each key (its installed
 /// version), by key, in transaction order.
-fn final_writes(h: &History, inc: &[bool], keys: Option<&[bool]>) -> ByKey<(TxnId, Val)> {
+pub(super) fn final_writes(
+    h: &History,
+    inc: &[bool],
+    keys: Option<&[bool]>,
+) -> ByKey<(TxnId, Val)> {
     let mut pairs: Vec<(KeyId, (TxnId, Val))> = Vec::new();
     for (t, txn) in h.txns.iter().enumerate() {
         if !inc[t] {
