@@ -73,8 +73,9 @@ pub struct Stats {
     /// order they were logged (see [`witness`]); no polygraph was built.
     pub witnessed: bool,
     /// Reads of values written more than once: how many (read, writer)
-    /// choices there were, and how many known dependencies left
-    /// ([`narrow`]), when they left fewer.
+    /// choices there were, and how many known dependencies left on the
+    /// reads that still have several writers ([`narrow`]), when they left
+    /// fewer.
     pub narrowed: Option<(usize, usize)>,
 }
 
@@ -102,7 +103,7 @@ impl Stats {
         if let Some((before, after)) = self.narrowed {
             notes.push(format!(
                 "{name}: reads of values written more than once: {before} possible (read, writer) \
-                 choices, {after} left by known dependencies"
+                 choices; known dependencies left {after} on reads with several writers"
             ));
         }
         if self.witnessed {
@@ -200,15 +201,20 @@ fn check_variant(
     };
     let mut o = check_given(&n.history, variant, deadline, telling);
     o.stats.narrowed = Some((n.before, n.after));
-    if o.timed_out || o.anomalies.is_empty() {
+    if o.timed_out || o.anomalies.is_empty() || !telling.cycles {
         return o;
     }
-    // A violation: told on the history as given, where each read keeps
-    // every writer it may have observed (the narrowed history's cycles
-    // rest on choices the narrowing made); the narrowed telling stands
-    // when that one has no time left to tell it.
-    let given = check_given(h, variant, deadline, telling);
-    if given.anomalies.is_empty() { o } else { given }
+    // A violation to tell: told on the history as given, where each read
+    // keeps every writer it may have observed (the narrowed history's
+    // cycles rest on choices the narrowing made); the narrowed telling
+    // stands when that one has no time left to tell it.
+    let mut given = check_given(h, variant, deadline, telling);
+    if given.timed_out {
+        return o;
+    }
+    debug_assert!(!given.anomalies.is_empty(), "narrowing changed a verdict");
+    given.stats.narrowed = o.stats.narrowed;
+    given
 }
 
 /// [`check_variant`] on the history as given.

@@ -35,7 +35,9 @@ use crate::check::deps::{included, realtime_edges, so_edges, wr_edges_of};
 use crate::history::model::*;
 
 /// A history whose reads have fewer possible writers, and how many
-/// (read, writer) choices there were before and are left.
+/// (read, writer) choices there were before and are left on the reads
+/// that still have several writers (every read in [`History::candidates`]
+/// counted).
 pub(super) struct Narrowed {
     pub history: History,
     pub before: usize,
@@ -48,8 +50,10 @@ pub(super) struct Narrowed {
 const ROUNDS: usize = 16;
 
 /// `h` narrowed for `variant` (see the module doc); None when it has no
-/// reads with several writers, the variant keeps no session order, the
-/// known dependencies are cyclic, or nothing narrows.
+/// reads with several writers, the variant keeps no session order, nothing
+/// narrows, or the known dependencies close a cycle (at the start, or
+/// once the reads left with one writer add theirs: then the history
+/// violates the variant, and its own check says how).
 pub(super) fn narrow(h: &History, variant: Variant) -> Option<Narrowed> {
     if h.candidates.is_empty() || !variant.session {
         return None;
