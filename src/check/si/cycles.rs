@@ -900,8 +900,8 @@ pub(super) fn known_cycles(
             txns.sort_unstable();
             let rels: Vec<Rel> = cyc.iter().map(|&x| rel(g.edges[x as usize].kind)).collect();
             let name = cycle::name(&rels);
-            let names = told.entry(whole[u as usize]).or_default();
-            let implies = implied.entry(whole[u as usize]).or_default();
+            let names = told.entry(w).or_default();
+            let implies = implied.entry(w).or_default();
             if !names.contains(&name)
                 && AnomalyType::parse(&name).is_ok_and(|t| implies.contains(&t))
             {

@@ -180,11 +180,12 @@ fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
 /// Decides one variant: reads of values written more than once first
 /// narrowed to the writers known dependencies allow ([`narrow`]; a
 /// violation is then told on the history as given); valid when the
-/// logged order of writes is a witness ([`witness`]), or (a plain variant whose logged order closes
-/// cycles through most keys, its verdict asked for) when a solution keeps
-/// that order for writers far apart ([`witness::banded`]); a large
-/// sessionless one by a violation on the keys of a short cycle of that
-/// order, or in a window of the history, when there is one ([`refute`]);
+/// logged order of writes is a witness ([`witness`]), or (a plain variant
+/// whose logged order closes cycles through most keys, its verdict asked
+/// for) when a solution keeps that order for writers far apart
+/// ([`witness::banded`]); a large sessionless one by a violation on the
+/// keys of a short cycle of that order, or in a window of the history,
+/// when there is one ([`refute`]);
 /// a small sessionless one by its whole polygraph, its solver bounded,
 /// then when that stalls by a violation in a window of growing size
 /// ([`refute::stalled`]); by the bounded-sessions search where it

@@ -507,18 +507,21 @@ pub(super) fn final_writes(
     ByKey::new(&pairs)
 }
 
+/// Unordered pairs among `n` writers of one key.
+fn pairs_of(n: usize) -> usize {
+    n * n.saturating_sub(1) / 2
+}
+
 /// Unordered pairs of writers of one key, over all keys of `writes`.
 fn pairs(writes: &ByKey<(TxnId, Val)>) -> usize {
     (0..writes.keys() as KeyId)
-        .map(|x| writes.get(x).len())
-        .map(|n| n * n.saturating_sub(1) / 2)
+        .map(|x| pairs_of(writes.get(x).len()))
         .sum()
 }
 
-/// Unordered pairs of writers of one key among the transactions `inc`
-/// marks, over the keys `keys` keeps (all with `None`): the constraints a
-/// sessionless polygraph starts from.
-pub fn writer_pairs(h: &History, inc: &[bool], keys: Option<&[bool]>) -> usize {
+/// How many transactions `inc` marks install a version of each key (its
+/// final writers), by key.
+pub fn writers_per_key(h: &History, inc: &[bool]) -> Vec<usize> {
     let mut per_key = vec![0usize; h.keys.len()];
     for (t, txn) in h.txns.iter().enumerate() {
         if !inc[t] {
@@ -527,14 +530,25 @@ pub fn writer_pairs(h: &History, inc: &[bool], keys: Option<&[bool]>) -> usize {
         for m in &h.mops[txn.mops()] {
             if m.is_write()
                 && m.has(flag::FINAL)
-                && kept(keys, m.key)
                 && let Some(c) = per_key.get_mut(m.key as usize)
             {
                 *c += 1;
             }
         }
     }
-    per_key.iter().map(|&n| n * n.saturating_sub(1) / 2).sum()
+    per_key
+}
+
+/// Unordered pairs of writers of one key ([`writers_per_key`]'s counts),
+/// over the keys `keys` keeps (all with `None`): the constraints a
+/// sessionless polygraph starts from.
+pub fn writer_pairs(per_key: &[usize], keys: Option<&[bool]>) -> usize {
+    per_key
+        .iter()
+        .enumerate()
+        .filter(|&(x, _)| kept(keys, x as KeyId))
+        .map(|(_, &n)| pairs_of(n))
+        .sum()
 }
 
 /// An ambiguous reader of a write: reader, its read, and the selector

@@ -139,7 +139,8 @@ fn refuted_first(h: &History, variant: Variant) -> Option<Vec<TxnId>> {
 /// sorting them.
 fn large(h: &History, inc: &[bool]) -> bool {
     inc.iter().filter(|&&i| i).count() > WINDOW
-        && super::polygraph::writer_pairs(h, inc, None) >= MIN_PAIRS
+        && super::polygraph::writer_pairs(&super::polygraph::writers_per_key(h, inc), None)
+            >= MIN_PAIRS
 }
 
 /// The check of a window: the transactions `ts`, marked in `part` for

@@ -298,9 +298,9 @@ pub(super) fn route(h: &History, released: &[bool]) -> Route {
     if released.iter().filter(|&&k| k).count() * RELEASED_SHARE > released.len() {
         return Route::Banded;
     }
-    let inc = included(h);
-    let held = super::polygraph::writer_pairs(h, &inc, Some(released));
-    if held * RELEASED_PAIRS_SHARE > super::polygraph::writer_pairs(h, &inc, None) {
+    let per_key = super::polygraph::writers_per_key(h, &included(h));
+    let held = super::polygraph::writer_pairs(&per_key, Some(released));
+    if held * RELEASED_PAIRS_SHARE > super::polygraph::writer_pairs(&per_key, None) {
         Route::Whole
     } else {
         Route::Released
