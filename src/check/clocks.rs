@@ -26,6 +26,11 @@ impl Vectors {
         }
     }
 
+    /// Entries per clock: the sessions.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
     #[inline]
     /// Node `node`'s entry for session `session`.
     pub fn get(&self, node: u32, session: u32) -> u32 {
