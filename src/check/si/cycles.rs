@@ -145,7 +145,8 @@ pub(super) struct Bfs {
     /// Each state reached: the state it was reached from, by which edge,
     /// and its distance from the start.
     parent: FxHashMap<State, (State, EdgeId, u32)>,
-    queue: std::collections::VecDeque<(u32, u8)>,
+    /// States to expand, with their distances.
+    queue: std::collections::VecDeque<(State, u32)>,
     start: (u32, u8),
 }
 
@@ -155,7 +156,7 @@ impl Bfs {
         parent.insert(start, (start, EdgeId::MAX, 0));
         Bfs {
             parent,
-            queue: std::collections::VecDeque::from([start]),
+            queue: std::collections::VecDeque::from([(start, 0)]),
             start,
         }
     }
@@ -172,22 +173,22 @@ impl Bfs {
         out: impl Fn(u32) -> &'a [(u32, EdgeId)],
         work: &mut Work,
     ) -> Option<u32> {
+        if let Some(&(_, _, d)) = self.parent.get(&target) {
+            return ((d as usize) < within).then_some(d);
+        }
         loop {
-            if let Some(&(_, _, d)) = self.parent.get(&target) {
-                return ((d as usize) < within).then_some(d);
-            }
-            let &x = self.queue.front()?;
+            let &(x, d) = self.queue.front()?;
             // Each edge looked at is a step of work; none left, no more.
             let outs = out(x.0);
             if !work.spend(outs.len() as u64 + 1) {
                 return None;
             }
-            let d = self.parent[&x].2;
             // Expanding x reaches states d + 1 away.
             if d as usize + 1 >= within {
                 return None;
             }
             self.queue.pop_front();
+            let mut hit = false;
             for &(y, le) in outs {
                 let Some(bits) = step(x.1, y, le) else {
                     continue;
@@ -195,8 +196,13 @@ impl Bfs {
                 let next = (y, bits);
                 if let std::collections::hash_map::Entry::Vacant(slot) = self.parent.entry(next) {
                     slot.insert((x, le, d + 1));
-                    self.queue.push_back(next);
+                    self.queue.push_back((next, d + 1));
+                    hit |= next == target;
                 }
+            }
+            // x's edges all taken, as a resumed search expects.
+            if hit {
+                return Some(d + 1);
             }
         }
     }
