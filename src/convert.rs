@@ -81,21 +81,51 @@ pub struct ConvertOptions {
 }
 
 /// Converts `input` to `output` (`-` for stdout); returns what the
-/// conversion could not say exactly. An output file it created is removed
-/// when the conversion fails: no empty or partial history is left behind.
+/// conversion could not say exactly. A file is written beside `output`
+/// and renamed over it once the conversion succeeds, so that a failed one
+/// leaves no empty or partial history behind and an existing `output` as
+/// it was.
 pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<Notes, Error> {
+    let shown = output.display().to_string();
+    // The file to replace: an existing one through its links, so that a
+    // link stays a link.
+    let target = match std::fs::metadata(output) {
+        _ if output == Path::new("-") => None,
+        Ok(m) if m.is_dir() => {
+            return Err(Error::Usage(format!(
+                "{shown} is a directory: give a file to write"
+            )));
+        }
+        Ok(m) if m.is_file() => {
+            Some(std::fs::canonicalize(output).map_err(|e| Error::io(&shown, e))?)
+        }
+        // A device or a pipe is written as it is.
+        Ok(_) => None,
+        Err(_) => Some(output.to_path_buf()),
+    };
+    let Some(target) = target else {
+        return convert_to(input, (output, &shown), opts, &mut false);
+    };
+    let mut name = std::ffi::OsString::from(".");
+    name.push(target.file_name().unwrap_or(target.as_os_str()));
+    name.push(format!(".elle-si-{}.tmp", std::process::id()));
+    let partial = target.with_file_name(name);
     let mut created = false;
-    let r = convert_to(input, output, opts, &mut created);
+    let r = convert_to(input, (&partial, &shown), opts, &mut created).and_then(|notes| {
+        std::fs::rename(&partial, &target).map_err(|e| Error::io(&shown, e))?;
+        Ok(notes)
+    });
     if r.is_err() && created {
-        let _ = std::fs::remove_file(output);
+        let _ = std::fs::remove_file(&partial);
     }
     r
 }
 
-/// [`convert`]; `created` is set once the output file is.
+/// [`convert`] into `output`, named `shown` in errors; `created` is set
+/// once the output file is.
 fn convert_to(
     input: &Path,
-    output: &Path,
+    (output, shown): (&Path, &str),
     opts: &ConvertOptions,
     created: &mut bool,
 ) -> Result<Notes, Error> {
@@ -116,15 +146,15 @@ fn convert_to(
         }
     };
     let mut notes = Notes::default();
-    let out_name = output.display().to_string();
+    let out_name = shown;
     let mut sink: Box<dyn Write> = if output == Path::new("-") {
         Box::new(std::io::stdout().lock())
     } else {
-        let f = std::fs::File::create(output).map_err(|e| Error::io(&out_name, e))?;
+        let f = std::fs::File::create(output).map_err(|e| Error::io(out_name, e))?;
         *created = true;
         Box::new(std::io::BufWriter::with_capacity(1 << 20, f))
     };
-    let io = |e| Error::io(&out_name, e);
+    let io = |e| Error::io(out_name, e);
     if opts.to == Format::Text && !input.is_dir() {
         let in_err = |e| Error::io(input.display(), e);
         // Read through a source of our own rather than `history::load`, to

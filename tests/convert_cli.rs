@@ -258,3 +258,45 @@ fn jepsen_store_directories() {
     let _ = std::fs::remove_dir_all(&d);
     let _ = std::fs::remove_dir_all(&empty);
 }
+
+#[test]
+fn a_failed_conversion_leaves_an_existing_output_as_it_was() {
+    let d = temp_dir("keep");
+    let out = d.join("out.json");
+    std::fs::write(&out, "precious").unwrap();
+    let bad = d.join("bad.edn");
+    std::fs::write(&bad, "{:type :ok garbage\n").unwrap();
+    let (ok, _, err) = elle_si(&[
+        "convert",
+        bad.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--to",
+        "json",
+    ]);
+    assert!(!ok && err.contains("bad.edn"), "{err}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious");
+    // One that succeeds replaces it, through a link, which stays a link;
+    // nothing else is left in the folder.
+    let link = d.join("link.json");
+    std::os::unix::fs::symlink(&out, &link).unwrap();
+    let (ok, _, err) = elle_si(&["convert", SAMPLE, link.to_str().unwrap(), "--to", "json"]);
+    assert!(ok, "{err}");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(written.starts_with('['), "{written}");
+    let mut names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["bad.edn", "link.json", "out.json"]);
+    // A folder is refused by name before any work.
+    let (ok, _, err) = elle_si(&["convert", SAMPLE, d.to_str().unwrap(), "--to", "json"]);
+    assert!(!ok && err.contains("is a directory"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
