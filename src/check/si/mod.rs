@@ -587,6 +587,18 @@ mod tests {
         l.anomalies.is_empty().then_some(l.history)
     }
 
+    /// A history from the generator, as `opts` asks.
+    pub(super) fn generated(opts: &crate::generator::GenOptions) -> History {
+        let g = crate::generator::generate(opts).expect("generates");
+        let name = match opts.format {
+            Format::Text => "gen.txt",
+            _ => "gen.edn",
+        };
+        load_bytes(name, g.history, LoadOptions::default())
+            .expect("loads")
+            .history
+    }
+
     pub(super) fn valid(h: &History, v: Variant) -> bool {
         let o = check(h, v, None);
         assert!(!o.timed_out);

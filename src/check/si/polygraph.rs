@@ -1384,9 +1384,8 @@ mod tests {
     /// A causal-store history whose writes of each key race across
     /// sessions, so that writers are both ordered and concurrent.
     fn racing(seed: u64) -> History {
-        use crate::generator::{Db, GenOptions, generate};
-        use crate::history::{LoadOptions, load_bytes};
-        let opts = GenOptions {
+        use crate::generator::{Db, GenOptions};
+        super::super::tests::generated(&GenOptions {
             sessions: 6,
             txns_per_session: 40,
             ops_per_txn: 4,
@@ -1395,11 +1394,7 @@ mod tests {
             db: Db::Causal,
             seed,
             ..GenOptions::default()
-        };
-        let g = generate(&opts).expect("generates");
-        load_bytes("gen.edn", g.history, LoadOptions::default())
-            .expect("loads")
-            .history
+        })
     }
 
     #[test]

@@ -518,9 +518,9 @@ pub fn decide(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::generated;
     use super::*;
-    use crate::generator::{Db, Fault, GenOptions, generate};
-    use crate::history::{LoadOptions, load_bytes};
+    use crate::generator::{Db, Fault, GenOptions};
 
     const VARIANTS: [Variant; 2] = [
         Variant {
@@ -534,13 +534,6 @@ mod tests {
             realtime: false,
         },
     ];
-
-    fn generated(opts: &GenOptions) -> History {
-        let g = generate(opts).expect("generates");
-        load_bytes("gen.edn", g.history, LoadOptions::default())
-            .expect("loads")
-            .history
-    }
 
     /// A small generated rw-register history: few keys, so writes contend.
     fn history(db: Db, sessions: u32, seed: u64, fault: Option<Fault>) -> History {

@@ -286,16 +286,15 @@ fn qualified_name(name: &str, suffix: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::PLAIN_SER;
+    use super::super::tests::{PLAIN_SER, generated};
     use super::*;
-    use crate::generator::{Db, GenOptions, generate};
+    use crate::generator::{Db, GenOptions};
     use crate::history::model::Workload;
-    use crate::history::{LoadOptions, load_bytes};
 
     /// A small causal-store history, invalid at serializability in many
     /// places (the causal store lets writes of one key race).
     fn contended() -> History {
-        let opts = GenOptions {
+        generated(&GenOptions {
             sessions: 6,
             txns_per_session: 30,
             ops_per_txn: 4,
@@ -304,11 +303,7 @@ mod tests {
             db: Db::Causal,
             seed: 7,
             ..GenOptions::default()
-        };
-        let g = generate(&opts).expect("generates");
-        load_bytes("gen.edn", g.history, LoadOptions::default())
-            .expect("loads")
-            .history
+        })
     }
 
     #[test]

@@ -612,9 +612,8 @@ mod tests {
         format: crate::history::Format,
         seed: u64,
     ) -> History {
-        use crate::generator::{Db, GenOptions, generate};
-        use crate::history::{LoadOptions, load_bytes};
-        let opts = GenOptions {
+        use crate::generator::{Db, GenOptions};
+        super::super::tests::generated(&GenOptions {
             sessions,
             txns_per_session: txns,
             ops_per_txn: 8,
@@ -624,15 +623,7 @@ mod tests {
             seed,
             format,
             ..GenOptions::default()
-        };
-        let g = generate(&opts).expect("generates");
-        let name = match format {
-            crate::history::Format::Text => "gen.txt",
-            _ => "gen.edn",
-        };
-        load_bytes(name, g.history, LoadOptions::default())
-            .expect("loads")
-            .history
+        })
     }
 
     #[test]
