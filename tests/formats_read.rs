@@ -261,6 +261,11 @@ fn cobra_logs_naming_versions_by_value() {
     let e = refused(&d, "a value written twice is refused by default");
     assert!(e.contains("T3.log") && e.contains("at byte 9"), "{e}");
     assert!(e.contains("byte 42") && e.contains("T1.log"), "{e}");
+    // ...in Cobra's terms, not dbcop's.
+    assert!(
+        e.contains("Cobra's logs name a version by its value") && !e.contains("dbcop requires"),
+        "{e}"
+    );
     // ...and under `any`, both reads may have observed either write.
     let opts = LoadOptions {
         dbcop_duplicates: Duplicates::Any,

@@ -34,7 +34,7 @@ use crate::edn::Value;
 use crate::error::Error;
 use crate::error::ParseError;
 use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
-use crate::history::formats::dbcop::{DEvent, DHistory, DTxn, Duplicates};
+use crate::history::formats::dbcop::{DEvent, DHistory, DTxn, Duplicates, Origin};
 use crate::history::formats::{Notes, binary_error};
 use crate::history::model::*;
 
@@ -284,7 +284,10 @@ fn read_by_value(
     dups: Duplicates,
     notes: &mut Notes,
 ) -> Result<(History, Vec<Anomaly>), Error> {
-    let mut d = DHistory::default();
+    let mut d = DHistory {
+        origin: Origin::Cobra,
+        ..DHistory::default()
+    };
     let mut int = |i: i64| Val::int(i).unwrap_or_else(|| d.values.intern(Value::Int(i)));
     let mut sessions = Vec::with_capacity(files.len());
     let (mut base, mut gc) = (0usize, 0u64);

@@ -119,6 +119,31 @@ pub(crate) struct DTxn {
 pub(crate) struct DHistory {
     pub sessions: Vec<Vec<DTxn>>,
     pub values: Values,
+    /// Whose files these are, for what is said of them.
+    pub origin: Origin,
+}
+
+/// The tool whose files a [`DHistory`] was read from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Origin {
+    #[default]
+    Dbcop,
+    /// Cobra's logs (and VeriStrong's), whose versions are named by value.
+    Cobra,
+}
+
+impl Origin {
+    /// Why a (variable, value) written twice is a problem, in its terms.
+    fn why_unique(self) -> &'static str {
+        match self {
+            Origin::Dbcop => {
+                "dbcop requires every (variable, value) write to be unique, since a read of it could have observed either"
+            }
+            Origin::Cobra => {
+                "Cobra's logs name a version by its value, so a read of it could have observed either"
+            }
+        }
+    }
 }
 
 impl DHistory {
@@ -349,11 +374,12 @@ fn resolve_duplicates(
                     return Err(ParseError::new(
                         ev.offset,
                         format!(
-                            "variable {} is written the value {} twice (session {}, transaction {t}, event {e}; first by session {}, transaction {t0}, event {e0}): dbcop requires every (variable, value) write to be unique, since a read of it could have observed either",
+                            "variable {} is written the value {} twice (session {}, transaction {t}, event {e}; first by session {}, transaction {t0}, event {e0}): {}",
                             d.values.get(ev.var),
                             d.values.get(v),
                             s + 1,
-                            s0 + 1
+                            s0 + 1,
+                            d.origin.why_unique()
                         ),
                     )
                     .with_related(first.offset, 1, "first written here")
@@ -579,6 +605,7 @@ pub(crate) fn read(
     let shape = (kind == Kind::Bincode).then(|| DHistory {
         sessions: d.sessions.clone(),
         values: Values::default(),
+        origin: d.origin,
     });
     build(name, d, opts, dups, notes).map_err(|e| locate(e, shape.as_ref()))
 }
