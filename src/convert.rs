@@ -81,51 +81,25 @@ pub struct ConvertOptions {
 }
 
 /// Converts `input` to `output` (`-` for stdout); returns what the
-/// conversion could not say exactly. A file is written beside `output`
-/// and renamed over it once the conversion succeeds, so that a failed one
-/// leaves no empty or partial history behind and an existing `output` as
-/// it was.
+/// conversion could not say exactly. The output is opened (and an
+/// existing file emptied) only once the input has been read whole, so a
+/// conversion refused for its input leaves an existing output as it was;
+/// a new history too large to hold is streamed instead (EDN to text, into
+/// a file not there yet). An output file it created is removed when the
+/// conversion fails: no empty or partial history is left behind.
 pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<Notes, Error> {
-    let shown = output.display().to_string();
-    // The file to replace: an existing one through its links, so that a
-    // link stays a link.
-    let target = match std::fs::metadata(output) {
-        _ if output == Path::new("-") => None,
-        Ok(m) if m.is_dir() => {
-            return Err(Error::Usage(format!(
-                "{shown} is a directory: give a file to write"
-            )));
-        }
-        Ok(m) if m.is_file() => {
-            Some(std::fs::canonicalize(output).map_err(|e| Error::io(&shown, e))?)
-        }
-        // A device or a pipe is written as it is.
-        Ok(_) => None,
-        Err(_) => Some(output.to_path_buf()),
-    };
-    let Some(target) = target else {
-        return convert_to(input, (output, &shown), opts, &mut false);
-    };
-    let mut name = std::ffi::OsString::from(".");
-    name.push(target.file_name().unwrap_or(target.as_os_str()));
-    name.push(format!(".elle-si-{}.tmp", std::process::id()));
-    let partial = target.with_file_name(name);
     let mut created = false;
-    let r = convert_to(input, (&partial, &shown), opts, &mut created).and_then(|notes| {
-        std::fs::rename(&partial, &target).map_err(|e| Error::io(&shown, e))?;
-        Ok(notes)
-    });
+    let r = convert_to(input, output, opts, &mut created);
     if r.is_err() && created {
-        let _ = std::fs::remove_file(&partial);
+        let _ = std::fs::remove_file(output);
     }
     r
 }
 
-/// [`convert`] into `output`, named `shown` in errors; `created` is set
-/// once the output file is.
+/// [`convert`]; `created` is set once the output file is.
 fn convert_to(
     input: &Path,
-    (output, shown): (&Path, &str),
+    output: &Path,
     opts: &ConvertOptions,
     created: &mut bool,
 ) -> Result<Notes, Error> {
@@ -146,15 +120,30 @@ fn convert_to(
         }
     };
     let mut notes = Notes::default();
-    let out_name = shown;
-    let mut sink: Box<dyn Write> = if output == Path::new("-") {
-        Box::new(std::io::stdout().lock())
-    } else {
-        let f = std::fs::File::create(output).map_err(|e| Error::io(out_name, e))?;
+    let out_name = output.display().to_string();
+    let stdout = output == Path::new("-");
+    let existing = (!stdout).then(|| std::fs::metadata(output).ok()).flatten();
+    if let Some(m) = &existing {
+        if m.is_dir() {
+            return Err(Error::Usage(format!(
+                "{out_name} is a directory: give a file to write"
+            )));
+        }
+        if same_file(m, &input) {
+            return Err(Error::Usage(format!(
+                "{out_name} is the input: write the conversion to another file"
+            )));
+        }
+    }
+    let open = |created: &mut bool| -> Result<Box<dyn Write>, Error> {
+        if stdout {
+            return Ok(Box::new(std::io::stdout().lock()));
+        }
+        let f = std::fs::File::create(output).map_err(|e| Error::io(&out_name, e))?;
         *created = true;
-        Box::new(std::io::BufWriter::with_capacity(1 << 20, f))
+        Ok(Box::new(std::io::BufWriter::with_capacity(1 << 20, f)))
     };
-    let io = |e| Error::io(out_name, e);
+    let io = |e| Error::io(&out_name, e);
     if opts.to == Format::Text && !input.is_dir() {
         let in_err = |e| Error::io(input.display(), e);
         // Read through a source of our own rather than `history::load`, to
@@ -164,12 +153,24 @@ fn convert_to(
         let bytes = source.bytes();
         let from = opts.from.or_else(|| Format::detect(&input, bytes));
         if from == Some(Format::Edn) && opts.load.workload.is_none() {
-            let mut released = 0;
-            let mut release = |upto: usize| {
-                source.release(released, upto);
-                released = upto;
+            let stream = |sink: &mut dyn Write, notes: &mut Notes| {
+                let mut released = 0;
+                let mut release = |upto: usize| {
+                    source.release(released, upto);
+                    released = upto;
+                };
+                formats::text::stream_from_edn(bytes, sink, notes, &mut release)
             };
-            let r = formats::text::stream_from_edn(bytes, &mut sink, &mut notes, &mut release);
+            // Over an existing file, the input is read through once first
+            // (writing nothing), so that a bad one leaves the file as it was.
+            if existing.is_some()
+                && let Err(formats::text::StreamError::Parse(e)) =
+                    stream(&mut std::io::sink(), &mut Notes::default())
+            {
+                return Err(e.locate(&source).into());
+            }
+            let mut sink = open(created)?;
+            let r = stream(&mut sink, &mut notes);
             return match r {
                 Ok(()) => {
                     sink.flush().map_err(io)?;
@@ -197,6 +198,7 @@ fn convert_to(
             opts.to.name()
         )));
     }
+    let mut sink = open(created)?;
     notes.lines.extend(loaded.notes.lines.iter().cloned());
     if !loaded.anomalies.is_empty() {
         notes.add(format!(
@@ -207,4 +209,19 @@ fn convert_to(
     formats::write(&loaded.history, opts.to, &mut sink, &mut notes).map_err(io)?;
     sink.flush().map_err(io)?;
     Ok(notes)
+}
+
+/// Whether `output`'s metadata `m` is that of the file `input` (the same
+/// device and inode; never, where those are not known).
+fn same_file(m: &std::fs::Metadata, input: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(input).is_ok_and(|i| i.dev() == m.dev() && i.ino() == m.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (m, input);
+        false
+    }
 }

@@ -112,22 +112,32 @@ fn streaming_errors_are_located() {
     let (ok, _, err) = elle_si(&["convert", bad.to_str().unwrap(), "-", "--to", "text"]);
     assert!(!ok);
     assert!(err.contains("history.edn:2:"), "{err}");
-    // Into a file, streamed or not: no empty or partial output is left.
+    // Into a file, streamed or not: no empty or partial output is left,
+    // and a file already there is left as it was.
     for to in ["text", "edn"] {
         let out = d.join(format!("out.{to}"));
-        let (ok, _, err) = elle_si(&[
-            "convert",
-            bad.to_str().unwrap(),
-            out.to_str().unwrap(),
-            "--to",
-            to,
-        ]);
-        assert!(!ok && err.contains("history.edn:2:"), "{err}");
-        assert!(
-            !out.exists(),
-            "{to}: a failed conversion left {}",
-            out.display()
-        );
+        for existing in [false, true] {
+            if existing {
+                std::fs::write(&out, "precious").unwrap();
+            }
+            let (ok, _, err) = elle_si(&[
+                "convert",
+                bad.to_str().unwrap(),
+                out.to_str().unwrap(),
+                "--to",
+                to,
+            ]);
+            assert!(!ok && err.contains("history.edn:2:"), "{err}");
+            if existing {
+                assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious", "{to}");
+            } else {
+                assert!(
+                    !out.exists(),
+                    "{to}: a failed conversion left {}",
+                    out.display()
+                );
+            }
+        }
     }
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -260,42 +270,28 @@ fn jepsen_store_directories() {
 }
 
 #[test]
-fn a_failed_conversion_leaves_an_existing_output_as_it_was() {
+fn a_conversion_writes_into_an_existing_output_and_never_into_its_input() {
+    use std::os::unix::fs::PermissionsExt;
     let d = temp_dir("keep");
-    let out = d.join("out.json");
+    let out = d.join("out.txt");
     std::fs::write(&out, "precious").unwrap();
-    let bad = d.join("bad.edn");
-    std::fs::write(&bad, "{:type :ok garbage\n").unwrap();
-    let (ok, _, err) = elle_si(&[
-        "convert",
-        bad.to_str().unwrap(),
-        out.to_str().unwrap(),
-        "--to",
-        "json",
-    ]);
-    assert!(!ok && err.contains("bad.edn"), "{err}");
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious");
-    // One that succeeds replaces it, through a link, which stays a link;
-    // nothing else is left in the folder.
-    let link = d.join("link.json");
-    std::os::unix::fs::symlink(&out, &link).unwrap();
-    let (ok, _, err) = elle_si(&["convert", SAMPLE, link.to_str().unwrap(), "--to", "json"]);
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // Into the file itself: its mode and its other names stay.
+    let other = d.join("other.txt");
+    std::fs::hard_link(&out, &other).unwrap();
+    let (ok, _, err) = elle_si(&["convert", SAMPLE, out.to_str().unwrap(), "--to", "text"]);
     assert!(ok, "{err}");
+    let written = std::fs::read_to_string(&other).unwrap();
     assert!(
-        std::fs::symlink_metadata(&link)
-            .unwrap()
-            .file_type()
-            .is_symlink()
+        written.starts_with("r(") || written.starts_with("w("),
+        "{written}"
     );
-    let written = std::fs::read_to_string(&out).unwrap();
-    assert!(written.starts_with('['), "{written}");
-    let mut names: Vec<String> = std::fs::read_dir(&d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    assert_eq!(names, ["bad.edn", "link.json", "out.json"]);
-    // A folder is refused by name before any work.
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // The input as its own output, and a folder, are refused by name
+    // before any work.
+    let (ok, _, err) = elle_si(&["convert", SAMPLE, SAMPLE, "--to", "edn"]);
+    assert!(!ok && err.contains("is the input"), "{err}");
     let (ok, _, err) = elle_si(&["convert", SAMPLE, d.to_str().unwrap(), "--to", "json"]);
     assert!(!ok && err.contains("is a directory"), "{err}");
     let _ = std::fs::remove_dir_all(&d);

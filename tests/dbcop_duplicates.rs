@@ -27,6 +27,11 @@ const EITHER_WAY: &str = "[x:=1 z:=1]\n---\n[x:=1 z:=2]\n---\n[x==1 z==?]\n";
 /// which would settle AMBIGUOUS, do not.
 const FORKED: &str = "[x:=1]\n[y:=5]\n---\n[y==5 x:=1]\n---\n[x==1 y==?]\n---\n[a:=1]\n---\n[b:=1]\n---\n[a==1 b==?]\n---\n[b==1 a==?]\n";
 
+/// AMBIGUOUS beside a write skew: strong-session serializability rejects
+/// it, strong-session SI (which still implies causal consistency) does not.
+const SKEWED: &str =
+    "[x:=1]\n[y:=5]\n---\n[y==5 x:=1]\n---\n[x==1 y==?]\n---\n[p==? q:=1]\n---\n[q==? p:=1]\n";
+
 /// Write skew between two readers of a duplicated value: SI allows it,
 /// serializability does not, whichever write of a each read.
 const SKEW: &str = "[a:=1]\n---\n[a:=1]\n---\n[a==1 x==? y:=1]\n---\n[a==1 y==? x:=1]\n";
@@ -121,6 +126,20 @@ fn causal_levels_still_settle_a_guess() {
             "{m}: {out}"
         );
     }
+    // Beside a write skew, by strong-session SI.
+    let (code, out) = check("skewed.hist", SKEWED, &["-c", "tcc", "-v"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("valid under strong-session-snapshot-isolation"),
+        "{out}"
+    );
+    // With no time left for them, unknown.
+    let (code, out) = check(
+        "late.hist",
+        AMBIGUOUS,
+        &["-c", "tcc", "--timeout", "0.000001"],
+    );
+    assert_eq!(code, 2, "{out}");
     // Beside a long fork, which both stronger models reject and causal
     // consistency allows: unknown, not invalid.
     let (code, out) = check("forked.hist", FORKED, &["-c", "tcc"]);

@@ -76,9 +76,9 @@ fn guesses(c: Checker) -> bool {
 /// one, or (reads with candidates) if the SI and serializability models
 /// asked for, checked exactly, have one. With candidates, the history is
 /// valid as asked when a model that implies everything asked holds,
-/// checked exactly ([`SETTLING`]). Otherwise the answer is unknown, never
-/// a guessed false. `started` is when the run began (a timeout bounds the
-/// whole run).
+/// checked exactly ([`SETTLING`]), within what is left of the timeout
+/// since `started` (the run's start; the checks before it each get the
+/// whole timeout). Otherwise the answer is unknown, never a guessed false.
 fn settle_guessed_reads(
     f: &Path,
     load: LoadOptions,
@@ -118,7 +118,7 @@ fn settle_guessed_reads(
         _ if candidates
             && !exact.is_empty()
             && let o = CheckOptions {
-                models: exact,
+                models: exact.clone(),
                 timeout: copts.timeout,
                 anomalies: Vec::new(),
             }
@@ -133,7 +133,9 @@ fn settle_guessed_reads(
             );
             r3
         }
-        _ if candidates && let Some(valid) = valid_when_stronger(l, copts, started) => valid,
+        _ if candidates && let Some(valid) = valid_when_stronger(l, copts, &exact, started) => {
+            valid
+        }
         _ => {
             let mut r = r;
             r.valid = Valid::Unknown;
@@ -150,43 +152,42 @@ fn settle_guessed_reads(
 
 /// Models the SI and serializability checkers decide exactly, weighing
 /// every writer a read of a duplicated value may have observed, that
-/// imply the causal levels (session order is a dependency in both, as in
-/// Cerone's causal consistency): the cheaper first.
+/// imply the causal levels: both keep session order, as Cerone's causal
+/// consistency does (Elle's lattice places causal-cerone below plain SI
+/// too, which does not: a plain model here would be unsound). The cheaper
+/// first.
 const SETTLING: [Model; 2] = [
     Model::StrongSessionSerializable,
     Model::StrongSessionSnapshotIsolation,
 ];
 
-/// The result of checking, with the first of [`SETTLING`] that implies
-/// every model asked not decided exactly (the causal levels, and those
-/// Elle's anomalies decide), the models asked that are decided exactly,
-/// when the history satisfies them all (checked within what is left of
-/// the run's timeout, and prohibiting every anomaly asked); None when it
-/// does not. Valid under a model, the history is valid under every model
-/// it implies, whatever the causal levels' guessed writers made them find
-/// (VeriStrong's HD-10k at causal consistency: valid under strong-session
-/// serializability).
-fn valid_when_stronger(l: &Loaded, copts: &CheckOptions, started: Instant) -> Option<CheckResult> {
-    let exactly = |m: &Model| matches!(m.decider(), Decider::Complete(c) if !guesses(c));
-    let exact: Vec<Model> = copts
-        .models
-        .iter()
-        .filter(|m| exactly(m))
-        .copied()
-        .collect();
+/// The first of [`SETTLING`] that implies every model asked not decided
+/// exactly (the causal levels, and those Elle's anomalies decide) and
+/// prohibits, with the models asked that are (`exact`), every anomaly
+/// asked, under which with `exact` the history is valid: that check's
+/// result (each within what is left of the run's timeout); None when
+/// there is none. Valid under a model, the history is valid under every
+/// model it implies, whatever the causal levels' guessed writers made
+/// them find (VeriStrong's HD-10k at causal consistency: valid under
+/// strong-session serializability). As for several exact models asked
+/// together, each model may hold with its own choice of writers.
+fn valid_when_stronger(
+    l: &Loaded,
+    copts: &CheckOptions,
+    exact: &[Model],
+    started: Instant,
+) -> Option<CheckResult> {
     for m in SETTLING {
         let implied = implied_models(&[m]);
-        let mut models = exact.clone();
+        let mut models = exact.to_vec();
         models.push(m);
+        let prohibited = prohibited_by(&models);
         if !copts
             .models
             .iter()
-            .filter(|x| !exactly(x))
+            .filter(|x| !exact.contains(x))
             .all(|x| implied.contains(x))
-            || !copts
-                .anomalies
-                .iter()
-                .all(|a| prohibited_by(&models).contains(a))
+            || !copts.anomalies.iter().all(|a| prohibited.contains(a))
         {
             continue;
         }
@@ -209,4 +210,26 @@ fn valid_when_stronger(l: &Loaded, copts: &CheckOptions, started: Instant) -> Op
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settling_models_keep_sessions_and_imply_the_guessing_levels() {
+        for m in SETTLING {
+            assert!(m.keeps_sessions(), "{m}");
+            let implied = implied_models(&[m]);
+            for g in [
+                Model::CausalCerone,
+                Model::ReadAtomic,
+                Model::ReadCommittedC4,
+                Model::StrongSessionReadCommittedC4,
+            ] {
+                assert!(implied.contains(&g), "{m} implies {g}");
+                assert!(matches!(g.decider(), Decider::Complete(c) if guesses(c)));
+            }
+        }
+    }
 }
