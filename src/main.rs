@@ -62,14 +62,15 @@ struct InputArgs {
     format: Option<String>,
     /// dbcop inputs, two writes of one (variable, value): a read of it may
     /// have observed either (any, the default: exact for SI and
-    /// serializability; causal levels read the last writer and settle as
-    /// last-writer does), the file is refused (reject, as dbcop does),
+    /// serializability; causal levels read the last writer in file order,
+    /// and a violation resting on that is settled by strong-session
+    /// serializability or SI, else unknown), the file is refused (reject, as dbcop does),
     /// reads resolve to the last writer in file order (last-writer, as
     /// PolySI does; a violation that depends on that guess is reported as
     /// unknown), or those reads are left out (drop-reads).
     #[arg(long, default_value = "any")]
     dbcop_duplicates: String,
-    /// Say more about how the input was read.
+    /// Say more: how the input was read, and how each check went.
     #[arg(short, long)]
     verbose: bool,
 }
@@ -139,9 +140,11 @@ enum Cmd {
         /// dbcop-json, dbcop-hist.
         #[arg(long)]
         to: String,
-        /// Input format (default: detected); cobra and viper read too.
-        #[arg(long)]
+        /// Input format, as check's -f/--format (default: detected); cobra
+        /// and viper are read too.
+        #[arg(long, short = 'f', visible_alias = "format")]
         from: Option<String>,
+        /// Workload (default: detected from the micro-ops).
         #[arg(short, long, value_enum)]
         workload: Option<WorkloadArg>,
         /// As for check, but refused by default (reject): the target

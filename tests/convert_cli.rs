@@ -112,6 +112,9 @@ fn streaming_errors_are_located() {
     let (ok, _, err) = elle_si(&["convert", bad.to_str().unwrap(), "-", "--to", "text"]);
     assert!(!ok);
     assert!(err.contains("history.edn:2:"), "{err}");
+    // -f, which reading errors suggest, is convert's too.
+    let (ok, _, err) = elle_si(&["convert", "-f", "edn", SAMPLE, "-", "--to", "json"]);
+    assert!(ok, "{err}");
     // Into a file, streamed or not: no empty or partial output is left,
     // and a file already there is left as it was.
     for to in ["text", "edn"] {
