@@ -961,15 +961,15 @@ fn silenced(
         ],
         Shape::Any => return false,
     };
-    let mut can = vec![plain];
-    if keep(EdgeKind::Process) {
-        can.push(process);
-    }
-    if keep(EdgeKind::Realtime) {
-        can.push(realtime);
-    }
-    can.iter()
-        .all(|t| implied.contains(t) && !names.iter().any(|n| n == t.name()))
+    // The names it could have: the plain one, and those of the steps kept.
+    [
+        (plain, true),
+        (process, keep(EdgeKind::Process)),
+        (realtime, keep(EdgeKind::Realtime)),
+    ]
+    .iter()
+    .filter(|&&(_, can)| can)
+    .all(|(t, _)| implied.contains(t) && !names.iter().any(|n| n == t.name()))
 }
 
 /// The pass of data dependencies alone, any shape.
