@@ -162,6 +162,57 @@ fn step_reason(h: &History, step: &Step, a: &str, b: &str, appends: bool) -> Str
     }
 }
 
+/// A lost update in one sentence: the transactions read one version of
+/// the key, each then wrote the key, so whichever took effect later
+/// overwrote a write it never saw.
+fn lost_update_lead(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
+    let Some(Datum::Key(k)) = a.get(Field::Key) else {
+        return;
+    };
+    let appends = h.workload == Some(Workload::ListAppend);
+    let key = short(&h.key_value(*k));
+    let read = match a.get(Field::Value) {
+        None | Some(Datum::Nil) => "in its initial state".to_string(),
+        Some(v) if appends => format!("up to {}", show(h, Some(v))),
+        Some(v) => format!("as {}", show(h, Some(v))),
+    };
+    let writes: Vec<String> = a
+        .txns
+        .iter()
+        .map(|&t| {
+            let vals: Vec<String> = h.txns[t as usize]
+                .mops()
+                .map(|i| &h.mops[i])
+                .filter(|m| m.is_write() && m.key == *k)
+                .map(|m| short(&h.value(m.val)))
+                .collect();
+            format!("{}: {}", place(h, t), vals.join(", "))
+        })
+        .collect();
+    let whose = if a.txns.len() > 2 {
+        "an earlier one's"
+    } else {
+        "the other's"
+    };
+    let (verb, then) = if appends {
+        (
+            "appended to",
+            format!("appended without seeing {whose} append"),
+        )
+    } else {
+        (
+            "wrote",
+            format!("overwrote {whose} write without seeing it"),
+        )
+    };
+    let _ = writeln!(
+        out,
+        "{indent}each read key {key} {read}, then {verb} it ({}): whichever took effect later \
+         {then}, so that update was lost",
+        writes.join("; ")
+    );
+}
+
 /// Details other than the transactions already listed, one per line.
 fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
     // A causal pattern, in one sentence first.
@@ -179,6 +230,9 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
             place(h, *op),
             place(h, *over)
         );
+    }
+    if a.name == "lost-update" {
+        lost_update_lead(h, a, indent, out);
     }
     let mut named: Vec<TxnId> = Vec::new();
     for &t in &a.txns {
@@ -300,6 +354,46 @@ pub(crate) mod tests {
         assert!(text.contains("T1 = line"), "{text}");
         assert!(text.contains("in its initial state"), "{text}");
         assert!(text.contains("a cycle"), "{text}");
+    }
+
+    #[test]
+    fn a_lost_update_says_what_each_read_and_wrote() {
+        let text = |log: &[u8]| -> String {
+            let l = load_bytes("t.edn", log.to_vec(), LoadOptions::default()).expect("loads");
+            let r = at_serializable(&l);
+            let a = r
+                .anomalies
+                .get("lost-update")
+                .and_then(|v| v.first())
+                .expect("a lost update");
+            explain(&l.history, a, "")
+        };
+        let rw = text(
+            b"{:type :ok, :process 0, :index 1, :value [[:w :x 5]]}\n\
+              {:type :ok, :process 1, :index 3, :value [[:r :x 5] [:w :x 6] [:w :y 1]]}\n\
+              {:type :ok, :process 2, :index 5, :value [[:r :x 5] [:w :x 7]]}\n",
+        );
+        assert!(
+            rw.contains(
+                "each read key :x as 5, then wrote it (line 2: 6; line 3: 7): whichever took \
+                 effect later overwrote the other's write without seeing it"
+            ),
+            "{rw}"
+        );
+        let la = text(
+            b"{:type :ok, :process 0, :index 1, :value [[:r :x nil] [:append :x 1]]}\n\
+              {:type :ok, :process 1, :index 3, :value [[:r :x nil] [:append :x 2]]}\n\
+              {:type :ok, :process 2, :index 5, :value [[:r :x nil] [:append :x 3]]}\n\
+              {:type :ok, :process 3, :index 7, :value [[:r :x [1 2 3]]]}\n",
+        );
+        assert!(
+            la.contains(
+                "each read key :x in its initial state, then appended to it (line 1: 1; \
+                 line 2: 2; line 3: 3): whichever took effect later appended without seeing an \
+                 earlier one's append"
+            ),
+            "{la}"
+        );
     }
 
     #[test]
