@@ -77,8 +77,8 @@ fn guesses(c: Checker) -> bool {
 /// asked for, checked exactly, have one. With candidates, the history is
 /// valid as asked when a model that implies everything asked holds,
 /// checked exactly ([`SETTLING`]), within what is left of the timeout
-/// since `started` (the run's start; the checks before it each get the
-/// whole timeout). Otherwise the answer is unknown, never a guessed false.
+/// since `started` (the run's start), as each check after the first is.
+/// Otherwise the answer is unknown, never a guessed false.
 fn settle_guessed_reads(
     f: &Path,
     load: LoadOptions,
@@ -100,7 +100,10 @@ fn settle_guessed_reads(
         dbcop_duplicates: Duplicates::DropReads,
         ..load
     };
-    let again = history::load(f, strict, None).map(|l2| check_plan(&l2, copts, p));
+    // Each check after the first gets what is left of the run's timeout:
+    // none left, it is not made (and the answer stays unknown).
+    let again = with_time_left(copts, started)
+        .and_then(|o| Some(check_plan(&history::load(f, strict, None).ok()?, &o, p)));
     let exact: Vec<_> = copts
         .models
         .iter()
@@ -108,7 +111,7 @@ fn settle_guessed_reads(
         .filter(|m| matches!(m.decider(), Decider::Complete(c) if !guesses(c)))
         .collect();
     match again {
-        Ok(mut r2) if r2.valid == Valid::False => {
+        Some(mut r2) if r2.valid == Valid::False => {
             r2.notes.push(
                 "violations found again with the reads of duplicated writes left out: they hold whichever write was read"
                     .into(),
@@ -117,11 +120,14 @@ fn settle_guessed_reads(
         }
         _ if candidates
             && !exact.is_empty()
-            && let o = CheckOptions {
-                models: exact.clone(),
-                timeout: copts.timeout,
-                anomalies: Vec::new(),
-            }
+            && let Some(o) = with_time_left(
+                &CheckOptions {
+                    models: exact.clone(),
+                    timeout: copts.timeout,
+                    anomalies: Vec::new(),
+                },
+                started,
+            )
             && let Ok(p3) = plan(&o)
             && let r3 = check_plan(l, &o, &p3)
             && r3.valid == Valid::False =>
@@ -141,13 +147,29 @@ fn settle_guessed_reads(
             r.valid = Valid::Unknown;
             r.not.clear();
             r.also_not.clear();
-            r.notes.push(
+            r.notes.push(if with_time_left(copts, started).is_some() {
                 "every violation found depends on which of two equal writes a read observed (duplicates resolved to the last writer): unknown"
-                    .into(),
-            );
+            } else {
+                "every violation found rests on which of two equal writes a read observed (duplicates resolved to the last writer), and the timeout ran out before it was settled: unknown"
+            }
+            .into());
             r
         }
     }
+}
+
+/// `opts` with what is left of its timeout since `started` (the run's
+/// start): one budget for the run, however many checks settling makes.
+/// None when it has run out.
+fn with_time_left(opts: &CheckOptions, started: Instant) -> Option<CheckOptions> {
+    let timeout = match opts.timeout {
+        Some(t) => Some(t.checked_sub(started.elapsed()).filter(|t| !t.is_zero())?),
+        None => None,
+    };
+    Some(CheckOptions {
+        timeout,
+        ..opts.clone()
+    })
 }
 
 /// Models the SI and serializability checkers decide exactly, weighing
@@ -191,15 +213,14 @@ fn valid_when_stronger(
         {
             continue;
         }
-        let timeout = match copts.timeout {
-            Some(t) => Some(t.checked_sub(started.elapsed()).filter(|t| !t.is_zero())?),
-            None => None,
-        };
-        let o = CheckOptions {
-            models,
-            timeout,
-            anomalies: Vec::new(),
-        };
+        let o = with_time_left(
+            &CheckOptions {
+                models,
+                timeout: copts.timeout,
+                anomalies: Vec::new(),
+            },
+            started,
+        )?;
         let mut r = plan(&o).ok().map(|p| check_plan(l, &o, &p))?;
         if r.valid == Valid::True {
             r.notes.push(format!(
@@ -215,6 +236,29 @@ fn valid_when_stronger(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settling_checks_share_the_runs_timeout() {
+        use std::time::Duration;
+        let opts = |timeout| CheckOptions {
+            models: vec![Model::CausalCerone],
+            timeout,
+            anomalies: Vec::new(),
+        };
+        let now = Instant::now();
+        let left = with_time_left(&opts(Some(Duration::from_secs(3600))), now)
+            .and_then(|o| o.timeout)
+            .expect("time left");
+        assert!(left <= Duration::from_secs(3600) && left > Duration::from_secs(3500));
+        assert_eq!(
+            with_time_left(&opts(None), now).map(|o| o.timeout),
+            Some(None)
+        );
+        let Some(long_ago) = now.checked_sub(Duration::from_secs(2)) else {
+            return;
+        };
+        assert!(with_time_left(&opts(Some(Duration::from_secs(1))), long_ago).is_none());
+    }
 
     #[test]
     fn settling_models_keep_sessions_and_imply_the_guessing_levels() {
