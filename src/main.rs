@@ -277,9 +277,10 @@ fn verbose_notes(l: &Loaded) {
     }
     if s.dangling_invokes > 0 {
         eprintln!(
-            "{}: {} invocations never completed: kept as indeterminate",
+            "{}: {} invocation{} never completed: kept as indeterminate",
             l.source.name(),
-            s.dangling_invokes
+            s.dangling_invokes,
+            if s.dangling_invokes == 1 { "" } else { "s" }
         );
     }
 }

@@ -37,6 +37,66 @@ fn load(p: &Path) -> History {
 
 const SAMPLE: &str = "test-logs/formats/list-append.edn";
 
+/// An `:info` write, a never-completed read and keyword keys.
+const UNSURE: &str = "{:type :invoke, :process 0, :value [[:w :x 1] [:w :y 1]], :index 0}
+{:type :ok, :process 0, :value [[:w :x 1] [:w :y 1]], :index 1}
+{:type :invoke, :process 1, :value [[:w :x 2]], :index 2}
+{:type :info, :process 1, :value [[:w :x 2]], :index 3}
+{:type :invoke, :process 2, :value [[:r :x nil]], :index 4}
+{:type :invoke, :process 3, :value [[:r :y nil] [:w :y 3]], :index 5}
+{:type :ok, :process 3, :value [[:r :y 1] [:w :y 3]], :index 6}
+";
+
+#[test]
+fn register_formats_notes_say_what_the_output_holds() {
+    let d = temp_dir("notes");
+    let input = d.join("unsure.edn");
+    std::fs::write(&input, UNSURE).unwrap();
+    for to in ["text", "dbcop-hist", "dbcop-json", "dbcop-bincode"] {
+        let out = d.join(format!("out.{to}"));
+        let (ok, _, err) = elle_si(&[
+            "convert",
+            input.to_str().unwrap(),
+            out.to_str().unwrap(),
+            "--to",
+            to,
+        ]);
+        assert!(ok, "{to}: {err}");
+        // The :info write is written; the never-completed read, with
+        // nothing left to write, is left out, and counted only there.
+        assert!(
+            err.contains("1 indeterminate transaction (:info, or never completed) written"),
+            "{to}: {err}"
+        );
+        assert!(
+            err.contains("1 transaction with nothing to write left out"),
+            "{to}: {err}"
+        );
+        assert!(!err.contains("kept as indeterminate"), "{to}: {err}");
+        let h = history::load(
+            &out,
+            LoadOptions {
+                format: Format::parse(to),
+                ..LoadOptions::default()
+            },
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{to}: {e}"))
+        .history;
+        assert_eq!(h.txns.len(), 3, "{to}");
+        if to != "text" {
+            // dbcop's variables stay dense: its tools size tables by
+            // n_variable.
+            assert!(err.contains("2 keys renumbered from 0"), "{to}: {err}");
+            let mut keys: Vec<_> = h.keys.iter().filter_map(|k| k.as_int()).collect();
+            keys.sort_unstable();
+            assert_eq!(keys, [0, 1], "{to}");
+        }
+    }
+    let json = std::fs::read_to_string(d.join("out.dbcop-json")).unwrap();
+    assert!(json.contains("\"n_variable\": 2,"), "{json}");
+}
+
 #[test]
 fn every_writable_format_reads_back() {
     let d = temp_dir("all");

@@ -230,9 +230,9 @@ pub fn read(
             .into());
         }
     }
-    notes.count(gc, || "garbage-collection reads skipped".into());
-    notes.count(deletes as u64, || {
-        "deletes read as writes of distinct values -1, -2, ...".into()
+    notes.count(gc, |s| format!("garbage-collection read{s} skipped"));
+    notes.count(deletes as u64, |s| {
+        format!("delete{s} read as writes of distinct values -1, -2, ...")
     });
     Ok(b.finish())
 }
@@ -324,7 +324,7 @@ fn read_by_value(
     notes.add(format!(
         "writes carry Cobra's universal write id {UNIVERSAL:#x}: versions named by value, each file a session numbered from 1"
     ));
-    notes.count(gc, || "garbage-collection reads skipped".into());
+    notes.count(gc, |s| format!("garbage-collection read{s} skipped"));
     // The file a run-on offset falls in, and the offset within it.
     let locate = |at: usize| {
         let fi = bases.partition_point(|&b| b <= at).saturating_sub(1);

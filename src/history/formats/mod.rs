@@ -44,10 +44,12 @@ impl Notes {
         self.lines.push(s.into());
     }
 
-    /// Adds `n` followed by a message, when `n` is not zero.
-    pub fn count(&mut self, n: u64, what: impl FnOnce() -> String) {
+    /// Adds `n` followed by a message, when `n` is not zero; `what` is
+    /// given the plural ending its noun takes (`""` for one, else `"s"`).
+    pub fn count(&mut self, n: u64, what: impl FnOnce(&'static str) -> String) {
         if n > 0 {
-            self.lines.push(format!("{n} {}", what()));
+            self.lines
+                .push(format!("{n} {}", what(if n == 1 { "" } else { "s" })));
         }
     }
 }
@@ -60,21 +62,43 @@ pub(crate) const RENUMBER_BASE: u64 = 1_000_000_000_000_000_000;
 
 /// Maps model values to the non-negative integers of a register format,
 /// keeping every integer the format can hold and renumbering the rest from
-/// [`RENUMBER_BASE`] in order of first appearance.
+/// a base ([`RENUMBER_BASE`] unless told) in order of first appearance.
 #[derive(Debug, Default)]
 pub(crate) struct IntMap {
     fresh: FxHashMap<Val, u64>,
     /// Whether 0 can be written as it is (keys; dbcop's JSON, where an
     /// explicit `x:=0` write is honoured).
     zero_ok: bool,
+    /// The first number handed out.
+    pub base: u64,
 }
 
 impl IntMap {
     pub fn new(zero_ok: bool) -> IntMap {
+        IntMap::from(zero_ok, RENUMBER_BASE)
+    }
+
+    /// A map handing out numbers from `base`, which must lie above every
+    /// integer it keeps among the values it will be given (a writer that
+    /// knows them all: dbcop's variables then stay dense, as its tools
+    /// size their tables by the largest).
+    pub fn from(zero_ok: bool, base: u64) -> IntMap {
         IntMap {
             fresh: FxHashMap::default(),
             zero_ok,
+            base,
         }
+    }
+
+    /// One past the largest integer among `vals` that a map keeps as it
+    /// is (0 when none is).
+    pub fn after_kept(zero_ok: bool, vals: impl IntoIterator<Item = Val>) -> u64 {
+        vals.into_iter()
+            .filter_map(|v| v.as_int())
+            .filter(|&i| (i > 0 || (i == 0 && zero_ok)) && (i as u64) < RENUMBER_BASE)
+            .map(|i| i as u64 + 1)
+            .max()
+            .unwrap_or(0)
     }
 
     #[inline]
@@ -86,7 +110,7 @@ impl IntMap {
             return i as u64;
         }
         let n = self.fresh.len() as u64;
-        *self.fresh.entry(v).or_insert(RENUMBER_BASE + n)
+        *self.fresh.entry(v).or_insert(self.base + n)
     }
 
     /// How many values were renumbered.
@@ -168,7 +192,7 @@ pub fn register_ops(h: &History, t: TxnId, out: &mut Vec<RegOp>) {
 
 /// Notes a register writer gives for what it could not say.
 pub(crate) fn register_notes(h: &History, target: &str, notes: &mut Notes) {
-    let (_, aborted, info) = h.status_counts();
+    let (_, aborted, _) = h.status_counts();
     if h.workload == Some(Workload::ListAppend) {
         let orders = match target {
             "dbcop's text form" => "the version orders the lists reveal are kept in comments",
@@ -179,18 +203,28 @@ pub(crate) fn register_notes(h: &History, target: &str, notes: &mut Notes) {
             "{target} holds registers: each append became a write of the appended value, and each list read a read of its last element ({orders})"
         ));
     }
-    notes.count(info as u64, || {
-        format!("indeterminate (:info) transactions written as committed with their reads dropped: {target} cannot say \"may have happened\"")
+    // Those with nothing left to write are left out, and noted so.
+    let written = h
+        .txns
+        .iter()
+        .enumerate()
+        .filter(|(t, txn)| {
+            txn.status == Status::Indeterminate
+                && h.txn_mops(*t as TxnId).iter().any(|m| m.is_write())
+        })
+        .count();
+    notes.count(written as u64, |s| {
+        format!("indeterminate transaction{s} (:info, or never completed) written as committed, reads dropped: {target} cannot say \"may have happened\"")
     });
     let aborted_reads = h
         .mops
         .iter()
         .filter(|m| m.is_read() && h.txns[m.txn as usize].status == Status::Aborted)
         .count();
-    if aborted > 0 && aborted_reads > 0 {
-        notes.add(format!(
-            "{aborted_reads} reads of aborted transactions dropped (what they returned is unknown)"
-        ));
+    if aborted > 0 {
+        notes.count(aborted_reads as u64, |s| {
+            format!("read{s} of aborted transactions dropped (what they returned is unknown)")
+        });
     }
 }
 

@@ -174,7 +174,9 @@ pub fn read(
             ))
         })?;
     }
-    notes.count(failed, || "failed writes (succ = false) skipped".into());
+    notes.count(failed, |s| {
+        format!("failed write{s} (succ = false) skipped")
+    });
     Ok(b.finish())
 }
 

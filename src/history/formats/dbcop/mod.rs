@@ -268,8 +268,8 @@ pub(crate) fn build(
             b.push_txn(meta, &raw)?;
         }
     }
-    notes.count(failed, || {
-        "failed events (success = false) skipped, as dbcop and PolySI skip them".into()
+    notes.count(failed, |s| {
+        format!("failed event{s} (success = false) skipped, as dbcop and PolySI skip them")
     });
     let (mut h, mut anomalies) = b.finish();
     if !restore.is_empty() {
@@ -456,7 +456,9 @@ pub(crate) struct Projection {
 
 pub(crate) fn project(h: &History, target: &str, notes: &mut Notes) -> Projection {
     register_notes(h, target, notes);
-    let mut keys = IntMap::new(true);
+    // Variables renumbered after the largest kept: dbcop sizes its tables
+    // by `n_variable`.
+    let mut keys = IntMap::from(true, IntMap::after_kept(true, h.keys.iter().copied()));
     let mut vals = IntMap::new(false);
     // Sessions in the order of their first transaction written, as the text
     // format orders them; sessions left with nothing to write are left out.
@@ -491,8 +493,8 @@ pub(crate) fn project(h: &History, target: &str, notes: &mut Notes) -> Projectio
     }
     sessions.sort_by_key(|s| s.0);
     let sessions: Vec<Vec<OutTxn>> = sessions.into_iter().map(|s| s.1).collect();
-    notes.count(empty, || {
-        "transactions with nothing to write left out (empty, or reads of an aborted or indeterminate transaction only)".into()
+    notes.count(empty, |s| {
+        format!("transaction{s} with nothing to write left out (empty, or reads of an aborted or indeterminate transaction only)")
     });
     let mut key_names = FxHashMap::default();
     for (k, &kv) in h.keys.iter().enumerate() {
@@ -528,11 +530,14 @@ pub(crate) fn is_ident(s: &str) -> bool {
 
 impl Projection {
     pub fn renumber_notes(&self, notes: &mut Notes) {
-        notes.count(self.keys.renumbered(), || {
-            "keys that are not non-negative integers renumbered from 10^18".into()
+        notes.count(self.keys.renumbered(), |s| {
+            format!(
+                "key{s} renumbered from {} (only non-negative integers are kept)",
+                self.keys.base
+            )
         });
-        notes.count(self.vals.renumbered(), || {
-            "values that are not positive integers (0 is dbcop's initial state) renumbered from 10^18".into()
+        notes.count(self.vals.renumbered(), |s| {
+            format!("value{s} renumbered from 10^18 (only positive integers are kept: 0 is dbcop's initial state)")
         });
     }
 

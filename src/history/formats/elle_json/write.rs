@@ -60,8 +60,8 @@ pub fn write(h: &History, out: &mut dyn Write, notes: &mut Notes) -> io::Result<
     if !paired && !h.txns.is_empty() {
         notes.add("no invocations in the input: written as completions only");
     }
-    notes.count(keywords, || {
-        "micro-ops with keyword keys or values written as JSON strings (elle-cli reads them back as strings)".into()
+    notes.count(keywords, |s| {
+        format!("micro-op{s} with keyword keys or values written as JSON strings (elle-cli reads them back as strings)")
     });
     Ok(())
 }

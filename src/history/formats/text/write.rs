@@ -98,17 +98,17 @@ impl<W: Write> TextWriter<W> {
     pub fn finish(mut self, notes: &mut Notes) -> io::Result<W> {
         self.out.write_all(&self.buf)?;
         self.out.flush()?;
-        notes.count(self.keys.renumbered(), || {
-            "keys that are not non-negative integers renumbered from 10^18".into()
+        notes.count(self.keys.renumbered(), |s| {
+            format!("key{s} renumbered from 10^18 (only non-negative integers are kept)")
         });
-        notes.count(self.vals.renumbered(), || {
-            "values that are not positive integers (0 is the initial state in the text format) renumbered from 10^18".into()
+        notes.count(self.vals.renumbered(), |s| {
+            format!("value{s} renumbered from 10^18 (only positive integers are kept: 0 is the initial state in the text format)")
         });
-        notes.count(self.sessions.renumbered(), || {
-            "negative sessions renumbered from 10^18".into()
+        notes.count(self.sessions.renumbered(), |s| {
+            format!("negative session{s} renumbered from 10^18")
         });
-        notes.count(self.empty_txns, || {
-            "transactions with nothing to write left out (empty, or reads of an aborted or indeterminate transaction only)".into()
+        notes.count(self.empty_txns, |s| {
+            format!("transaction{s} with nothing to write left out (empty, or reads of an aborted or indeterminate transaction only)")
         });
         Ok(self.out)
     }
@@ -218,18 +218,17 @@ pub fn stream_from_edn(
             "the text format holds registers: each append became a write of the appended value, and each list read a read of its last element (the version orders the lists reveal are lost)",
         );
     }
-    notes.count(w.info_txns, || {
-        "indeterminate (:info) transactions written as committed with their reads dropped: the text format cannot say \"may have happened\"".into()
+    notes.count(w.info_txns, |s| {
+        format!("indeterminate transaction{s} (:info, or never completed) written as committed, reads dropped: the text format cannot say \"may have happened\"")
     });
-    notes.count(w.dropped_reads, || {
-        "reads of aborted or indeterminate transactions dropped (what they returned is unknown)"
-            .into()
+    notes.count(w.dropped_reads, |s| {
+        format!("read{s} of aborted or indeterminate transactions dropped (what they returned is unknown)")
     });
-    notes.count(stats.skipped_ops, || {
-        "ops without an integer :process (nemesis and others) skipped".into()
+    notes.count(stats.skipped_ops, |s| {
+        format!("op{s} without an integer :process (nemesis and others) skipped")
     });
-    notes.count(stats.dangling, || {
-        "invocations never completed: kept as indeterminate".into()
+    notes.count(stats.dangling, |s| {
+        format!("invocation{s} never completed, taken as indeterminate")
     });
     w.finish(notes).map_err(StreamError::Io)?;
     Ok(())
