@@ -142,18 +142,30 @@ pub(super) type State = (u32, u8);
 /// last step was rw, bit 2 = another rw step was taken (the search starts
 /// after the rw edge closing the cycle, in state 1); other passes use 0.
 pub(super) struct Bfs {
-    /// Each state reached: the state it was reached from, by which edge,
-    /// and its distance from the start.
-    parent: FxHashMap<State, (State, EdgeId, u32)>,
+    /// Each state reached ([`packed`]): the state it was reached from
+    /// (packed), by which edge, and its distance from the start.
+    parent: FxHashMap<u64, (u64, EdgeId, u32)>,
     /// States to expand, with their distances.
     queue: std::collections::VecDeque<(State, u32)>,
     start: (u32, u8),
 }
 
+/// A state as one word: its hash and comparison cost one step, not one
+/// per field (the searches' map lookups were a twentieth of a strict
+/// check of a causal store).
+fn packed((node, bits): State) -> u64 {
+    (u64::from(node) << 8) | u64::from(bits)
+}
+
+/// The state a word packs.
+fn unpacked(w: u64) -> State {
+    ((w >> 8) as u32, w as u8)
+}
+
 impl Bfs {
     fn new(start: (u32, u8)) -> Bfs {
         let mut parent = FxHashMap::default();
-        parent.insert(start, (start, EdgeId::MAX, 0));
+        parent.insert(packed(start), (packed(start), EdgeId::MAX, 0));
         Bfs {
             parent,
             queue: std::collections::VecDeque::from([(start, 0)]),
@@ -173,7 +185,7 @@ impl Bfs {
         out: impl Fn(u32) -> &'a [(u32, EdgeId)],
         work: &mut Work,
     ) -> Option<u32> {
-        if let Some(&(_, _, d)) = self.parent.get(&target) {
+        if let Some(&(_, _, d)) = self.parent.get(&packed(target)) {
             return ((d as usize) < within).then_some(d);
         }
         loop {
@@ -194,8 +206,10 @@ impl Bfs {
                     continue;
                 };
                 let next = (y, bits);
-                if let std::collections::hash_map::Entry::Vacant(slot) = self.parent.entry(next) {
-                    slot.insert((x, le, d + 1));
+                if let std::collections::hash_map::Entry::Vacant(slot) =
+                    self.parent.entry(packed(next))
+                {
+                    slot.insert((packed(x), le, d + 1));
                     self.queue.push_back((next, d + 1));
                     hit |= next == target;
                 }
@@ -211,9 +225,9 @@ impl Bfs {
     fn path_to(&self, mut s: (u32, u8)) -> Vec<EdgeId> {
         let mut out = Vec::new();
         while s != self.start {
-            let (p, e, _) = self.parent[&s];
+            let (p, e, _) = self.parent[&packed(s)];
             out.push(e);
-            s = p;
+            s = unpacked(p);
         }
         out.reverse();
         out
@@ -223,7 +237,7 @@ impl Bfs {
     fn nodes_to(&self, mut s: (u32, u8)) -> Vec<u32> {
         let mut out = vec![s.0];
         while s != self.start {
-            s = self.parent[&s].0;
+            s = unpacked(self.parent[&packed(s)].0);
             out.push(s.0);
         }
         out
@@ -404,19 +418,25 @@ impl PassAdjacency {
     /// The components of the G-nonadjacent-item searches' states (see
     /// [`PassAdjacency::states`]).
     fn state_comps(&self, kinds: &[EdgeKind]) -> Vec<u32> {
+        // The states' rows written in place, state 4x + bits after state
+        // 4x + bits - 1: no list of pairs to sort (it was a seventh of a
+        // strict check's peak memory on a causal store).
         let n = self.comp.len();
-        let mut edges: Vec<(u32, u32)> = Vec::new();
+        let mut offsets = Vec::with_capacity(4 * n + 1);
+        let mut targets = Vec::new();
+        offsets.push(0);
         for x in 0..n as u32 {
-            for &(y, e) in self.out(x) {
-                let rw = kinds[e as usize] == EdgeKind::Rw;
-                for bits in 0..4u8 {
+            for bits in 0..4u8 {
+                for &(y, e) in self.out(x) {
+                    let rw = kinds[e as usize] == EdgeKind::Rw;
                     if let Some(next) = nonadjacent_step(bits, rw) {
-                        edges.push((4 * x + u32::from(bits), 4 * y + u32::from(next)));
+                        targets.push(4 * y + u32::from(next));
                     }
                 }
+                offsets.push(targets.len() as u32);
             }
         }
-        sccs(&Digraph::from_edges(4 * n, &edges)).comp
+        sccs(&Digraph::from_csr(offsets, targets)).comp
     }
 
     fn new(adj: &[Vec<(u32, EdgeId)>], keep: impl Fn(EdgeId) -> bool) -> PassAdjacency {
@@ -824,23 +844,26 @@ pub(super) fn known_cycles(
         let mut failed: rustc_hash::FxHashMap<u32, usize> = rustc_hash::FxHashMap::default();
         // Data edges first: session and real-time edges close cycles but
         // are rarely what a cycle is about. Each with its component.
+        // (Two walks over the edges: a sort by kind took a twentieth of a
+        // strict check of a causal store.)
         let mut candidates: Vec<(u32, u32, EdgeId, u32)> = Vec::new();
-        for u in 0..full.len() as u32 {
-            let c = pa.comp[u as usize];
-            if !pa.on_cycle(u) {
-                continue;
-            }
-            for &(v, e) in pa.out(u) {
-                if pa.comp[v as usize] == c
-                    && (shape == Shape::Any || g.edges[e as usize].kind == EdgeKind::Rw)
-                {
-                    candidates.push((u, v, e, c));
+        for data in [true, false] {
+            for u in 0..full.len() as u32 {
+                let c = pa.comp[u as usize];
+                if !pa.on_cycle(u) {
+                    continue;
+                }
+                for &(v, e) in pa.out(u) {
+                    let kind = g.edges[e as usize].kind;
+                    if pa.comp[v as usize] == c
+                        && (shape == Shape::Any || kind == EdgeKind::Rw)
+                        && matches!(kind, EdgeKind::Rw | EdgeKind::Ww) == data
+                    {
+                        candidates.push((u, v, e, c));
+                    }
                 }
             }
         }
-        candidates.sort_by_key(|&(_, _, e, _)| {
-            !matches!(g.edges[e as usize].kind, EdgeKind::Rw | EdgeKind::Ww)
-        });
         for (u, v, e, c) in candidates {
             if expired(deadline) {
                 return (out, untold(&told));
