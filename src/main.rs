@@ -94,7 +94,7 @@ enum Cmd {
         #[arg(short, long, value_enum, default_value = "text")]
         output: OutputArg,
         /// Give up after this many seconds: the answer is then :unknown.
-        #[arg(long)]
+        #[arg(long, value_parser = seconds)]
         timeout: Option<f64>,
         /// elle-cli's timeout, in milliseconds: elle-si gives up after this
         /// long on the whole check (Elle: per cycle search), as --timeout.
@@ -283,6 +283,24 @@ fn verbose_notes(l: &Loaded) {
             if s.dangling_invokes == 1 { "" } else { "s" }
         );
     }
+}
+
+/// A time in seconds as `--timeout` takes it: a finite, non-negative
+/// number a duration can hold (at most about 31,700 years).
+fn seconds(s: &str) -> Result<f64, String> {
+    let t: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !t.is_finite() || t < 0.0 {
+        return Err(format!(
+            "{s} is not a time: give a finite, non-negative number of seconds"
+        ));
+    }
+    // A deadline this far off would overflow the clock.
+    if t > 1e12 {
+        return Err(format!("{s} seconds is more than a duration can hold"));
+    }
+    Ok(t)
 }
 
 fn text_summary(l: &Loaded, r: &CheckResult, models: &[Model], anomalies: &[String]) -> String {

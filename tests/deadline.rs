@@ -140,3 +140,18 @@ fn causal_patterns_stop_at_the_deadline() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_timeout_that_is_no_time_is_refused_as_usage() {
+    for bad in ["-1", "inf", "NaN", "1e30", "soon"] {
+        let out = bin()
+            .args(["check", "test-logs/la-lost-update.edn"])
+            .arg(format!("--timeout={bad}"))
+            .output()
+            .expect("running elle-si check");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{bad}: {err}");
+        assert!(err.contains("--timeout"), "{bad}: {err}");
+        assert!(!err.contains("panicked"), "{bad}: {err}");
+    }
+}

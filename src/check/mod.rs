@@ -246,7 +246,9 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     let mut graph: Vec<Anomaly> = Vec::new();
     // One deadline for the whole check: each checker stops at it, keeps
     // what it found, and says it was cut short.
-    let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
+    let deadline = opts
+        .timeout
+        .and_then(|t| std::time::Instant::now().checked_add(t));
     let mut notes = Vec::new();
     let mut causal_cut = false;
     let mut told = FxHashMap::default();
