@@ -189,26 +189,31 @@ fn lost_update_lead(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
             format!("{}: {}", place(h, t), vals.join(", "))
         })
         .collect();
-    let whose = if a.txns.len() > 2 {
-        "an earlier one's"
-    } else {
-        "the other's"
+    // What the order of their writes costs: an overwritten register
+    // loses an update; a list keeps every append, but no order explains
+    // every read.
+    let then = match (appends, a.txns.len() > 2) {
+        (false, false) => {
+            "whichever took effect later overwrote the other's write without \
+                           seeing it: that update was lost"
+        }
+        (false, true) => {
+            "each but the first to take effect overwrote an earlier one's write \
+                          without seeing it: those updates were lost"
+        }
+        (true, false) => {
+            "whichever took effect later appended without seeing the other's \
+                          append: no order of the two explains both reads"
+        }
+        (true, true) => {
+            "each but the first to take effect appended without seeing an \
+                         earlier one's append: no order of them explains every read"
+        }
     };
-    let (verb, then) = if appends {
-        (
-            "appended to",
-            format!("appended without seeing {whose} append"),
-        )
-    } else {
-        (
-            "wrote",
-            format!("overwrote {whose} write without seeing it"),
-        )
-    };
+    let verb = if appends { "appended to" } else { "wrote" };
     let _ = writeln!(
         out,
-        "{indent}each read key {key} {read}, then {verb} it ({}): whichever took effect later \
-         {then}, so that update was lost",
+        "{indent}each read key {key} {read}, then {verb} it ({}): {then}",
         writes.join("; ")
     );
 }
@@ -376,7 +381,8 @@ pub(crate) mod tests {
         assert!(
             rw.contains(
                 "each read key :x as 5, then wrote it (line 2: 6; line 3: 7): whichever took \
-                 effect later overwrote the other's write without seeing it"
+                 effect later overwrote the other's write without seeing it: that update was \
+                 lost"
             ),
             "{rw}"
         );
@@ -389,8 +395,8 @@ pub(crate) mod tests {
         assert!(
             la.contains(
                 "each read key :x in its initial state, then appended to it (line 1: 1; \
-                 line 2: 2; line 3: 3): whichever took effect later appended without seeing an \
-                 earlier one's append"
+                 line 2: 2; line 3: 3): each but the first to take effect appended without \
+                 seeing an earlier one's append: no order of them explains every read"
             ),
             "{la}"
         );
