@@ -192,20 +192,35 @@ fn convert_to(
         // value unique to its key: what they would hold is refused on
         // reading.
         return Err(Error::Usage(format!(
-            "{}: {} reads may have observed any of several writes of one value (--dbcop-duplicates any), which {} cannot say (it names each version by a value unique to its key): convert to dbcop-bincode, dbcop-json or dbcop-hist, or pick a writer with --dbcop-duplicates last-writer or drop-reads",
+            "{}: {} may have observed any of several writes of one value (--dbcop-duplicates any), which {} cannot say (it names each version by a value unique to its key): convert to dbcop-bincode, dbcop-json or dbcop-hist, or pick a writer with --dbcop-duplicates last-writer or drop-reads",
             input.display(),
-            loaded.history.candidates.len(),
+            match loaded.history.candidates.len() {
+                1 => "1 read".to_string(),
+                n => format!("{n} reads"),
+            },
             opts.to.name()
+        )));
+    }
+    if opts.to == Format::Json
+        && let Some((a, b, both)) = formats::elle_json::merged(&loaded.history)
+    {
+        return Err(Error::Usage(format!(
+            "{}: {a} and {b} would both be written as {both} in elle-cli's JSON, which has no keywords: convert to edn, or rename one",
+            input.display()
         )));
     }
     let mut sink = open(created)?;
     notes.lines.extend(loaded.notes.lines.iter().cloned());
-    if !loaded.anomalies.is_empty() {
-        notes.add(format!(
-            "{} anomalies found while reading (the output keeps the history as it is)",
-            loaded.anomalies.len()
-        ));
-    }
+    // The model holds client transactions only.
+    notes.count(loaded.history.stats.skipped_ops, |s| {
+        format!("op{s} without an integer :process (nemesis and others) left out")
+    });
+    notes.count(loaded.anomalies.len() as u64, |s| {
+        format!(
+            "anomal{} found while reading (the output keeps the history as it is)",
+            if s.is_empty() { "y" } else { "ies" }
+        )
+    });
     formats::write(&loaded.history, opts.to, &mut sink, &mut notes).map_err(io)?;
     sink.flush().map_err(io)?;
     Ok(notes)

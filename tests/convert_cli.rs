@@ -98,6 +98,56 @@ fn register_formats_notes_say_what_the_output_holds() {
 }
 
 #[test]
+fn what_a_target_cannot_hold_is_noted_or_refused_by_name() {
+    let d = temp_dir("hold");
+    let input = d.join("in.edn");
+    let convert = |text: &str, to: &str| {
+        std::fs::write(&input, text).unwrap();
+        let out = d.join(format!("out.{to}"));
+        let _ = std::fs::remove_file(&out);
+        let (ok, _, err) = elle_si(&[
+            "convert",
+            input.to_str().unwrap(),
+            out.to_str().unwrap(),
+            "--to",
+            to,
+        ]);
+        (ok, err, out.exists())
+    };
+    // JSON has no keywords: :x and "x" would become one key.
+    let (ok, err, written) = convert(
+        "{:type :ok, :process 0, :value [[:w :x 1] [:w \"x\" 2]], :index 0}\n",
+        "json",
+    );
+    assert!(!ok && !written, "{err}");
+    assert!(
+        err.contains(":x and \"x\" would both be written as \"x\""),
+        "{err}"
+    );
+    // A nemesis op is not in the model: every target says it is left out.
+    let nemesis = "{:type :ok, :process 0, :value [[:w 1 1]], :index 0}\n\
+                   {:type :info, :process :nemesis, :f :kill, :value nil, :index 1}\n";
+    for to in ["edn", "json", "text", "dbcop-json"] {
+        let (ok, err, _) = convert(nemesis, to);
+        assert!(ok, "{to}: {err}");
+        assert!(
+            err.contains("1 op without an integer :process (nemesis and others) left out"),
+            "{to}: {err}"
+        );
+    }
+    // dbcop's text form keeps names it can: only the others are counted
+    // as renumbered.
+    let (ok, err, _) = convert(
+        "{:type :ok, :process 0, :value [[:w \"ab\" 1] [:w \"a b\" 1] [:w 3 1]], :index 0}\n",
+        "dbcop-hist",
+    );
+    assert!(ok, "{err}");
+    assert!(err.contains("1 key renumbered from 4"), "{err}");
+    let hist = std::fs::read_to_string(d.join("out.dbcop-hist")).unwrap();
+    assert!(hist.contains("ab:=1"), "{hist}");
+}
+
+#[test]
 fn every_writable_format_reads_back() {
     let d = temp_dir("all");
     let src = load(Path::new(SAMPLE));
@@ -231,7 +281,7 @@ fn reads_of_several_writers_are_refused_by_the_formats_that_cannot_say_so() {
     for to in ["edn", "json", "text"] {
         let (ok, err, out) = convert("any", to);
         assert!(
-            !ok && err.contains("1 reads may have observed"),
+            !ok && err.contains("1 read may have observed"),
             "{to}: {err}"
         );
         assert!(!out.exists(), "{to}: {}", out.display());

@@ -197,10 +197,7 @@ pub fn write(p: &Projection, out: &mut dyn Write, notes: &mut Notes) -> io::Resu
     }
     out.write_all(&b)?;
     out.flush()?;
-    if !p.orders.is_empty() {
-        notes.add("dbcop bincode has no room for the list-append version orders: they are lost");
-    }
-    p.renumber_notes(notes);
+    p.renumber_notes(notes, false);
     Ok(())
 }
 

@@ -208,6 +208,6 @@ pub fn write(p: &Projection, out: &mut dyn Write, notes: &mut Notes) -> io::Resu
         }
     }
     w.flush()?;
-    p.renumber_notes(notes);
+    p.renumber_notes(notes, true);
     Ok(())
 }

@@ -212,7 +212,7 @@ pub fn write(p: &Projection, out: &mut dyn Write, notes: &mut Notes) -> io::Resu
     }
     w.write_all(b"\n]}\n")?;
     w.flush()?;
-    p.renumber_notes(notes);
+    p.renumber_notes(notes, false);
     Ok(())
 }
 

@@ -39,16 +39,6 @@ use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn,
 use crate::history::formats::{IntMap, Notes, RegOp, RegisterTxn, register_notes, register_ops};
 use crate::history::model::*;
 
-/// Begins the note that says reads were resolved by guess
-/// ([`Duplicates::LastWriter`] met duplicates; the fact itself travels as
-/// [`Notes::duplicates`]).
-const GUESSED_NOTE: &str = "(variable, value) pairs are written by more than one event: reads of them resolved to the last writer";
-
-/// Begins the note that says reads have several candidate writers
-/// ([`Duplicates::Any`] met duplicates; the fact itself travels as
-/// [`Notes::duplicates`]).
-const CANDIDATES_NOTE: &str = "(variable, value) pairs are written by more than one event: a read of one may have observed any of its writers";
-
 /// What to do when two writes share a (variable, value).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Duplicates {
@@ -414,20 +404,36 @@ fn resolve_duplicates(
     if pairs > 0 {
         notes.duplicates = Some(dups);
     }
+    // The notes say what was met and what was done with it (the fact
+    // itself travels as `Notes::duplicates`).
+    let met = if pairs == 1 {
+        "1 (variable, value) pair is written by more than one event".to_string()
+    } else {
+        format!("{pairs} (variable, value) pairs are written by more than one event")
+    };
+    // Fresh values -1 down to `next + 1`.
+    let fresh = |n: usize| {
+        if n == 1 {
+            "under the fresh value -1".to_string()
+        } else {
+            format!("under fresh values -1 down to {}", next + 1)
+        }
+    };
     if pairs > 0 && dups == Duplicates::Any {
         notes.add(format!(
-            "{pairs} {CANDIDATES_NOTE} (serializability and SI weigh every choice; causal levels read the last)"
+            "{met}: a read of one may have observed any of its writers (serializability and SI weigh every choice; causal levels read the last)"
         ));
     } else if pairs > 0 && dups == Duplicates::DropReads {
         notes.add(format!(
-            "{pairs} (variable, value) pairs are written by more than one event: their writes kept under fresh values -1 down to {}, the other transactions' reads of them left out",
-            next + 1
+            "{met}: their writes kept {}, the other transactions' reads of them left out",
+            fresh(renamed.len())
         ));
     } else if pairs > 0 {
+        let n = renamed.len();
         notes.add(format!(
-            "{pairs} {GUESSED_NOTE} in file order (PolySI's choice); the {} earlier writes kept, unread, under fresh values -1 down to {}",
-            renamed.len(),
-            next + 1
+            "{met}: reads of them resolved to the last writer in file order (PolySI's choice); the {n} earlier write{} kept, unread, {}",
+            if n == 1 { "" } else { "s" },
+            fresh(n)
         ));
     }
     Ok((renamed, ambiguous))
@@ -529,15 +535,22 @@ pub(crate) fn is_ident(s: &str) -> bool {
 }
 
 impl Projection {
-    pub fn renumber_notes(&self, notes: &mut Notes) {
-        notes.count(self.keys.renumbered(), |s| {
+    /// Notes what was renumbered; `named`: the target writes the keys of
+    /// [`Projection::key_names`] by their names (dbcop's text form).
+    pub fn renumber_notes(&self, notes: &mut Notes, named: bool) {
+        let kept = if named {
+            self.key_names.len() as u64
+        } else {
+            0
+        };
+        notes.count(self.keys.renumbered() - kept, |s| {
             format!(
-                "key{s} renumbered from {} (only non-negative integers are kept)",
+                "key{s} renumbered from {} (only non-negative integers below 10^18 are kept)",
                 self.keys.base
             )
         });
         notes.count(self.vals.renumbered(), |s| {
-            format!("value{s} renumbered from 10^18 (only positive integers are kept: 0 is dbcop's initial state)")
+            format!("value{s} renumbered from 10^18 (only positive integers below 10^18 are kept: 0 is dbcop's initial state)")
         });
     }
 

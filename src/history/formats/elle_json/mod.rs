@@ -5,4 +5,4 @@ mod read;
 mod write;
 
 pub use read::read;
-pub use write::write;
+pub use write::{merged, write};

@@ -10,6 +10,38 @@ use crate::edn::{Value, to_json as json};
 use crate::history::formats::Notes;
 use crate::history::model::*;
 
+/// Two keys of the history that JSON would write alike (a keyword and the
+/// string of its name: JSON has no keywords), or two values written to
+/// one key alike: elle-cli's JSON cannot hold the history as it is. The
+/// pair, rendered as EDN, and what both become.
+pub fn merged(h: &History) -> Option<(String, String, String)> {
+    use rustc_hash::FxHashMap;
+    let mut keys: FxHashMap<String, KeyId> = FxHashMap::default();
+    for k in 0..h.keys.len() as KeyId {
+        let kv = h.key_value(k);
+        let j = json(&kv).to_string();
+        if let Some(&other) = keys.get(&j) {
+            return Some((h.key_value(other).to_string(), kv.to_string(), j));
+        }
+        keys.insert(j, k);
+    }
+    let mut vals: FxHashMap<(KeyId, String), Val> = FxHashMap::default();
+    for m in h.mops.iter().filter(|m| m.is_write()) {
+        let v = h.value(m.val);
+        let j = json(&v).to_string();
+        match vals.get(&(m.key, j.clone())) {
+            Some(&other) if other != m.val => {
+                return Some((h.value(other).to_string(), v.to_string(), j));
+            }
+            Some(_) => {}
+            None => {
+                vals.insert((m.key, j), m.val);
+            }
+        }
+    }
+    None
+}
+
 /// Writes a compiled history as elle-cli JSON.
 pub fn write(h: &History, out: &mut dyn Write, notes: &mut Notes) -> io::Result<()> {
     let (paired, events) = crate::history::formats::edn::op_events(h);

@@ -99,10 +99,12 @@ impl<W: Write> TextWriter<W> {
         self.out.write_all(&self.buf)?;
         self.out.flush()?;
         notes.count(self.keys.renumbered(), |s| {
-            format!("key{s} renumbered from 10^18 (only non-negative integers are kept)")
+            format!(
+                "key{s} renumbered from 10^18 (only non-negative integers below 10^18 are kept)"
+            )
         });
         notes.count(self.vals.renumbered(), |s| {
-            format!("value{s} renumbered from 10^18 (only positive integers are kept: 0 is the initial state in the text format)")
+            format!("value{s} renumbered from 10^18 (only positive integers below 10^18 are kept: 0 is the initial state in the text format)")
         });
         notes.count(self.sessions.renumbered(), |s| {
             format!("negative session{s} renumbered from 10^18")
@@ -225,7 +227,7 @@ pub fn stream_from_edn(
         format!("read{s} of aborted or indeterminate transactions dropped (what they returned is unknown)")
     });
     notes.count(stats.skipped_ops, |s| {
-        format!("op{s} without an integer :process (nemesis and others) skipped")
+        format!("op{s} without an integer :process (nemesis and others) left out")
     });
     notes.count(stats.dangling, |s| {
         format!("invocation{s} never completed, taken as indeterminate")
