@@ -143,9 +143,10 @@ impl Stats {
         }
         if self.too_big {
             notes.push(format!(
-                "{}: more than {} unordered writer pairs; no verdict",
+                "{}: more than {} unordered writer pairs or {} edges; no verdict",
                 name,
-                polygraph::MAX_PAIRS
+                polygraph::MAX_PAIRS,
+                polygraph::MAX_EDGES
             ));
         }
         notes
@@ -197,7 +198,7 @@ fn check_variant(
     deadline: Option<Instant>,
     telling: Telling,
 ) -> Outcome {
-    let Some(n) = narrow::narrow(h, variant) else {
+    let Some(n) = narrow::narrow(h, variant, deadline) else {
         return check_given(h, variant, deadline, telling);
     };
     let mut o = check_given(&n.history, variant, deadline, telling);

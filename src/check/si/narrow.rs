@@ -53,8 +53,13 @@ const ROUNDS: usize = 16;
 /// reads with several writers, the variant keeps no session order, nothing
 /// narrows, or the known dependencies close a cycle (at the start, or
 /// once the reads left with one writer add theirs: then the history
-/// violates the variant, and its own check says how).
-pub(super) fn narrow(h: &History, variant: Variant) -> Option<Narrowed> {
+/// violates the variant, and its own check says how), or past `deadline`
+/// (narrowing only saves the check work; the check then stops at once).
+pub(super) fn narrow(
+    h: &History,
+    variant: Variant,
+    deadline: Option<std::time::Instant>,
+) -> Option<Narrowed> {
     if h.candidates.is_empty() || !variant.session {
         return None;
     }
@@ -73,6 +78,9 @@ pub(super) fn narrow(h: &History, variant: Variant) -> Option<Narrowed> {
     let mut scratch = SplitScratch::default();
     let mut changed = false;
     for _ in 0..ROUNDS {
+        if super::expired(deadline) {
+            return None;
+        }
         let mut edges = fixed.clone();
         // Write-read edges of the reads with one possible writer.
         edges.extend(wr_edges_of(&n, &inc, |i| {
@@ -81,7 +89,10 @@ pub(super) fn narrow(h: &History, variant: Variant) -> Option<Narrowed> {
         let clock = DepClock::from_edges(&n, &inc, &edges)?;
         let mut narrowed = false;
         let mut key = None;
-        for &i in &reads {
+        for (at, &i) in reads.iter().enumerate() {
+            if at % 1024 == 0 && super::expired(deadline) {
+                return None;
+            }
             let m = n.mops[i as usize];
             let Some(cands) = n.candidates.get(&i) else {
                 continue;
@@ -142,7 +153,7 @@ mod tests {
         let x = h.mops[0].key;
         assert_eq!(h.candidates.len(), 2);
         for v in [SER, SSI] {
-            let n = narrow(&h, v).expect("narrows");
+            let n = narrow(&h, v, None).expect("narrows");
             // Reader 0 keeps session 2's write; reader 5 session 1's.
             let mut left: Vec<Vec<TxnId>> = n
                 .history
@@ -160,7 +171,7 @@ mod tests {
             assert_eq!((n.before, n.after), (4, 0), "{v:?}");
             assert!(n.history.candidates.is_empty());
             // Without session order nothing is known: not narrowed.
-            assert!(narrow(&h, super::super::tests::PLAIN_SI).is_none());
+            assert!(narrow(&h, super::super::tests::PLAIN_SI, None).is_none());
         }
     }
 
@@ -172,7 +183,7 @@ mod tests {
         // finds the violation.
         let h = load("[x==1]\n[x:=1 y:=1]\n---\n[y==1]\n[x:=1]\n").expect("loads");
         assert_eq!(h.candidates.len(), 1);
-        assert!(narrow(&h, SER).is_none());
+        assert!(narrow(&h, SER, None).is_none());
         assert!(!valid(&h, SER));
     }
 
@@ -187,7 +198,9 @@ mod tests {
             let text = random_history(&mut r);
             let Some(h) = load(&text) else { continue };
             for v in [SER, SSI] {
-                let Some(n) = narrow(&h, v) else { continue };
+                let Some(n) = narrow(&h, v, None) else {
+                    continue;
+                };
                 narrowed += 1;
                 assert!(n.after < n.before);
                 let alone = resolutions(&h);
