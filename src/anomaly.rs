@@ -322,4 +322,19 @@ impl Anomaly {
     pub fn get(&self, k: Field) -> Option<&Datum> {
         self.fields.iter().find(|(n, _)| *n == k).map(|(_, d)| d)
     }
+
+    /// How many more of its kind were found and not told or built
+    /// (its `:also`), beside it.
+    pub fn also(&self) -> u64 {
+        match self.get(Field::Also) {
+            Some(Datum::Int(n)) => (*n).max(0) as u64,
+            _ => 0,
+        }
+    }
+}
+
+/// How many anomalies a list stands for: each, and the `:also` counts
+/// of those found and not told.
+pub fn found(list: &[Anomaly]) -> u64 {
+    list.len() as u64 + list.iter().map(Anomaly::also).sum::<u64>()
 }

@@ -319,7 +319,7 @@ fn text_summary(l: &Loaded, r: &CheckResult, models: &[Model], anomalies: &[Stri
         names.join(", ")
     );
     for (t, list) in &r.anomalies {
-        out.push_str(&format!("  {t}: {}\n", list.len()));
+        out.push_str(&format!("  {t}: {}\n", elle_si::anomaly::found(list)));
         for a in list.iter().take(3) {
             let lines: Vec<String> = a
                 .txns
@@ -343,11 +343,18 @@ fn text_summary(l: &Loaded, r: &CheckResult, models: &[Model], anomalies: &[Stri
             out.push_str(&format!("    {}{pat} at {}\n", a.name, lines.join(", ")));
             out.push_str(&elle_si::explain::text::explain(&l.history, a, "      "));
         }
-        if list.len() > 3 {
-            out.push_str(&format!(
-                "    ... and {} more (-o edn lists all)\n",
-                list.len() - 3
-            ));
+        let found = elle_si::anomaly::found(list);
+        if found > 3 {
+            let listed = list.len() as u64;
+            out.push_str(&if found > listed {
+                format!(
+                    "    ... and {} more (-o edn lists {listed}; the other {} are counted in :also)\n",
+                    found - 3,
+                    found - listed
+                )
+            } else {
+                format!("    ... and {} more (-o edn lists all)\n", found - 3)
+            });
         }
     }
     if !r.not.is_empty() {

@@ -234,7 +234,7 @@ pub fn write_folder(
         write_file(&dir.join(format!("{fname}.txt")), &txt)?;
         sections.push(Section {
             name: t.clone(),
-            count: list.len(),
+            count: crate::anomaly::found(list) as usize,
             shown,
             pictures,
         });

@@ -5,11 +5,11 @@
 //! which derives the level's edges (see `derive`), finds the cycles of
 //! the level's graph and hands them to `findings` to be named.
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::derive::{co_edges, derive, ww_edges};
-use super::findings::{Spans, cyclic_co, instance, sessionless, ww_cycle};
-use crate::anomaly::Anomaly;
+use super::findings::{Spans, cyclic_co, instance, kind, sessionless, ww_cycle};
+use crate::anomaly::{Anomaly, Datum, Field};
 use crate::check::clocks::{TreeClock, Vectors};
 use crate::check::deps::{included, so_edges, wr_edges};
 use crate::check::graph::{Digraph, sccs, shortest_path};
@@ -84,6 +84,10 @@ pub(super) const INIT: u32 = u32::MAX;
 
 /// Most instances that get a full path in their report.
 pub(super) const MAX_PATHS: usize = 1000;
+
+/// Most instances of one name built; those past it are counted (see
+/// [`check`]).
+pub(super) const MAX_INSTANCES: usize = 1000;
 
 /// Reachability in CO.
 pub(super) enum Reach {
@@ -317,18 +321,31 @@ pub fn check(
     } else {
         vec![true; reported.len()]
     };
+    // Each name's instances past MAX_INSTANCES are counted, not built
+    // (a history with duplicated values can make hundreds of thousands):
+    // the count goes on the last one built, as `:also`.
+    // Per name: instances built, the last one's place in `out`, and how
+    // many more were found.
+    let mut per_name: FxHashMap<String, (usize, usize, u64)> = FxHashMap::default();
     for (i, tri) in reported.iter().enumerate() {
+        let k = kind(&ctx, level, tri, free[i]);
+        let e = per_name.entry(k.name.clone()).or_default();
+        if e.0 >= MAX_INSTANCES {
+            e.2 += 1;
+            continue;
+        }
         let with_path = i < MAX_PATHS && !ctx.expired();
-        out.push(instance(
-            &ctx,
-            &g,
-            &comps.comp,
-            level,
-            tri,
-            free[i],
-            with_path,
-        ));
+        *e = (e.0 + 1, out.len(), 0);
+        out.push(instance(&ctx, &g, &comps.comp, tri, k, with_path));
     }
+    for (_, last, more) in per_name.into_values() {
+        if more > 0 {
+            out[last]
+                .fields
+                .push((Field::Also, Datum::Int(more as i64)));
+        }
+    }
+
     // Cycles with no derived edge in them: the write order the lists reveal
     // contradicts causal order (e.g. a session's appends read backwards).
     let ww_set: FxHashSet<(u32, u32)> = ww.into_iter().collect();

@@ -121,18 +121,24 @@ pub(super) fn path_of(ctx: &Ctx, path: &[u32]) -> Path {
     }
 }
 
-pub(super) fn instance(
-    ctx: &Ctx,
-    g: &Digraph,
-    comp: &[u32],
-    level: Level,
-    tri: &Triangle,
-    free: bool,
-    with_path: bool,
-) -> Anomaly {
+/// What an instance is, before it is built: its pattern and name, and
+/// how its writer is visible to its reader.
+pub(super) struct Kind {
+    pattern: &'static str,
+    /// The anomaly's name (a session name where it needs session order).
+    pub name: String,
+    rules_out: Option<&'static str>,
+    co_family: bool,
+    before: bool,
+    after: bool,
+    so: bool,
+}
+
+/// Classifies an instance (see [`instance`]): cheap, so that instances
+/// past a bound are counted by name without being built.
+pub(super) fn kind(ctx: &Ctx, level: Level, tri: &Triangle, free: bool) -> Kind {
     let h = ctx.h;
-    let read = &h.mops[tri.read as usize];
-    let t3 = read.txn;
+    let t3 = h.mops[tri.read as usize].txn;
     let t2 = tri.t2;
     let co_family = tri.t1 == INIT || ctx.co(tri.t1, t2);
     // How t2 is visible to t3.
@@ -147,9 +153,7 @@ pub(super) fn instance(
         (false, false, true) => "FracturedReadAO",
         (false, false, false) => "ConflictAO",
     };
-    let mut a = Anomaly::new(crate::spec::anomaly::pattern_name(pattern))
-        .pattern(pattern)
-        .txn(t3);
+    let mut name = crate::spec::anomaly::pattern_name(pattern).to_string();
     // What the instance proves. One that needs session order (in how t2 is
     // visible to t3, or in how t1 precedes t2) proves only the models that
     // keep sessions wrong, not Elle's sessionless ones: it gets a session
@@ -157,20 +161,57 @@ pub(super) fn instance(
     // (AO family, whose cycle needs that level's derived edges).
     let nominal = {
         use crate::spec::AnomalyType as A;
-        match A::parse(&a.name) {
+        match A::parse(&name) {
             Ok(A::NonMonoReadCo | A::NonMonoReadAo) => Level::ReadCommitted,
             Ok(A::FracturedReadCo | A::FracturedReadAo) => Level::ReadAtomic,
             _ => Level::Causal,
         }
     };
     let at = if co_family { nominal } else { level };
+    let mut rules_out = None;
     if !free {
-        let name = at.session_marker();
-        a.name = name.to_string();
-        a.rules_out = Some(name);
+        let marker = at.session_marker();
+        name = marker.to_string();
+        rules_out = Some(marker);
     } else if !co_family {
-        a.rules_out = Some(level.marker());
+        rules_out = Some(level.marker());
     }
+    Kind {
+        pattern,
+        name,
+        rules_out,
+        co_family,
+        before,
+        after,
+        so,
+    }
+}
+
+/// An instance of kind `k` ([`kind`]), with the paths that tell it when
+/// `with_path`.
+pub(super) fn instance(
+    ctx: &Ctx,
+    g: &Digraph,
+    comp: &[u32],
+    tri: &Triangle,
+    k: Kind,
+    with_path: bool,
+) -> Anomaly {
+    let h = ctx.h;
+    let read = &h.mops[tri.read as usize];
+    let t3 = read.txn;
+    let t2 = tri.t2;
+    let Kind {
+        pattern,
+        name,
+        rules_out,
+        co_family,
+        before,
+        after,
+        so,
+    } = k;
+    let mut a = Anomaly::new(name).pattern(pattern).txn(t3);
+    a.rules_out = rules_out;
     if tri.t1 != INIT {
         a = a.txn(tri.t1);
     }

@@ -94,3 +94,28 @@ fn frontier_derivation_matches_search() {
     }
     assert!(cases > 10, "too few histories with derived edges: {cases}");
 }
+
+/// Instances past [`super::driver::MAX_INSTANCES`] of one name are
+/// counted on the last one built (`:also`), not built: one writer session
+/// and 1,200 readers, each of which saw its second write and missed its
+/// first.
+#[test]
+fn instances_past_the_bound_are_counted_not_built() {
+    use super::driver::MAX_INSTANCES;
+    use crate::anomaly::found;
+    let mut text = String::from("[x:=1]\n[y:=1]\n");
+    let readers = MAX_INSTANCES + 200;
+    for _ in 0..readers {
+        text.push_str("---\n[y==1 x==?]\n");
+    }
+    let opts = LoadOptions {
+        format: Some(crate::history::Format::DbcopHist),
+        ..LoadOptions::default()
+    };
+    let l = load_bytes("readers.hist", text.into_bytes(), opts).expect("loads");
+    let (out, _) = super::check(&l.history, Level::Causal, true, Clocks::Vectors, None);
+    assert_eq!(out.len(), MAX_INSTANCES, "one name, built up to the bound");
+    assert!(out.iter().all(|a| a.name == out[0].name));
+    assert_eq!(out.last().map(|a| a.also()), Some(200));
+    assert_eq!(found(&out), readers as u64);
+}
