@@ -345,3 +345,33 @@ fn index_html_renders_in_a_real_browser() {
     // A blank page compresses to a few kB; boxes, arrows and text do not.
     assert!(bytes.len() > 40_000, "{} bytes", bytes.len());
 }
+
+#[test]
+fn instances_counted_past_the_bound_are_counted_in_text_and_folder() {
+    // One writer session, 1,200 readers that saw its second write and
+    // missed its first: 1,200 instances of one name, 1,000 built.
+    let d = temp_dir("counted");
+    let hist = d.join("readers.hist");
+    let mut text = String::from("[x:=1]\n[y:=1]\n");
+    for _ in 0..1200 {
+        text.push_str("---\n[y==1 x==?]\n");
+    }
+    std::fs::write(&hist, text).unwrap();
+    let dir = d.join("elle");
+    let (code, out, err) = elle_si(&[
+        "check",
+        "-c",
+        "tcc",
+        "-d",
+        &dir.to_string_lossy(),
+        &hist.to_string_lossy(),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("conflict-process: 1200"), "{out}");
+    assert!(
+        out.contains("-o edn lists 1000; the other 200 are counted in :also"),
+        "{out}"
+    );
+    let index = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(index.contains("200 more were found and only counted"));
+}

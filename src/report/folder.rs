@@ -235,6 +235,7 @@ pub fn write_folder(
         sections.push(Section {
             name: t.clone(),
             count: crate::anomaly::found(list) as usize,
+            listed: list.len(),
             shown,
             pictures,
         });

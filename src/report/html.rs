@@ -38,8 +38,10 @@ pub struct Shown {
 pub struct Section {
     /// The anomaly type's name.
     pub name: String,
-    /// How many anomalies of the type.
+    /// How many anomalies of the type (those counted in an `:also` too).
     pub count: usize,
+    /// How many are listed (and explained in the type's text file).
+    pub listed: usize,
     /// Those shown.
     pub shown: Vec<Shown>,
     /// Pictures drawn for the type.
@@ -235,13 +237,19 @@ pub fn page(p: &Page) -> String {
             o.push_str("</div>\n</div>\n</section>\n");
         }
         if s.count > s.shown.len() {
+            let counted = if s.count > s.listed {
+                format!("; {} more were found and only counted", s.count - s.listed)
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 o,
-                "<p class=\"more\">... and {} more {} anomalies: every one is explained in <a href=\"{}.txt\">{}.txt</a>.</p>",
+                "<p class=\"more\">... and {} more {} anomalies: every one listed is explained in <a href=\"{}.txt\">{}.txt</a>{}.</p>",
                 s.count - s.shown.len(),
                 escape(&s.name),
                 escape(&s.name),
-                escape(&s.name)
+                escape(&s.name),
+                escape(&counted)
             );
         }
     }
