@@ -464,7 +464,14 @@ pub(crate) fn project(h: &History, target: &str, notes: &mut Notes) -> Projectio
     register_notes(h, target, notes);
     // Variables renumbered after the largest kept: dbcop sizes its tables
     // by `n_variable`.
-    let mut keys = IntMap::from(true, IntMap::after_kept(true, h.keys.iter().copied()));
+    let written = h
+        .mops
+        .iter()
+        .filter(|m| m.is_write() || RegisterTxn::of(h.txns[m.txn as usize].status).keeps_reads());
+    let mut keys = IntMap::from(
+        true,
+        IntMap::after_kept(true, written.map(|m| h.keys[m.key as usize])),
+    );
     let mut vals = IntMap::new(false);
     // Sessions in the order of their first transaction written, as the text
     // format orders them; sessions left with nothing to write are left out.
