@@ -252,18 +252,22 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     let mut notes = Vec::new();
     let mut causal_cut = false;
     let mut told = FxHashMap::default();
+    let mut ledger = causal::Ledger::default();
     for (level, sessions) in levels {
         let (found_here, stats) =
             causal::check(h, level, sessions, causal::Clocks::default(), deadline);
         if stats.timed_out {
+            let more: usize = stats.counted.values().map(|ids| ids.len()).sum();
             notes.push(format!(
                 "{level:?}: the deadline came before every pattern was looked for: {} found",
-                found_here.len()
+                found_here.len() + more
             ));
-            causal_cut |= found_here.is_empty();
+            causal_cut |= found_here.is_empty() && more == 0;
         }
+        let found_here = ledger.level(found_here, stats.counted);
         merge_new(&mut graph, &mut told, found_here);
     }
+    ledger.attach(&mut graph);
     found.extend(graph);
     if causal_cut {
         found.push(Anomaly::new("cycle-search-timeout").field(

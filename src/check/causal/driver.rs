@@ -78,6 +78,110 @@ pub struct Stats {
     /// The deadline came first: the anomalies found hold (each is a cycle
     /// of the level's graph), but others may be missing.
     pub timed_out: bool,
+    /// Instances found past [`MAX_INSTANCES`] of their name, not built:
+    /// by name, their identities ([`Instance`]).
+    pub counted: Counted,
+}
+
+/// An instance's identity within its name: the writer it should have
+/// seen (or [`INIT`]), the one it saw, and the read. Two levels that find
+/// one instance find it under one identity.
+pub type Instance = (TxnId, TxnId, MopId);
+
+/// How an instance is filed: its name and what it rules out (which for
+/// the AO family is the level that found it).
+pub type Filing = (String, Option<&'static str>);
+
+/// Instances counted and not built, by filing.
+pub type Counted = FxHashMap<Filing, FxHashSet<Instance>>;
+
+/// The identity of a built instance (see [`Instance`]), from its fields.
+fn identity(a: &Anomaly) -> Option<Instance> {
+    let t1 = match a.get(Field::Writer)? {
+        Datum::Txn(t) => *t,
+        _ => INIT,
+    };
+    let Datum::Txn(t2) = a.get(Field::Overwriter)? else {
+        return None;
+    };
+    let Datum::Mop(read) = a.get(Field::Mop)? else {
+        return None;
+    };
+    Some((t1, *t2, *read))
+}
+
+/// The instances of several levels merged, each once, as the first level
+/// that found it has it: those built are merged by the caller (less those
+/// an earlier level only counted); those counted (past [`MAX_INSTANCES`]
+/// of their filing at their level) and met by no earlier level are
+/// counted here, and [`Ledger::attach`] puts their number on the last one
+/// kept of their filing, as `:also`.
+#[derive(Default)]
+pub struct Ledger {
+    /// Every instance met so far, by name and identity.
+    seen: FxHashSet<(String, Instance)>,
+    /// Those of them only counted.
+    counted: FxHashSet<(String, Instance)>,
+    /// How many were counted per filing, and the last instance built of
+    /// that filing by the level that counted them (to stand for them
+    /// should the merge have kept none so filed).
+    more: FxHashMap<Filing, (u64, Anomaly)>,
+}
+
+impl Ledger {
+    /// Takes one level's findings: returns those built, to merge, less
+    /// those an earlier level counted; counts those it counted that no
+    /// earlier level met.
+    pub fn level(&mut self, built: Vec<Anomaly>, counted: Counted) -> Vec<Anomaly> {
+        let key = |a: &Anomaly| identity(a).map(|id| (a.name.clone(), id));
+        for (filing, ids) in counted {
+            let mut fresh = 0;
+            for id in ids {
+                if self.seen.insert((filing.0.clone(), id)) {
+                    self.counted.insert((filing.0.clone(), id));
+                    fresh += 1;
+                }
+            }
+            let last = built
+                .iter()
+                .rev()
+                .find(|a| a.name == filing.0 && a.rules_out == filing.1);
+            if let (true, Some(last)) = (fresh > 0, last) {
+                let e = self.more.entry(filing).or_insert((0, last.clone()));
+                e.0 += fresh;
+            }
+        }
+        let out: Vec<Anomaly> = built
+            .into_iter()
+            .filter(|a| key(a).is_none_or(|k| !self.counted.contains(&k)))
+            .collect();
+        for a in &out {
+            if let Some(k) = key(a) {
+                self.seen.insert(k);
+            }
+        }
+        out
+    }
+
+    /// Puts each filing's count on the last anomaly of `out` so filed; where
+    /// the merge kept none so filed (every one built was an earlier
+    /// level's), the last one built stands for itself and the rest.
+    pub fn attach(self, out: &mut Vec<Anomaly>) {
+        for ((name, rules_out), (n, last)) in self.more {
+            let filed = |a: &Anomaly| a.name == name && a.rules_out == rules_out;
+            let (a, n) = match out.iter().rposition(filed) {
+                Some(i) => (&mut out[i], n),
+                None => {
+                    out.push(last);
+                    let i = out.len() - 1;
+                    (&mut out[i], n - 1)
+                }
+            };
+            if n > 0 {
+                a.fields.push((Field::Also, Datum::Int(n as i64)));
+            }
+        }
+    }
 }
 
 pub(super) const INIT: u32 = u32::MAX;
@@ -323,27 +427,20 @@ pub fn check(
     };
     // Each name's instances past MAX_INSTANCES are counted, not built
     // (a history with duplicated values can make hundreds of thousands):
-    // the count goes on the last one built, as `:also`.
-    // Per name: instances built, the last one's place in `out`, and how
-    // many more were found.
-    let mut per_name: FxHashMap<String, (usize, usize, u64)> = FxHashMap::default();
+    // their identities go to `stats.counted`, for [`Ledger`].
+    let mut per_filing: FxHashMap<Filing, usize> = FxHashMap::default();
     for (i, tri) in reported.iter().enumerate() {
         let k = kind(&ctx, level, tri, free[i]);
-        let e = per_name.entry(k.name.clone()).or_default();
-        if e.0 >= MAX_INSTANCES {
-            e.2 += 1;
+        let filing = (k.name.clone(), k.rules_out);
+        let built = per_filing.entry(filing.clone()).or_default();
+        if *built >= MAX_INSTANCES {
+            let id = (tri.t1, tri.t2, tri.read);
+            stats.counted.entry(filing).or_default().insert(id);
             continue;
         }
+        *built += 1;
         let with_path = i < MAX_PATHS && !ctx.expired();
-        *e = (e.0 + 1, out.len(), 0);
         out.push(instance(&ctx, &g, &comps.comp, tri, k, with_path));
-    }
-    for (_, last, more) in per_name.into_values() {
-        if more > 0 {
-            out[last]
-                .fields
-                .push((Field::Also, Datum::Int(more as i64)));
-        }
     }
 
     // Cycles with no derived edge in them: the write order the lists reveal

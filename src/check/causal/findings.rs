@@ -127,7 +127,7 @@ pub(super) struct Kind {
     pattern: &'static str,
     /// The anomaly's name (a session name where it needs session order).
     pub name: String,
-    rules_out: Option<&'static str>,
+    pub rules_out: Option<&'static str>,
     co_family: bool,
     before: bool,
     after: bool,

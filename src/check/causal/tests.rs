@@ -113,7 +113,14 @@ fn instances_past_the_bound_are_counted_not_built() {
         ..LoadOptions::default()
     };
     let l = load_bytes("readers.hist", text.into_bytes(), opts).expect("loads");
-    let (out, _) = super::check(&l.history, Level::Causal, true, Clocks::Vectors, None);
+    let (built, stats) = super::check(&l.history, Level::Causal, true, Clocks::Vectors, None);
+    // Found by two levels, each instance once.
+    let mut ledger = super::Ledger::default();
+    let mut out = ledger.level(built.clone(), stats.counted.clone());
+    // The second level's built instances go to the caller's merge, which
+    // drops them as the first's; its counted ones are met already.
+    assert_eq!(ledger.level(built, stats.counted).len(), MAX_INSTANCES);
+    ledger.attach(&mut out);
     assert_eq!(out.len(), MAX_INSTANCES, "one name, built up to the bound");
     assert!(out.iter().all(|a| a.name == out[0].name));
     assert_eq!(out.last().map(|a| a.also()), Some(200));
