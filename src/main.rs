@@ -298,7 +298,9 @@ fn seconds(s: &str) -> Result<f64, String> {
     }
     // A deadline this far off would overflow the clock.
     if t > 1e12 {
-        return Err(format!("{s} seconds is more than a duration can hold"));
+        return Err(format!(
+            "{s} is more than the 10^12 seconds a timeout may be"
+        ));
     }
     Ok(t)
 }
@@ -343,17 +345,17 @@ fn text_summary(l: &Loaded, r: &CheckResult, models: &[Model], anomalies: &[Stri
             out.push_str(&format!("    {}{pat} at {}\n", a.name, lines.join(", ")));
             out.push_str(&elle_si::explain::text::explain(&l.history, a, "      "));
         }
-        let found = elle_si::anomaly::found(list);
-        if found > 3 {
-            let listed = list.len() as u64;
+        // Those shown above are the first three listed.
+        let (found, listed) = (elle_si::anomaly::found(list), list.len() as u64);
+        let more = found - listed.min(3);
+        if more > 0 {
             out.push_str(&if found > listed {
                 format!(
-                    "    ... and {} more (-o edn lists {listed}; the other {} are counted in :also)\n",
-                    found - 3,
+                    "    ... and {more} more (-o edn lists {listed}; the other {} are counted in :also)\n",
                     found - listed
                 )
             } else {
-                format!("    ... and {} more (-o edn lists all)\n", found - 3)
+                format!("    ... and {more} more (-o edn lists all)\n")
             });
         }
     }
