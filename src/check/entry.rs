@@ -102,8 +102,10 @@ fn settle_guessed_reads(
     };
     // Each check after the first gets what is left of the run's timeout:
     // none left, it is not made (and the answer stays unknown).
+    // (The reload's own time is charged too.)
     let again = with_time_left(copts, started)
-        .and_then(|o| Some(check_plan(&history::load(f, strict, None).ok()?, &o, p)));
+        .and_then(|_| history::load(f, strict, None).ok())
+        .and_then(|l2| Some(check_plan(&l2, &with_time_left(copts, started)?, p)));
     let exact: Vec<_> = copts
         .models
         .iter()
