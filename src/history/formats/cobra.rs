@@ -232,7 +232,7 @@ pub fn read(
     }
     notes.count(gc, |s| format!("garbage-collection read{s} skipped"));
     notes.count(deletes as u64, |s| {
-        format!("delete{s} read as writes of distinct values -1, -2, ...")
+        format!("delete{s} read as a write of a distinct value each (-1, -2, ...)")
     });
     Ok(b.finish())
 }

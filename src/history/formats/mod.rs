@@ -113,6 +113,11 @@ impl IntMap {
         *self.fresh.entry(v).or_insert(self.base + n)
     }
 
+    /// The number `v` was given, if it was given one.
+    pub fn given(&self, v: Val) -> Option<u64> {
+        self.fresh.get(&v).copied()
+    }
+
     /// How many values were renumbered.
     pub fn renumbered(&self) -> u64 {
         self.fresh.len() as u64

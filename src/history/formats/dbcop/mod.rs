@@ -515,7 +515,10 @@ pub(crate) fn project(h: &History, target: &str, notes: &mut Notes) -> Projectio
             && is_ident(&name)
             && !matches!(crate::history::formats::name_value(&name), Value::Int(_))
         {
-            key_names.insert(keys.get(kv), name);
+            // Only keys written (the others were given no number).
+            if let Some(n) = keys.given(kv) {
+                key_names.insert(n, name);
+            }
         }
     }
     let mut orders = Vec::new();
@@ -552,7 +555,7 @@ impl Projection {
         };
         notes.count(self.keys.renumbered() - kept, |s| {
             format!(
-                "key{s} renumbered from {} (only non-negative integers below 10^18 are kept)",
+                "key{s} renumbered, to numbers from {} on (only non-negative integers below 10^18 are kept)",
                 self.keys.base
             )
         });

@@ -25,6 +25,17 @@ pub fn merged(h: &History) -> Option<(String, String, String)> {
         }
         keys.insert(j, k);
     }
+    // Integers and strings render apart: values collide only beside a
+    // keyword (or another form JSON lacks), which most histories never
+    // write.
+    let exotic = h
+        .mops
+        .iter()
+        .filter(|m| m.is_write() && m.val.as_int().is_none())
+        .any(|m| !matches!(h.value(m.val), Value::String(_)));
+    if !exotic {
+        return None;
+    }
     let mut vals: FxHashMap<(KeyId, String), Val> = FxHashMap::default();
     for m in h.mops.iter().filter(|m| m.is_write()) {
         let v = h.value(m.val);
