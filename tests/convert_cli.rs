@@ -37,6 +37,20 @@ fn load(p: &Path) -> History {
 
 const SAMPLE: &str = "test-logs/formats/list-append.edn";
 
+/// Converts `input` to `to` as `dir/out.<to>`: success, stderr, the
+/// output's path.
+fn convert_to(input: &Path, dir: &Path, to: &str) -> (bool, String, PathBuf) {
+    let out = dir.join(format!("out.{to}"));
+    let (ok, _, err) = elle_si(&[
+        "convert",
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--to",
+        to,
+    ]);
+    (ok, err, out)
+}
+
 /// An `:info` write, a never-completed read and keyword keys.
 const UNSURE: &str = "{:type :invoke, :process 0, :value [[:w :x 1] [:w :y 1]], :index 0}
 {:type :ok, :process 0, :value [[:w :x 1] [:w :y 1]], :index 1}
@@ -53,14 +67,7 @@ fn register_formats_notes_say_what_the_output_holds() {
     let input = d.join("unsure.edn");
     std::fs::write(&input, UNSURE).unwrap();
     for to in ["text", "dbcop-hist", "dbcop-json", "dbcop-bincode"] {
-        let out = d.join(format!("out.{to}"));
-        let (ok, _, err) = elle_si(&[
-            "convert",
-            input.to_str().unwrap(),
-            out.to_str().unwrap(),
-            "--to",
-            to,
-        ]);
+        let (ok, err, out) = convert_to(&input, &d, to);
         assert!(ok, "{to}: {err}");
         // The :info write is written; the never-completed read, with
         // nothing left to write, is left out, and counted only there.
@@ -106,15 +113,8 @@ fn what_a_target_cannot_hold_is_noted_or_refused_by_name() {
     let input = d.join("in.edn");
     let convert = |text: &str, to: &str| {
         std::fs::write(&input, text).unwrap();
-        let out = d.join(format!("out.{to}"));
-        let _ = std::fs::remove_file(&out);
-        let (ok, _, err) = elle_si(&[
-            "convert",
-            input.to_str().unwrap(),
-            out.to_str().unwrap(),
-            "--to",
-            to,
-        ]);
+        let _ = std::fs::remove_file(d.join(format!("out.{to}")));
+        let (ok, err, out) = convert_to(&input, &d, to);
         (ok, err, out.exists())
     };
     // JSON has no keywords: :x and "x" would become one key.

@@ -78,13 +78,13 @@ pub struct Stats {
     /// The deadline came first: the anomalies found hold (each is a cycle
     /// of the level's graph), but others may be missing.
     pub timed_out: bool,
-    /// Instances found past [`MAX_INSTANCES`] of their name, not built:
+    /// Instances found past `MAX_INSTANCES` of their filing, not built:
     /// by name, their identities ([`Instance`]).
     pub counted: Counted,
 }
 
 /// An instance's identity within its name: the writer it should have
-/// seen (or [`INIT`]), the one it saw, and the read. Two levels that find
+/// seen (or `INIT`, the initial state), the one it saw, and the read. Two levels that find
 /// one instance find it under one identity.
 pub type Instance = (TxnId, TxnId, MopId);
 
@@ -112,7 +112,7 @@ fn identity(a: &Anomaly) -> Option<Instance> {
 
 /// The instances of several levels merged, each once, as the first level
 /// that found it has it: those built are merged by the caller (less those
-/// an earlier level only counted); those counted (past [`MAX_INSTANCES`]
+/// an earlier level only counted); those counted (past `MAX_INSTANCES`
 /// of their filing at their level) and met by no earlier level are
 /// counted here, and [`Ledger::attach`] puts their number on the last one
 /// kept of their filing, as `:also`.

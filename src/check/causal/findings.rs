@@ -201,17 +201,9 @@ pub(super) fn instance(
     let read = &h.mops[tri.read as usize];
     let t3 = read.txn;
     let t2 = tri.t2;
-    let Kind {
-        pattern,
-        name,
-        rules_out,
-        co_family,
-        before,
-        after,
-        so,
-    } = k;
-    let mut a = Anomaly::new(name).pattern(pattern).txn(t3);
-    a.rules_out = rules_out;
+    let (co_family, before, after, so) = (k.co_family, k.before, k.after, k.so);
+    let mut a = Anomaly::new(k.name).pattern(k.pattern).txn(t3);
+    a.rules_out = k.rules_out;
     if tri.t1 != INIT {
         a = a.txn(tri.t1);
     }

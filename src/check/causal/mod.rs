@@ -43,4 +43,4 @@ mod findings;
 #[cfg(test)]
 mod tests;
 
-pub use driver::{Clocks, Counted, Filing, Ledger, Level, Stats, check};
+pub use driver::{Clocks, Counted, Filing, Instance, Ledger, Level, Stats, check};
