@@ -118,10 +118,12 @@ fn identity(a: &Anomaly) -> Option<Instance> {
 /// kept of their filing, as `:also`.
 #[derive(Default)]
 pub struct Ledger {
-    /// Every instance met so far, by name and identity.
-    seen: FxHashSet<(String, Instance)>,
+    /// The names met, numbered.
+    names: FxHashMap<String, u32>,
+    /// Every instance met so far, by name (numbered) and identity.
+    seen: FxHashSet<(u32, Instance)>,
     /// Those of them only counted.
-    counted: FxHashSet<(String, Instance)>,
+    counted: FxHashSet<(u32, Instance)>,
     /// How many were counted per filing, and the last instance built of
     /// that filing by the level that counted them (to stand for them
     /// should the merge have kept none so filed).
@@ -133,12 +135,12 @@ impl Ledger {
     /// those an earlier level counted; counts those it counted that no
     /// earlier level met.
     pub fn level(&mut self, built: Vec<Anomaly>, counted: Counted) -> Vec<Anomaly> {
-        let key = |a: &Anomaly| identity(a).map(|id| (a.name.clone(), id));
         for (filing, ids) in counted {
+            let name = self.name(&filing.0);
             let mut fresh = 0;
             for id in ids {
-                if self.seen.insert((filing.0.clone(), id)) {
-                    self.counted.insert((filing.0.clone(), id));
+                if self.seen.insert((name, id)) {
+                    self.counted.insert((name, id));
                     fresh += 1;
                 }
             }
@@ -151,16 +153,28 @@ impl Ledger {
                 e.0 += fresh;
             }
         }
-        let out: Vec<Anomaly> = built
-            .into_iter()
-            .filter(|a| key(a).is_none_or(|k| !self.counted.contains(&k)))
-            .collect();
-        for a in &out {
-            if let Some(k) = key(a) {
+        let mut out = Vec::with_capacity(built.len());
+        for a in built {
+            let key = identity(&a).map(|id| (self.name(&a.name), id));
+            if key.is_some_and(|k| self.counted.contains(&k)) {
+                continue;
+            }
+            if let Some(k) = key {
                 self.seen.insert(k);
             }
+            out.push(a);
         }
         out
+    }
+
+    /// The number of a name.
+    fn name(&mut self, name: &str) -> u32 {
+        if let Some(&n) = self.names.get(name) {
+            return n;
+        }
+        let n = self.names.len() as u32;
+        self.names.insert(name.to_string(), n);
+        n
     }
 
     /// Puts each filing's count on the last anomaly of `out` so filed; where
