@@ -445,11 +445,14 @@ pub fn check(
     let mut per_filing: FxHashMap<Filing, usize> = FxHashMap::default();
     for (i, tri) in reported.iter().enumerate() {
         let k = kind(&ctx, level, tri, free[i]);
-        let filing = (k.name.clone(), k.rules_out);
-        let built = per_filing.entry(filing.clone()).or_default();
+        let built = per_filing.entry((k.name.clone(), k.rules_out)).or_default();
         if *built >= MAX_INSTANCES {
             let id = (tri.t1, tri.t2, tri.read);
-            stats.counted.entry(filing).or_default().insert(id);
+            stats
+                .counted
+                .entry((k.name, k.rules_out))
+                .or_default()
+                .insert(id);
             continue;
         }
         *built += 1;

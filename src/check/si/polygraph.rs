@@ -1428,7 +1428,7 @@ mod tests {
             let mut s = SplitScratch::default();
             for x in 0..writes.keys() as KeyId {
                 let mut ws = writes.get(x).to_vec();
-                let mut r = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+                let mut r = super::super::tests::Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
                 for order in 0..3 {
                     // Out of session order, reversed or shuffled: each
                     // session's search starts afresh where its order breaks.
@@ -1436,10 +1436,7 @@ mod tests {
                         1 => ws.reverse(),
                         2 => {
                             for i in (1..ws.len()).rev() {
-                                r ^= r << 13;
-                                r ^= r >> 7;
-                                r ^= r << 17;
-                                ws.swap(i, (r % (i as u64 + 1)) as usize);
+                                ws.swap(i, r.next(i as u64 + 1) as usize);
                             }
                         }
                         _ => {}

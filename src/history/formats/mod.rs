@@ -197,7 +197,6 @@ pub fn register_ops(h: &History, t: TxnId, out: &mut Vec<RegOp>) {
 
 /// Notes a register writer gives for what it could not say.
 pub(crate) fn register_notes(h: &History, target: &str, notes: &mut Notes) {
-    let (_, aborted, _) = h.status_counts();
     if h.workload == Some(Workload::ListAppend) {
         let orders = match target {
             "dbcop's text form" => "the version orders the lists reveal are kept in comments",
@@ -226,11 +225,9 @@ pub(crate) fn register_notes(h: &History, target: &str, notes: &mut Notes) {
         .iter()
         .filter(|m| m.is_read() && h.txns[m.txn as usize].status == Status::Aborted)
         .count();
-    if aborted > 0 {
-        notes.count(aborted_reads as u64, |s| {
-            format!("read{s} of aborted transactions dropped (what they returned is unknown)")
-        });
-    }
+    notes.count(aborted_reads as u64, |s| {
+        format!("read{s} of aborted transactions dropped (what they returned is unknown)")
+    });
 }
 
 /// A binary input's error: the byte offset and the record, since lines and

@@ -39,15 +39,13 @@ pub fn merged(h: &History) -> Option<(String, String, String)> {
     let mut vals: FxHashMap<(KeyId, String), Val> = FxHashMap::default();
     for m in h.mops.iter().filter(|m| m.is_write()) {
         let v = h.value(m.val);
-        let j = json(&v).to_string();
-        match vals.get(&(m.key, j.clone())) {
-            Some(&other) if other != m.val => {
-                return Some((h.value(other).to_string(), v.to_string(), j));
-            }
-            Some(_) => {}
-            None => {
-                vals.insert((m.key, j), m.val);
-            }
+        let other = *vals.entry((m.key, json(&v).to_string())).or_insert(m.val);
+        if other != m.val {
+            return Some((
+                h.value(other).to_string(),
+                v.to_string(),
+                json(&v).to_string(),
+            ));
         }
     }
     None
