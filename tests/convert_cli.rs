@@ -59,6 +59,8 @@ const UNSURE: &str = "{:type :invoke, :process 0, :value [[:w :x 1] [:w :y 1]], 
 {:type :invoke, :process 2, :value [[:r :x nil]], :index 4}
 {:type :invoke, :process 3, :value [[:r :y nil] [:w :y 3]], :index 5}
 {:type :ok, :process 3, :value [[:r :y 1] [:w :y 3]], :index 6}
+{:type :invoke, :process 4, :value [[:r :x nil] [:w :x 4]], :index 7}
+{:type :fail, :process 4, :value [[:r :x nil] [:w :x 4]], :index 8}
 ";
 
 #[test]
@@ -80,6 +82,13 @@ fn register_formats_notes_say_what_the_output_holds() {
             "{to}: {err}"
         );
         assert!(!err.contains("kept as indeterminate"), "{to}: {err}");
+        // The text format drops the never-completed read's too.
+        let dropped = if to == "text" {
+            "2 reads of aborted or indeterminate transactions dropped"
+        } else {
+            "1 read of an aborted transaction dropped"
+        };
+        assert!(err.contains(dropped), "{to}: {err}");
         let h = history::load(
             &out,
             LoadOptions {
@@ -90,7 +99,8 @@ fn register_formats_notes_say_what_the_output_holds() {
         )
         .unwrap_or_else(|e| panic!("{to}: {e}"))
         .history;
-        assert_eq!(h.txns.len(), 3, "{to}");
+        // The aborted one is written, its write kept and its read dropped.
+        assert_eq!(h.txns.len(), 4, "{to}");
         if to != "text" {
             // dbcop's variables stay dense: its tools size tables by
             // n_variable.

@@ -226,7 +226,12 @@ pub(crate) fn register_notes(h: &History, target: &str, notes: &mut Notes) {
         .filter(|m| m.is_read() && h.txns[m.txn as usize].status == Status::Aborted)
         .count();
     notes.count(aborted_reads as u64, |s| {
-        format!("read{s} of aborted transactions dropped (what they returned is unknown)")
+        let of = if s.is_empty() {
+            "of an aborted transaction"
+        } else {
+            "of aborted transactions"
+        };
+        format!("read{s} {of} dropped (what they returned is unknown)")
     });
 }
 

@@ -224,7 +224,12 @@ pub fn stream_from_edn(
         format!("indeterminate transaction{s} (:info, or never completed) written as committed, reads dropped: the text format cannot say \"may have happened\"")
     });
     notes.count(w.dropped_reads, |s| {
-        format!("read{s} of aborted or indeterminate transactions dropped (what they returned is unknown)")
+        let of = if s.is_empty() {
+            "of an aborted or indeterminate transaction"
+        } else {
+            "of aborted or indeterminate transactions"
+        };
+        format!("read{s} {of} dropped (what they returned is unknown)")
     });
     notes.count(stats.skipped_ops, |s| {
         format!("op{s} without an integer :process (nemesis and others) left out")
