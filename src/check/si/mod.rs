@@ -235,20 +235,19 @@ fn check_given(
         },
     };
     let mut band = None;
-    let guess = witness::guess(h, variant);
-    if matches!(guess, witness::Guess::Release { .. })
-        && let Some(refuted) = refute::by_keys(h, variant, deadline)
-    {
-        // The logged order's short cycles are where a violation most
-        // likely is: looked at before any witness is tried, so that an
-        // invalid history does not pay for one (a 10k causal store at SI:
-        // a 184k-constraint attempt, then refuted on one key).
-        return refuted;
-    }
-    match guess {
+    match witness::guess(h, variant) {
         witness::Guess::None => {}
         witness::Guess::Holds => return witnessed(Stats::default()),
-        witness::Guess::Release { keys, when } => {
+        witness::Guess::Release { keys, cycles } => {
+            if let Some(refuted) = refute::by_keys(h, variant, deadline, &cycles) {
+                // The logged order's short cycles are where a violation
+                // most likely is: looked at before any witness is tried,
+                // so that an invalid history does not pay for one (a 10k
+                // causal store at SI: a 184k-constraint attempt, then
+                // refuted on one key).
+                return refuted;
+            }
+            let when = cycles.into_when();
             match witness::route(h, &keys) {
                 witness::Route::Released => {
                     // The guess kept where it closed no cycle, the rest

@@ -47,6 +47,7 @@ use std::time::{Duration, Instant};
 
 use super::polygraph::{Scope, Variant};
 use super::solve::time_keys;
+use super::witness::Cycles;
 use super::{Outcome, Telling, check_polygraph_in, expired};
 use crate::check::deps::included;
 use crate::history::model::*;
@@ -354,7 +355,12 @@ pub const SPAN: usize = 4096;
 /// steps; a part that passes proves nothing. Each part gets at most
 /// [`WINDOW_TIME`], all of them [`BUDGET`]. Memory: the guessed graph (one
 /// edge per read and write) and one part's polygraph.
-pub(super) fn by_keys(h: &History, variant: Variant, deadline: Option<Instant>) -> Option<Outcome> {
+pub(super) fn by_keys(
+    h: &History,
+    variant: Variant,
+    deadline: Option<Instant>,
+    cycles: &Cycles,
+) -> Option<Outcome> {
     if variant.session {
         return None;
     }
@@ -367,7 +373,7 @@ pub(super) fn by_keys(h: &History, variant: Variant, deadline: Option<Instant>) 
     {
         return None;
     }
-    suspected(h, variant, deadline, &time_order(h, &inc), SPAN)
+    suspected(h, variant, deadline, cycles, (&time_order(h, &inc), SPAN))
 }
 
 /// [`by_keys`] on any history: parts of at most `span` places either way
@@ -376,8 +382,8 @@ fn suspected(
     h: &History,
     variant: Variant,
     deadline: Option<Instant>,
-    order: &[TxnId],
-    span: usize,
+    cycles: &Cycles,
+    (order, span): (&[TxnId], usize),
 ) -> Option<Outcome> {
     let budget = Instant::now() + BUDGET;
     let mut place = vec![usize::MAX; h.txns.len()];
@@ -465,12 +471,13 @@ fn suspected(
         }
         ControlFlow::Continue(())
     };
-    super::witness::suspects(h, variant, (SUSPECTS, span), look).flatten()
+    super::witness::suspects(h, variant, cycles, (SUSPECTS, span), look).flatten()
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::tests::{PLAIN_SER, PLAIN_SI, load_text};
+    use super::super::witness::{Guess, guess};
     use super::*;
     use crate::anomaly::{On, Path, Rel};
     use crate::generator::{Db, Distribution, Fault, GenOptions, generate};
@@ -581,7 +588,10 @@ mod tests {
                 for v in [PLAIN_SI, PLAIN_SER] {
                     let whole = super::super::check(&h, v, None);
                     assert!(!whole.timed_out);
-                    let Some(o) = suspected(&h, v, None, &order, 64) else {
+                    let Guess::Release { cycles, .. } = guess(&h, v) else {
+                        continue;
+                    };
+                    let Some(o) = suspected(&h, v, None, &cycles, (&order, 64)) else {
                         continue;
                     };
                     refuted += 1;
@@ -622,7 +632,12 @@ mod tests {
         let h = load_text(std::str::from_utf8(&text).expect("text"));
         let inc = included(&h);
         assert!(!large(&h, &inc) && pairs(&h, &inc) >= WINDOW_PAIRS);
-        let o = by_keys(&h, PLAIN_SI, None).expect("refuted on its suspects' keys");
+        let cycles = |v| match guess(&h, v) {
+            Guess::Release { cycles, .. } => cycles,
+            _ => panic!("{v:?}: the logged order should close cycles"),
+        };
+        let o =
+            by_keys(&h, PLAIN_SI, None, &cycles(PLAIN_SI)).expect("refuted on its suspects' keys");
         assert!(!o.anomalies.is_empty() && !o.timed_out);
         let part = o.stats.part.expect("a part");
         assert!(part.keys.is_some_and(|(k, all)| k >= 1 && k < all));
@@ -634,6 +649,6 @@ mod tests {
         // At serializability its known edges close a cycle: the whole is
         // told instead.
         assert!(super::super::polygraph::known_cycle(&h, PLAIN_SER));
-        assert!(by_keys(&h, PLAIN_SER, None).is_none());
+        assert!(by_keys(&h, PLAIN_SER, None, &cycles(PLAIN_SER)).is_none());
     }
 }
