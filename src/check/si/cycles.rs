@@ -647,9 +647,15 @@ impl Components {
             None => 0,
         };
         let out = |x: u32| pa.out(x);
-        // Only nodes that may reach u are entered.
+        // Only nodes that may reach u are entered; where v and u share a
+        // component, only that component's (every node of a path from v
+        // to u is reached from u too).
+        let within_comp = pa.comp[v as usize] == floor;
         let above = |y: u32| {
             let c = pa.comp[y as usize];
+            if within_comp {
+                return c == floor;
+            }
             let s = pa.second(c);
             c >= floor && pa.low[c as usize] <= ceiling && target.0 <= s.0 && s.1 <= target.1
         };
