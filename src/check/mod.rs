@@ -376,6 +376,21 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::model::History;
+    use crate::history::{Format, LoadOptions, load_bytes};
+
+    /// A history from the generator, as `opts` asks (the checkers' tests
+    /// share it).
+    pub(super) fn generated(opts: &crate::generator::GenOptions) -> History {
+        let g = crate::generator::generate(opts).expect("generates");
+        let name = match opts.format {
+            Format::Text => "gen.txt",
+            _ => "gen.edn",
+        };
+        load_bytes(name, g.history, LoadOptions::default())
+            .expect("loads")
+            .history
+    }
 
     fn cycle(name: &str, txns: &[u32], also: u64) -> Anomaly {
         let mut a = Anomaly::new(name);

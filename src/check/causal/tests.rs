@@ -2,7 +2,8 @@
 
 use super::derive::{derive_causal, derive_search};
 use super::driver::{Clocks, Ctx, Level, Stats, Triangle, build};
-use crate::generator::{Db, Distribution, Fault, GenOptions, generate};
+use crate::check::tests::generated;
+use crate::generator::{Db, Distribution, Fault, GenOptions};
 use crate::history::model::*;
 use crate::history::{LoadOptions, Workload, load_bytes};
 
@@ -69,11 +70,7 @@ fn frontier_derivation_matches_search() {
                 o.faults.set(f, 0.05);
             }
         }
-        let Ok(g) = generate(&o) else { continue };
-        let Ok(l) = load_bytes("gen.edn", g.history, LoadOptions::default()) else {
-            continue;
-        };
-        let h = &l.history;
+        let h = &generated(&o);
         let vectors = build(h, Clocks::Vectors, true, &mut Stats::default());
         let trees = build(h, Clocks::TreeClocks, true, &mut Stats::default());
         for t in 0..h.txns.len() as TxnId {

@@ -551,6 +551,7 @@ impl G2 {
 
 #[cfg(test)]
 mod tests {
+    pub(super) use super::super::tests::generated;
     use super::polygraph::EdgeKind;
     use super::*;
     use crate::history::formats::dbcop::Duplicates;
@@ -585,18 +586,6 @@ mod tests {
         };
         let l = load_bytes("t.hist", text.as_bytes().to_vec(), opts).ok()?;
         l.anomalies.is_empty().then_some(l.history)
-    }
-
-    /// A history from the generator, as `opts` asks.
-    pub(super) fn generated(opts: &crate::generator::GenOptions) -> History {
-        let g = crate::generator::generate(opts).expect("generates");
-        let name = match opts.format {
-            Format::Text => "gen.txt",
-            _ => "gen.edn",
-        };
-        load_bytes(name, g.history, LoadOptions::default())
-            .expect("loads")
-            .history
     }
 
     pub(super) fn valid(h: &History, v: Variant) -> bool {

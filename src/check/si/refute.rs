@@ -476,11 +476,11 @@ fn suspected(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{PLAIN_SER, PLAIN_SI, load_text};
+    use super::super::tests::{PLAIN_SER, PLAIN_SI, generated};
     use super::super::witness::{Guess, guess};
     use super::*;
     use crate::anomaly::{On, Path, Rel};
-    use crate::generator::{Db, Distribution, Fault, GenOptions, generate};
+    use crate::generator::{Db, Distribution, Fault, GenOptions};
     use crate::history::{Format, Workload};
 
     /// Whether transaction `t` reads / writes key `x`.
@@ -527,8 +527,7 @@ mod tests {
                     seed,
                     ..GenOptions::default()
                 };
-                let text = generate(&g).expect("generates").history;
-                let h = load_text(std::str::from_utf8(&text).expect("text"));
+                let h = generated(&g);
                 for v in [PLAIN_SI, PLAIN_SER] {
                     let whole = super::super::check_polygraph(&h, v, None);
                     assert!(!whole.timed_out);
@@ -582,8 +581,7 @@ mod tests {
                     Some(f) => g.with_fault(f, 0.3),
                     None => g,
                 };
-                let text = generate(&g).expect("generates").history;
-                let h = load_text(std::str::from_utf8(&text).expect("text"));
+                let h = generated(&g);
                 let order = time_order(&h, &included(&h));
                 for v in [PLAIN_SI, PLAIN_SER] {
                     let whole = super::super::check(&h, v, None);
@@ -628,8 +626,7 @@ mod tests {
             ..GenOptions::default()
         }
         .with_fault(Fault::LostUpdate, 0.1);
-        let text = generate(&g).expect("generates").history;
-        let h = load_text(std::str::from_utf8(&text).expect("text"));
+        let h = generated(&g);
         let inc = included(&h);
         assert!(!large(&h, &inc) && pairs(&h, &inc) >= WINDOW_PAIRS);
         let cycles = |v| match guess(&h, v) {

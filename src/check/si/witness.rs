@@ -46,7 +46,10 @@ pub(super) enum Guess {
     /// The guessed order closes cycles; the keys whose guessed steps lie
     /// on one are released (`true`), and the guess is kept for the rest,
     /// each key's writers in the order of [`Cycles::into_when`].
-    Release { keys: Vec<bool>, cycles: Box<Cycles> },
+    Release {
+        keys: Vec<bool>,
+        cycles: Box<Cycles>,
+    },
 }
 
 /// The graph of a guessed order that closes cycles, with its components:
