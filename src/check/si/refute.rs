@@ -1,7 +1,9 @@
 //! Refute first: a large sessionless variant looks for a violation on the
 //! keys of the logged write order's short cycles ([`by_keys`]), then in
 //! windows of the history (transactions close in time, [`windows`]),
-//! before it builds the whole polygraph.
+//! before it builds the whole polygraph. A smaller one whose hot keys
+//! still make many writer pairs looks on those keys too (the whole's
+//! polygraph would cost it more than the parts).
 //!
 //! Why. Without session order nothing orders two writers of a key but the
 //! reads, so the whole polygraph holds a constraint for nearly every pair
