@@ -2,8 +2,9 @@
 //! keys of the logged write order's short cycles ([`by_keys`]), then in
 //! windows of the history (transactions close in time, [`windows`]),
 //! before it builds the whole polygraph. A smaller one whose hot keys
-//! still make many writer pairs looks on those keys too (the whole's
-//! polygraph would cost it more than the parts).
+//! make many writer pairs looks first on the keys of its lost updates,
+//! which violate SI and serializability whatever the order (the whole's
+//! polygraph would cost it far more than those parts).
 //!
 //! Why. Without session order nothing orders two writers of a key but the
 //! reads, so the whole polygraph holds a constraint for nearly every pair
@@ -132,9 +133,12 @@ fn time_order(h: &History, inc: &[bool]) -> Vec<TxnId> {
 /// The included transactions in time order, when the variant is
 /// sessionless and the history large enough to be refuted first: more than
 /// [`WINDOW`] of them, whose writers make at least [`MIN_PAIRS`] pairs.
-fn refuted_first(h: &History, variant: Variant) -> Option<Vec<TxnId>> {
+fn refuted_first(h: &History, variant: Variant) -> Option<(Vec<bool>, Vec<TxnId>)> {
     let inc = included(h);
-    (!variant.session && large(h, &inc)).then(|| time_order(h, &inc))
+    (!variant.session && large(h, &inc)).then(|| {
+        let order = time_order(h, &inc);
+        (inc, order)
+    })
 }
 
 /// Whether a history is large enough to be refuted first (see
@@ -152,12 +156,13 @@ fn pairs(h: &History, inc: &[bool]) -> usize {
 
 /// The check of a window: the transactions `ts`, marked in `part` for
 /// the check (and unmarked after), with at most [`WINDOW_PAIRS`] writer
-/// pairs, telling as `telling` asks.
+/// pairs, telling as `telling` asks; `inc` the history's included
+/// transactions.
 fn window(
     h: &History,
     variant: Variant,
     deadline: Option<Instant>,
-    (part, ts): (&mut [bool], &[TxnId]),
+    (part, ts, inc): (&mut [bool], &[TxnId], &[bool]),
     telling: Telling,
 ) -> Outcome {
     for &t in ts {
@@ -168,6 +173,7 @@ fn window(
         keys: None,
         max_pairs: WINDOW_PAIRS,
         fixed: None,
+        included: Some(inc),
     };
     let o = super::check_polygraph_telling(h, variant, deadline, scope, telling);
     for &t in ts {
@@ -181,7 +187,7 @@ fn window(
 /// does not take this route or no window refutes (the whole is then to be
 /// checked).
 pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) -> Option<Outcome> {
-    let order = refuted_first(h, variant)?;
+    let (inc, order) = refuted_first(h, variant)?;
     let mut part = vec![false; h.txns.len()];
     let mut size = WINDOW;
     let mut lo = 0;
@@ -197,7 +203,7 @@ pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) 
             h,
             variant,
             until,
-            (&mut part, &order[lo..hi]),
+            (&mut part, &order[lo..hi], &inc),
             Telling::FULL,
         );
         if o.stats.too_big && size > MIN_WINDOW {
@@ -212,7 +218,7 @@ pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) 
                     h,
                     variant,
                     deadline,
-                    (&mut part, &order[lo..hi]),
+                    (&mut part, &order[lo..hi], &inc),
                     Telling::FULL,
                 );
                 if !again.timed_out && !again.anomalies.is_empty() {
@@ -304,7 +310,13 @@ fn growing(
                 return None;
             }
             let hi = (lo + size).min(order.len());
-            let mut o = window(h, variant, deadline, (&mut part, &order[lo..hi]), telling);
+            let mut o = window(
+                h,
+                variant,
+                deadline,
+                (&mut part, &order[lo..hi], &inc),
+                telling,
+            );
             if !o.timed_out && !o.anomalies.is_empty() {
                 o.stats.part = Some(Part::window(lo, hi, order.len(), true));
                 return Some(o);
@@ -319,15 +331,22 @@ fn growing(
     None
 }
 
-/// The first part checked around a suspect (places either way), doubled
-/// while it passes, up to [`SPAN`]: a violation is most often near its
-/// suspect, and a part's polygraph grows with the square of its writers
-/// (the causal store at SI, 10k transactions: 184k constraints at 4,096
-/// places, 0.24 s in all; 0.11 s from 1,024).
+/// The first part checked around a suspect (places either way), widened
+/// four-fold while it passes, up to [`SPAN`]: a violation is most often
+/// near its suspect, and a part's polygraph grows with the square of its
+/// writers (the causal store at SI, 10k transactions: 184k constraints at
+/// 4,096 places, 0.24 s in all; 0.11 s from 1,024). A suspect that passes
+/// costs two parts, each a pass over the whole history besides its own
+/// work.
 pub const FIRST_SPAN: usize = 1024;
 
 /// Suspects looked for: short cycles of the logged order of writes.
 pub const SUSPECTS: usize = 256;
+
+/// Lost updates looked at in a history below the windows' size (see
+/// [`by_keys`]): the first refutes but where its version's writer is far
+/// from it in time.
+pub const FEW_SUSPECTS: usize = 16;
 
 /// How far in time order (transactions, either way) a suspect cycle is
 /// looked for, and the widest part checked around one.
@@ -335,28 +354,33 @@ pub const SPAN: usize = 4096;
 
 /// The first violation found on a few keys, for a sessionless variant of a
 /// history whose writers make at least [`MIN_PAIRS`] pairs (the same
-/// histories as [`windows`]), or at least [`WINDOW_PAIRS`] where its known
-/// edges close no cycle (the whole's polygraph is then as large as the
-/// parts' together, and telling the one violation a part finds costs what
-/// that part does: the SI store's lost updates at SI, 10k transactions of
-/// which 3,539 committed, 608k writer pairs, 0.95 s whole, 0.08 s here);
-/// `None` when the variant does not take this route or no suspect refutes.
+/// histories as [`windows`]), on the keys of its logged order's short
+/// cycles; or, below that size, one whose writers make at least
+/// [`WINDOW_PAIRS`] pairs and whose known edges close no cycle, on the key
+/// of each of its first [`FEW_SUSPECTS`] lost updates (the whole's
+/// polygraph is then large, and telling the violation a part finds costs
+/// what that part does: the SI store's lost updates at SI, 10k
+/// transactions of which 3,539 committed, 608k writer pairs, 0.95 s whole,
+/// 0.08 s here); `None` when the variant does not take this route or no
+/// suspect refutes.
 ///
 /// Where to look comes from the logged order of writes ([`super::witness`]):
 /// when it is no witness, its cycles run through the transactions that
 /// most likely violate the variant. Each short cycle
 /// ([`super::witness::suspects`]) is checked as a part that keeps the
 /// cycle's keys only, and the transactions that touch them within
-/// [`FIRST_SPAN`] places of the cycle in time order, doubled while the part
-/// passes up to [`SPAN`] (halved while the part's polygraph would hold more
-/// than [`WINDOW_PAIRS`] writer pairs, and then not widened): all
-/// writers and readers of those keys there, so a guessed step that was
+/// [`FIRST_SPAN`] places of the cycle in time order, then within [`SPAN`]
+/// (halved while the part's polygraph would hold more than
+/// [`WINDOW_PAIRS`] writer pairs, no narrower than a part that passed):
+/// all writers and readers of those keys there, so a guessed step that was
 /// wrong is no matter, since the part's polygraph leaves every order of
-/// its writers open. Sound by projection ([`Scope`]: onto transactions and
+/// its writers open (a lost update's part likewise, around its first
+/// transaction). Sound by projection ([`Scope`]: onto transactions and
 /// onto keys): a violation of the part is one of the whole, with the same
-/// steps; a part that passes proves nothing. Each part gets at most
-/// [`WINDOW_TIME`], all of them [`BUDGET`]. Memory: the guessed graph (one
-/// edge per read and write) and one part's polygraph.
+/// steps; a part that passes proves nothing. Each part of a cycle gets at
+/// most [`WINDOW_TIME`], all of them [`BUDGET`]; each part of a lost
+/// update [`PART_DECISIONS`] solver decisions. Memory: the guessed graph
+/// (one edge per read and write) and one part's polygraph.
 pub(super) fn by_keys(
     h: &History,
     variant: Variant,
@@ -367,26 +391,58 @@ pub(super) fn by_keys(
         return None;
     }
     let inc = included(h);
-    // A smaller history's whole polygraph is looked at first where it is
-    // small, or where its known edges close a cycle (built without a
-    // constraint, and its cycles told whole).
-    if !large(h, &inc)
-        && (pairs(h, &inc) < WINDOW_PAIRS || super::polygraph::known_cycle(h, variant))
-    {
+    let order = || time_order(h, &inc);
+    if large(h, &inc) {
+        let suspects = Suspects::Cycles(cycles, SUSPECTS);
+        return suspected(h, variant, deadline, (&inc, &order()), suspects);
+    }
+    // Below the windows' size, only where the whole's polygraph would be
+    // large, a lost update (a violation whatever the order) is looked at
+    // on its key: where the known edges close no cycle (else the whole is
+    // built without a constraint, and its cycles told whole).
+    if pairs(h, &inc) < WINDOW_PAIRS {
         return None;
     }
-    suspected(h, variant, deadline, cycles, (&time_order(h, &inc), SPAN))
+    let lost: Vec<(KeyId, TxnId)> = crate::check::basic::lost_update_groups(h)
+        .into_iter()
+        .map(|((x, _), ts)| (x, ts[0]))
+        .take(FEW_SUSPECTS)
+        .collect();
+    if lost.is_empty() || super::polygraph::known_cycle(h, variant) {
+        return None;
+    }
+    suspected(
+        h,
+        variant,
+        deadline,
+        (&inc, &order()),
+        Suspects::LostUpdates(lost),
+    )
 }
 
-/// [`by_keys`] on any history: parts of at most `span` places either way
-/// of each suspect, `order` the included transactions in time order.
+/// Where [`suspected`] looks.
+enum Suspects<'a> {
+    /// The logged order's short cycles, at most this many; each part
+    /// within [`WINDOW_TIME`], all within [`BUDGET`].
+    Cycles(&'a Cycles, usize),
+    /// Lost updates: each key, around the first transaction of its group;
+    /// each part within [`PART_DECISIONS`] solver decisions (a part with a
+    /// lost update is decided by pruning), so that what is found does not
+    /// depend on the host's load.
+    LostUpdates(Vec<(KeyId, TxnId)>),
+}
+
+/// [`by_keys`] on any history: a part on each suspect's keys, of
+/// [`FIRST_SPAN`] places either way of it, widened up to [`SPAN`]; `inc`
+/// the included transactions and `order` them in time order.
 fn suspected(
     h: &History,
     variant: Variant,
     deadline: Option<Instant>,
-    cycles: &Cycles,
-    (order, span): (&[TxnId], usize),
+    (inc, order): (&[bool], &[TxnId]),
+    suspects: Suspects,
 ) -> Option<Outcome> {
+    let timed = matches!(suspects, Suspects::Cycles(..));
     let budget = Instant::now() + BUDGET;
     let mut place = vec![usize::MAX; h.txns.len()];
     for (i, &t) in order.iter().enumerate() {
@@ -405,11 +461,14 @@ fn suspected(
                 *k = true;
             }
         }
-        let widest = span;
-        let mut span = FIRST_SPAN.min(widest);
+        let widest = SPAN;
+        let mut span = FIRST_SPAN;
         let mut widen = true;
+        // The widest span that passed: a wider part too big for a window
+        // halves no further than that.
+        let mut passed = 0;
         let found = loop {
-            if expired(deadline) || Instant::now() > budget {
+            if expired(deadline) || timed && Instant::now() > budget {
                 return ControlFlow::Break(None);
             }
             let (lo, hi) = (at.saturating_sub(span), (at + span + 1).min(order.len()));
@@ -426,10 +485,19 @@ fn suspected(
                 keys: Some(&keys),
                 max_pairs: WINDOW_PAIRS,
                 fixed: None,
+                included: Some(inc),
             };
-            let until = Instant::now() + WINDOW_TIME;
-            let until = Some(deadline.map_or(until, |d| d.min(until)));
-            let mut o = check_polygraph_in(h, variant, until, scope);
+            let mut o = if timed {
+                let until = Instant::now() + WINDOW_TIME;
+                let until = Some(deadline.map_or(until, |d| d.min(until)));
+                check_polygraph_in(h, variant, until, scope)
+            } else {
+                let telling = Telling {
+                    decisions: Some(PART_DECISIONS),
+                    ..Telling::FULL
+                };
+                super::check_polygraph_telling(h, variant, deadline, scope, telling)
+            };
             if !o.timed_out && !o.anomalies.is_empty() && o.stats.explain_cut && !expired(deadline)
             {
                 // As for a window: the violation is certain, so tell it
@@ -442,7 +510,7 @@ fn suspected(
             for &t in &order[lo..hi] {
                 part[t as usize] = false;
             }
-            if o.stats.too_big && span > MIN_WINDOW / 2 {
+            if o.stats.too_big && span > MIN_WINDOW / 2 && span / 2 > passed {
                 span /= 2;
                 widen = false;
                 continue;
@@ -458,7 +526,8 @@ fn suspected(
                 break Some(o);
             }
             if widen && !o.timed_out && !o.stats.too_big && span < widest {
-                span = (span * 2).min(widest);
+                passed = span;
+                span = (span * 4).min(widest);
                 continue;
             }
             break None;
@@ -473,12 +542,25 @@ fn suspected(
         }
         ControlFlow::Continue(())
     };
-    super::witness::suspects(h, variant, cycles, (SUSPECTS, span), look).flatten()
+    match suspects {
+        Suspects::Cycles(cycles, most) => {
+            super::witness::suspects(h, variant, cycles, (most, SPAN), look).flatten()
+        }
+        Suspects::LostUpdates(lost) => {
+            let mut look = look;
+            lost.iter()
+                .find_map(|&(x, t)| match look(&[x], t) {
+                    ControlFlow::Break(b) => Some(b),
+                    ControlFlow::Continue(()) => None,
+                })
+                .flatten()
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{PLAIN_SER, PLAIN_SI, generated};
+    use super::super::tests::{PLAIN_SER, PLAIN_SI, generated, load_text};
     use super::super::witness::{Guess, guess};
     use super::*;
     use crate::anomaly::{On, Path, Rel};
@@ -584,14 +666,21 @@ mod tests {
                     None => g,
                 };
                 let h = generated(&g);
-                let order = time_order(&h, &included(&h));
+                let inc = included(&h);
+                let order = time_order(&h, &inc);
                 for v in [PLAIN_SI, PLAIN_SER] {
                     let whole = super::super::check(&h, v, None);
                     assert!(!whole.timed_out);
                     let Guess::Release { cycles, .. } = guess(&h, v) else {
                         continue;
                     };
-                    let Some(o) = suspected(&h, v, None, &cycles, (&order, 64)) else {
+                    let Some(o) = suspected(
+                        &h,
+                        v,
+                        None,
+                        (&inc, &order),
+                        Suspects::Cycles(&cycles, SUSPECTS),
+                    ) else {
                         continue;
                     };
                     refuted += 1;
@@ -609,6 +698,42 @@ mod tests {
         }
         // The generator's lost updates are refuted on a key or two.
         assert!(refuted >= 4, "{refuted}");
+    }
+
+    #[test]
+    fn a_part_that_passes_is_widened_until_it_holds_the_violation() {
+        // A lost update on key 0 whose version was written 1,500 places
+        // before it: the first part (1,024 places either way) leaves the
+        // writer out, so its reads tell nothing; the wider one holds it.
+        let mut text = String::from("w(0,1,0,0)\n");
+        for i in 0..1500u32 {
+            let (s, k) = (1 + i % 8, 1 + i % 50);
+            text += &format!("w({k},{},{s},{})\n", i + 1, i + 1);
+        }
+        text += "r(0,1,9,2000)\nw(0,2,9,2000)\nr(0,1,10,2001)\nw(0,3,10,2001)\n";
+        let h = load_text(&text);
+        let inc = included(&h);
+        let order = time_order(&h, &inc);
+        let lost: Vec<(KeyId, TxnId)> = crate::check::basic::lost_update_groups(&h)
+            .into_iter()
+            .map(|((x, _), ts)| (x, ts[0]))
+            .collect();
+        assert_eq!(lost.len(), 1);
+        let at = order
+            .iter()
+            .position(|&t| t == lost[0].1)
+            .expect("in order");
+        assert!(at > FIRST_SPAN, "{at}");
+        for v in [PLAIN_SI, PLAIN_SER] {
+            let suspects = Suspects::LostUpdates(lost.clone());
+            let o = suspected(&h, v, None, (&inc, &order), suspects).expect("refuted");
+            assert!(!o.anomalies.is_empty() && !o.timed_out);
+            let part = o.stats.part.expect("a part");
+            // The part reached back to the first transaction, past the
+            // first span.
+            assert_eq!(part.from, 0, "{v:?}");
+            assert!(part.keys == Some((1, h.keys.len() as u32)), "{v:?}");
+        }
     }
 
     #[test]

@@ -341,6 +341,7 @@ pub(super) fn released(
         keys: None,
         max_pairs: MAX_RELEASED_PAIRS,
         fixed: Some(Fixed { when, near: &near }),
+        included: None,
     };
     let until = std::time::Instant::now() + TIME;
     let until = Some(deadline.map_or(until, |d| d.min(until)));
@@ -410,6 +411,7 @@ pub(super) fn banded(
                 when: &place,
                 near: &near,
             }),
+            included: None,
         };
         match attempt(h, variant, until, scope) {
             Attempt::Witness(stats) => return Some(stats),
