@@ -1,10 +1,11 @@
 //! Refute first: a large sessionless variant looks for a violation on the
 //! keys of the logged write order's short cycles ([`by_keys`]), then in
 //! windows of the history (transactions close in time, [`windows`]),
-//! before it builds the whole polygraph. A smaller one whose hot keys
-//! make many writer pairs looks first on the keys of its lost updates,
-//! which violate SI and serializability whatever the order (the whole's
-//! polygraph would cost it far more than those parts).
+//! before it builds the whole polygraph, when its logged order of writes
+//! is no witness. A smaller one whose hot keys make many writer pairs
+//! looks first on the keys of its lost updates, which violate SI and
+//! serializability whatever the order (the whole's polygraph would cost it
+//! far more than those parts).
 //!
 //! Why. Without session order nothing orders two writers of a key but the
 //! reads, so the whole polygraph holds a constraint for nearly every pair
@@ -335,9 +336,9 @@ fn growing(
 /// four-fold while it passes, up to [`SPAN`]: a violation is most often
 /// near its suspect, and a part's polygraph grows with the square of its
 /// writers (the causal store at SI, 10k transactions: 184k constraints at
-/// 4,096 places, 0.24 s in all; 0.11 s from 1,024). A suspect that passes
-/// costs two parts, each a pass over the whole history besides its own
-/// work.
+/// 4,096 places, 0.24 s in all; 0.11 s from 1,024). A suspect whose first
+/// part passes costs a second, wider one; each part also costs a pass
+/// over the whole history's micro-ops (their values, for the build).
 pub const FIRST_SPAN: usize = 1024;
 
 /// Suspects looked for: short cycles of the logged order of writes.
@@ -345,7 +346,10 @@ pub const SUSPECTS: usize = 256;
 
 /// Lost updates looked at in a history below the windows' size (see
 /// [`by_keys`]): the first refutes but where its version's writer is far
-/// from it in time.
+/// from it in time, or its key's part is too big for a window. Each part
+/// is bounded in decisions, so at most this many times two parts'
+/// [`PART_DECISIONS`] are spent (every part measured was decided by
+/// pruning, with none).
 pub const FEW_SUSPECTS: usize = 16;
 
 /// How far in time order (transactions, either way) a suspect cycle is
@@ -370,8 +374,9 @@ pub const SPAN: usize = 4096;
 /// ([`super::witness::suspects`]) is checked as a part that keeps the
 /// cycle's keys only, and the transactions that touch them within
 /// [`FIRST_SPAN`] places of the cycle in time order, then within [`SPAN`]
-/// (halved while the part's polygraph would hold more than
-/// [`WINDOW_PAIRS`] writer pairs, no narrower than a part that passed):
+/// (either halved while the part's polygraph would hold more than
+/// [`WINDOW_PAIRS`] writer pairs, down to 256 and no narrower than a part
+/// that passed):
 /// all writers and readers of those keys there, so a guessed step that was
 /// wrong is no matter, since the part's polygraph leaves every order of
 /// its writers open (a lost update's part likewise, around its first
