@@ -408,11 +408,8 @@ pub(super) fn by_keys(
     if pairs(h, &inc) < WINDOW_PAIRS {
         return None;
     }
-    let lost: Vec<(KeyId, TxnId)> = crate::check::basic::lost_update_groups(h)
-        .into_iter()
-        .map(|((x, _), ts)| (x, ts[0]))
-        .take(FEW_SUSPECTS)
-        .collect();
+    let mut lost = lost_updates(h);
+    lost.truncate(FEW_SUSPECTS);
     if lost.is_empty() || super::polygraph::known_cycle(h, variant) {
         return None;
     }
@@ -423,6 +420,14 @@ pub(super) fn by_keys(
         (&inc, &order()),
         Suspects::LostUpdates(lost),
     )
+}
+
+/// Each lost update's key and the first transaction of its group.
+fn lost_updates(h: &History) -> Vec<(KeyId, TxnId)> {
+    crate::check::basic::lost_update_groups(h)
+        .into_iter()
+        .map(|((x, _), ts)| (x, ts[0]))
+        .collect()
 }
 
 /// Where [`suspected`] looks.
@@ -466,7 +471,6 @@ fn suspected(
                 *k = true;
             }
         }
-        let widest = SPAN;
         let mut span = FIRST_SPAN;
         let mut widen = true;
         // The widest span that passed: a wider part too big for a window
@@ -530,9 +534,9 @@ fn suspected(
                 });
                 break Some(o);
             }
-            if widen && !o.timed_out && !o.stats.too_big && span < widest {
+            if widen && !o.timed_out && !o.stats.too_big && span < SPAN {
                 passed = span;
-                span = (span * 4).min(widest);
+                span = (span * 4).min(SPAN);
                 continue;
             }
             break None;
@@ -719,10 +723,7 @@ mod tests {
         let h = load_text(&text);
         let inc = included(&h);
         let order = time_order(&h, &inc);
-        let lost: Vec<(KeyId, TxnId)> = crate::check::basic::lost_update_groups(&h)
-            .into_iter()
-            .map(|((x, _), ts)| (x, ts[0]))
-            .collect();
+        let lost = lost_updates(&h);
         assert_eq!(lost.len(), 1);
         let at = order
             .iter()
