@@ -58,11 +58,13 @@ impl Telling {
 
     /// The same, with the solver bounded as naming is.
     pub fn naming(self) -> Telling {
+        self.within(Self::NAMING_DECISIONS)
+    }
+
+    /// The same, the solver taking at most `bound` decisions.
+    pub fn within(self, bound: u64) -> Telling {
         Telling {
-            decisions: Some(
-                self.decisions
-                    .map_or(Self::NAMING_DECISIONS, |d| d.min(Self::NAMING_DECISIONS)),
-            ),
+            decisions: Some(self.decisions.map_or(bound, |d| d.min(bound))),
             ..self
         }
     }
