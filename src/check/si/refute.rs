@@ -162,8 +162,8 @@ pub(super) fn large_sessionless(h: &History, variant: Variant) -> bool {
 /// pairs), so that only a search that is lost is cut. Measured on a 65k
 /// causal store at serializability (3.4M constraints, no pruning beyond
 /// [`super::prune::BITSET_LIMIT`] transactions): 2M decisions in 3.2 s of
-/// solving, 10M in 6.9 s, 213 conflicts, undecided; unbounded, no verdict
-/// in 10 min.
+/// solving, 10M in 6.9 s (213 conflicts), these 40M in 19 s (747), each
+/// undecided; unbounded, no verdict in 10 min.
 pub const LARGE_WHOLE_DECISIONS: u64 = 2 * super::polygraph::MAX_PAIRS as u64;
 
 /// The pairs of writers of a key, over all keys, among the included
@@ -409,8 +409,9 @@ pub const SPAN: usize = 4096;
 /// its writers open (a lost update's part likewise, around its first
 /// transaction). Sound by projection ([`Scope`]: onto transactions and
 /// onto keys): a violation of the part is one of the whole, with the same
-/// steps; a part that passes proves nothing. Each part of a cycle gets at
-/// most [`WINDOW_TIME`], all of them [`BUDGET`]; each part of a lost
+/// steps; a part that passes proves nothing. The first [`LOOKS`] cycles'
+/// parts are checked, each within [`WINDOW_TIME`], all within [`BUDGET`];
+/// each part of a lost
 /// update [`PART_DECISIONS`] solver decisions. Memory: the guessed graph
 /// (one edge per read and write) and one part's polygraph.
 pub(super) fn by_keys(
@@ -459,8 +460,9 @@ fn lost_updates(h: &History) -> Vec<(KeyId, TxnId)> {
 
 /// Where [`suspected`] looks.
 enum Suspects<'a> {
-    /// The logged order's short cycles, at most this many; each part
-    /// within [`WINDOW_TIME`], all within [`BUDGET`].
+    /// The logged order's short cycles, at most this many sampled and
+    /// [`LOOKS`] checked; each part within [`WINDOW_TIME`], all within
+    /// [`BUDGET`].
     Cycles(&'a Cycles, usize),
     /// Lost updates: each key, around the first transaction of its group;
     /// each part within [`PART_DECISIONS`] solver decisions (a part with a
@@ -487,7 +489,8 @@ fn suspected(
     }
     let mut keys = vec![false; h.keys.len()];
     let mut part = vec![false; h.txns.len()];
-    // Breaks with the violation found, or with none when the time is up.
+    // Breaks with the violation found, or with none when the time is up
+    // or [`LOOKS`] cycles' parts passed.
     let mut looked = 0;
     let look = |ks: &[KeyId], anchor: TxnId| {
         let at = place[anchor as usize];
