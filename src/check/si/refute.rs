@@ -310,14 +310,7 @@ fn growing(
 ) -> Option<Outcome> {
     let inc = included(h);
     let order = time_order(h, &inc);
-    let telling = Telling {
-        decisions: Some(
-            telling
-                .decisions
-                .map_or(PART_DECISIONS, |d| d.min(PART_DECISIONS)),
-        ),
-        ..telling
-    };
+    let telling = telling.within(PART_DECISIONS);
     let budget = Instant::now() + BUDGET;
     let mut part = vec![false; h.txns.len()];
     let mut size = first.max(2);
@@ -403,17 +396,16 @@ pub const SPAN: usize = 4096;
 /// [`FIRST_SPAN`] places of the cycle in time order, then within [`SPAN`]
 /// (either halved while the part's polygraph would hold more than
 /// [`WINDOW_PAIRS`] writer pairs, down to 256 and no narrower than a part
-/// that passed):
-/// all writers and readers of those keys there, so a guessed step that was
-/// wrong is no matter, since the part's polygraph leaves every order of
-/// its writers open (a lost update's part likewise, around its first
-/// transaction). Sound by projection ([`Scope`]: onto transactions and
-/// onto keys): a violation of the part is one of the whole, with the same
-/// steps; a part that passes proves nothing. The first [`LOOKS`] cycles'
-/// parts are checked, each within [`WINDOW_TIME`], all within [`BUDGET`];
-/// each part of a lost
-/// update [`PART_DECISIONS`] solver decisions. Memory: the guessed graph
-/// (one edge per read and write) and one part's polygraph.
+/// that passed): all writers and readers of those keys there, so a guessed
+/// step that was wrong is no matter, since the part's polygraph leaves
+/// every order of its writers open (a lost update's part likewise, around
+/// its first transaction). Sound by projection ([`Scope`]: onto
+/// transactions and onto keys): a violation of the part is one of the
+/// whole, with the same steps; a part that passes proves nothing. The
+/// first [`LOOKS`] cycles' parts are checked, each within [`WINDOW_TIME`],
+/// all within [`BUDGET`]; each part of a lost update within
+/// [`PART_DECISIONS`] solver decisions. Memory: the guessed graph (one
+/// edge per read and write) and one part's polygraph.
 pub(super) fn by_keys(
     h: &History,
     variant: Variant,
@@ -536,10 +528,7 @@ fn suspected(
                 let until = Some(deadline.map_or(until, |d| d.min(until)));
                 check_polygraph_in(h, variant, until, scope)
             } else {
-                let telling = Telling {
-                    decisions: Some(PART_DECISIONS),
-                    ..Telling::FULL
-                };
+                let telling = Telling::FULL.within(PART_DECISIONS);
                 super::check_polygraph_telling(h, variant, deadline, scope, telling)
             };
             if !o.timed_out && !o.anomalies.is_empty() && o.stats.explain_cut && !expired(deadline)
