@@ -186,7 +186,8 @@ pub struct Scope<'a> {
 /// order of `when`, taken as known for the pairs of writers farther apart
 /// in it than the key's `near`: all of them ([`Fixed::WHOLE`]), none
 /// ([`Fixed::OPEN`]: every pair a constraint), or those more than a band
-/// apart, the closer pairs left to the solver (so that a wrong guess
+/// apart (and past what a stale read asks, [`Fixed::stale`]), the closer
+/// pairs left to the solver (so that a wrong guess
 /// among writers close in time is the solver's to mend, while the pairs
 /// left open grow with the band rather than with the square of the key's
 /// writers).
@@ -207,6 +208,10 @@ pub struct Fixed<'a> {
     /// Per key: how far apart in `when` two writers may be and still be
     /// left open (keys past its end: [`Fixed::OPEN`]).
     pub near: &'a [u64],
+    /// Writers a stale read keeps open farther than `near`, ascending by
+    /// (key, writer): `(x, w, upto)` leaves writer `w` of key `x` open
+    /// with every writer of `x` placed before `upto` in `when`.
+    pub stale: &'a [(KeyId, TxnId, u64)],
 }
 
 impl Fixed<'_> {
@@ -524,16 +529,18 @@ impl Polygraph {
 /// the run of writers after it within `near` of it (the pairs left open).
 ///
 /// Every pair farther apart keeps the guess, but only some need edges of
-/// their own: writer `i`'s with the writers from `upto[i]` (the first
-/// guessed after it) to `upto[upto[i]]`. A farther writer `c` is guessed
-/// after `b = upto[i]` too, and closer to it than to `i`, so by induction
-/// on the distance `b` reaches `c` through write-write edges, and `i`
-/// through `b`; `i`'s readers reach `c` through their anti-dependency on
-/// `b` (for SI a dependency follows it, as a cycle through `c` needs).
-/// And the writer right after `i` in any solution's order is open with
-/// `i` or one of those with edges of their own (one guessed after `b` is
-/// after `b` too), so the solution's graph holds each version step's
-/// edges.
+/// their own: writer `i`'s with the writers from `b = upto[i]` (the first
+/// it is not open with) to `upto[b]`. A farther writer `c` (at or past
+/// `upto[b]`) is kept after `b`, and fewer writers from it than from `i`,
+/// so by induction on that count `b` reaches `c` through write-write
+/// edges, and `i` through `b`; `i`'s readers reach `c` through their
+/// anti-dependency on `b` (for SI a dependency follows it, as a cycle
+/// through `c` needs). And the writer right after `i` in any solution's
+/// order is open with `i` or one of those with edges of their own (one at
+/// or past `upto[b]` is kept after `b`, which is kept after `i`), so the
+/// solution's graph holds each version step's edges. Nothing here needs
+/// the runs to grow along the writers, only each to pass its own writer
+/// (`upto[i] > i`): [`widen`] lengthens some.
 fn banded(when: &[u64], near: u64, ws: &[(TxnId, Val)], upto: &mut Vec<usize>) {
     upto.clear();
     let at = |i: usize| when[ws[i].0 as usize];
@@ -543,6 +550,26 @@ fn banded(when: &[u64], near: u64, ws: &[(TxnId, Val)], upto: &mut Vec<usize>) {
             hi += 1;
         }
         upto.push(hi);
+    }
+}
+
+/// Widens [`banded`]'s runs where a stale read asks ([`Fixed::stale`]):
+/// writer `w`'s run reaches the first writer placed at or after its
+/// `upto`. Runs so widened need not grow along the key's writers; what
+/// [`banded`] shows holds of any runs that each pass their own writer.
+fn widen(f: Fixed, x: KeyId, ws: &[(TxnId, Val)], upto: &mut [usize]) {
+    let lo = f.stale.partition_point(|e| e.0 < x);
+    let hi = f.stale.partition_point(|e| e.0 <= x);
+    if lo == hi {
+        return;
+    }
+    let stale = &f.stale[lo..hi];
+    for (i, &(t, _)) in ws.iter().enumerate() {
+        if let Ok(a) = stale.binary_search_by_key(&t, |e| e.1) {
+            let until = stale[a].2;
+            let end = ws.partition_point(|&(u, _)| f.when[u as usize] < until);
+            upto[i] = upto[i].max(end);
+        }
     }
 }
 
@@ -1135,6 +1162,9 @@ fn build_with(
             if let Some((when, near)) = band {
                 unordered.sort_by_key(|&(t, _)| (when[t as usize], t));
                 banded(when, near, &unordered, &mut upto);
+                if let Some(f) = scope.fixed {
+                    widen(f, x, &unordered, &mut upto);
+                }
             }
             // Observed order: ww between consecutive versions; rw from the
             // readers of each version to the next one's writer.
@@ -1154,17 +1184,27 @@ fn build_with(
                 // Under a partly guessed order, those the guess puts after
                 // another follow it.
                 (None, None) if band.is_some() => {
-                    firsts.extend_from_slice(&unordered[..upto.first().copied().unwrap_or(0)])
+                    // Those no earlier writer is kept before (each of
+                    // the others follows one that is).
+                    let mut least = usize::MAX;
+                    for (k, &w) in unordered.iter().enumerate() {
+                        if k >= least {
+                            break;
+                        }
+                        firsts.push(w);
+                        least = least.min(upto[k]);
+                    }
                 }
                 (None, None) => firsts.extend_from_slice(&unordered),
             }
             if band.is_some() {
-                // The guessed pairs each writer heads: those farther than
-                // `near` but within `near` of the first of them (every
-                // farther one follows through that first one's).
+                // The guessed pairs each writer heads: those from the
+                // first it is not open with to the end of that one's run
+                // (every farther one follows through that first one's).
                 for (i, &a) in unordered.iter().enumerate() {
+                    // Widened runs may reach the end before later ones.
                     let Some(&b1) = upto.get(i).filter(|&&b| b < unordered.len()) else {
-                        break;
+                        continue;
                     };
                     let rs = readers_of(a.0);
                     let amb = amb_of(a.0);
@@ -1419,6 +1459,66 @@ mod tests {
             seed,
             ..GenOptions::default()
         })
+    }
+
+    #[test]
+    fn a_stale_read_widens_one_run_and_the_rest_keep_their_band() {
+        // T0 reads key 1 initial; T1..T5 write it, each in its own
+        // session; T6 reads T1's version after all of them (stale).
+        let h = super::super::tests::load_text(
+            "r(1,0,0,10)\nw(1,1,1,11)\nw(1,2,2,12)\nw(1,3,3,13)\nw(1,4,4,14)\nw(1,5,5,15)\n\
+             r(1,1,6,16)\n",
+        );
+        assert_eq!(h.txns.len(), 7);
+        let when: Vec<u64> = (0..7).collect();
+        let near = [1u64];
+        let (t, x) = (|i: u32| i as TxnId, 0 as KeyId);
+        let build = |stale: &[(KeyId, TxnId, u64)]| {
+            let scope = Scope {
+                fixed: Some(Fixed {
+                    when: &when,
+                    near: &near,
+                    stale,
+                }),
+                ..Scope::WHOLE
+            };
+            let g = build_in(&h, super::super::tests::PLAIN_SER, None, scope);
+            let known = |kind: EdgeKind| {
+                let mut es: Vec<(TxnId, TxnId)> = g
+                    .known
+                    .iter()
+                    .map(|&e| g.edges[e as usize])
+                    .filter(|e| e.kind == kind)
+                    .map(|e| (e.a, e.b))
+                    .collect();
+                es.sort_unstable();
+                es.dedup();
+                es
+            };
+            (
+                known(EdgeKind::Ww),
+                known(EdgeKind::Rw),
+                g.constraints.len(),
+            )
+        };
+        // A band of one place: each writer open with the next, kept before
+        // the rest (edges to the two after that: T1 < T3, T4; T2 < T4, T5;
+        // T3 < T5); the initial reader before T1 and T2, either of which
+        // may come first.
+        let (ww, rw, open) = build(&[]);
+        let band = [(1, 3), (1, 4), (2, 4), (2, 5), (3, 5)];
+        assert_eq!(ww, band.map(|(a, b)| (t(a), t(b))));
+        assert!(rw.contains(&(t(0), t(1))) && rw.contains(&(t(0), t(2))));
+        assert!(!rw.contains(&(t(0), t(3))));
+        assert_eq!(open, 4);
+        // T6's stale read leaves T1 open with every writer before it: T1
+        // keeps no order, the others keep theirs; T3, open with T1 and
+        // T2, may come first too, T4 not (kept after T2).
+        let (ww, rw, open) = build(&[(x, t(1), 6)]);
+        assert_eq!(ww, [(2, 4), (2, 5), (3, 5)].map(|(a, b)| (t(a), t(b))));
+        let firsts: Vec<TxnId> = rw.iter().filter(|e| e.0 == t(0)).map(|e| e.1).collect();
+        assert_eq!(firsts, vec![t(1), t(2), t(3)]);
+        assert_eq!(open, 4 + 3);
     }
 
     #[test]
