@@ -224,35 +224,17 @@ impl Guessed {
                 add(edge(a, b, EdgeKind::Realtime, 0), false, false);
             }
         }
-        // Final writes (key, when, writer) and external reads (key, writer
-        // or `TxnId::MAX` for the initial state, reader).
-        let mut writes: Vec<(KeyId, u64, TxnId)> = Vec::new();
-        let mut reads: Vec<(KeyId, TxnId, TxnId)> = Vec::new();
-        for (t, txn) in h.txns.iter().enumerate() {
-            if !inc[t] {
-                continue;
-            }
-            let t = t as TxnId;
-            let committed = txn.status == Status::Committed;
-            for m in &h.mops[txn.mops()] {
-                if m.is_write() && m.has(flag::FINAL) {
-                    writes.push((m.key, when[t as usize], t));
-                } else if committed && m.is_read() && m.has(flag::EXTERNAL) {
-                    if m.from == from::INITIAL {
-                        reads.push((m.key, TxnId::MAX, t));
-                    } else if let Some(w) = m.observed() {
-                        let src = h.txn_of(w);
-                        if src != t
-                            && h.txns[src as usize].status != Status::Aborted
-                            && inc[src as usize]
-                        {
-                            add(edge(src, t, EdgeKind::Wr, m.key), true, false);
-                            reads.push((m.key, src, t));
-                        }
-                    }
-                }
+        let Accesses { writes, mut reads } = accesses(h, &inc);
+        for &(x, src, t) in &reads {
+            if src != TxnId::MAX {
+                add(edge(src, t, EdgeKind::Wr, x), true, false);
             }
         }
+        // Final writes (key, when, writer).
+        let mut writes: Vec<(KeyId, u64, TxnId)> = writes
+            .into_iter()
+            .map(|(x, t)| (x, when[t as usize], t))
+            .collect();
         writes.sort_unstable();
         reads.sort_unstable();
         // Each writer's successor on each key, found by (key, writer).
@@ -442,6 +424,46 @@ fn banded_by(
     None
 }
 
+/// What a guessed order is checked on, in the history's order.
+struct Accesses {
+    /// The included transactions' final writes, as (key, writer).
+    writes: Vec<(KeyId, TxnId)>,
+    /// Their committed external reads, as (key, writer or `TxnId::MAX`
+    /// for the initial state, reader).
+    reads: Vec<(KeyId, TxnId, TxnId)>,
+}
+
+/// The [`Accesses`] of the included transactions `inc`.
+fn accesses(h: &History, inc: &[bool]) -> Accesses {
+    let mut writes: Vec<(KeyId, TxnId)> = Vec::new();
+    let mut reads: Vec<(KeyId, TxnId, TxnId)> = Vec::new();
+    for (t, txn) in h.txns.iter().enumerate() {
+        if !inc[t] {
+            continue;
+        }
+        let t = t as TxnId;
+        let committed = txn.status == Status::Committed;
+        for m in &h.mops[txn.mops()] {
+            if m.is_write() && m.has(flag::FINAL) {
+                writes.push((m.key, t));
+            } else if committed && m.is_read() && m.has(flag::EXTERNAL) {
+                if m.from == from::INITIAL {
+                    reads.push((m.key, TxnId::MAX, t));
+                } else if let Some(w) = m.observed() {
+                    let src = h.txn_of(w);
+                    if src != t
+                        && h.txns[src as usize].status != Status::Aborted
+                        && inc[src as usize]
+                    {
+                        reads.push((m.key, src, t));
+                    }
+                }
+            }
+        }
+    }
+    Accesses { writes, reads }
+}
+
 /// Each of `n` transactions' place in a guessed order (`when`, ties by
 /// id; those past its end first).
 fn places(n: usize, when: &[u64]) -> Vec<u64> {
@@ -468,37 +490,24 @@ fn places(n: usize, when: &[u64]) -> Vec<u64> {
 /// not undo, and the rounds found their keys a few at a time; these
 /// readers add ~1 open pair each (4,940 there, against 6,745 in the band).
 fn stale_reads(h: &History, place: &[u64]) -> Vec<(KeyId, TxnId, u64)> {
-    let inc = included(h);
-    let mut writes: Vec<(KeyId, u64)> = Vec::new();
-    // (key, writer's place, writer, reader's place)
-    let mut reads: Vec<(KeyId, u64, TxnId, u64)> = Vec::new();
-    for (t, txn) in h.txns.iter().enumerate() {
-        if !inc[t] {
-            continue;
-        }
-        for m in &h.mops[txn.mops()] {
-            if m.is_write() && m.has(flag::FINAL) {
-                writes.push((m.key, place[t]));
-            } else if txn.status == Status::Committed
-                && m.is_read()
-                && m.has(flag::EXTERNAL)
-                && let Some(w) = m.observed()
-            {
-                let src = h.txn_of(w);
-                if src as usize != t && inc[src as usize] {
-                    reads.push((m.key, place[src as usize], src, place[t]));
-                }
-            }
-        }
-    }
+    let Accesses { writes, reads } = accesses(h, &included(h));
+    let mut writes: Vec<(KeyId, u64)> = writes
+        .into_iter()
+        .map(|(x, t)| (x, place[t as usize]))
+        .collect();
     writes.sort_unstable();
+    // A read of `w`'s version is stale when the next writer of its key
+    // is placed before the reader.
+    let stale = |x: KeyId, w: TxnId, r: TxnId| {
+        let next = writes.partition_point(|&e| e <= (x, place[w as usize]));
+        writes
+            .get(next)
+            .is_some_and(|&(y, p)| y == x && p < place[r as usize])
+    };
     let mut out: Vec<(KeyId, TxnId, u64)> = reads
         .into_iter()
-        .filter(|&(x, at, _, r)| {
-            let next = writes.partition_point(|&e| e <= (x, at));
-            writes.get(next).is_some_and(|&(y, p)| y == x && p < r)
-        })
-        .map(|(x, _, w, r)| (x, w, r))
+        .filter(|&(x, w, r)| w != TxnId::MAX && stale(x, w, r))
+        .map(|(x, w, r)| (x, w, place[r as usize]))
         .collect();
     out.sort_unstable_by_key(|&(x, w, r)| (x, w, std::cmp::Reverse(r)));
     out.dedup_by_key(|e| (e.0, e.1));
