@@ -428,6 +428,9 @@ pub struct Acyclic {
     stamp: u32,
     /// Per variable: the reason of its propagated literal.
     why: Vec<Vec<Lit>>,
+    /// Per variable: whether a cycle (a conflict or a propagation's
+    /// reason) has named it ([`Acyclic::named`]).
+    named: Vec<bool>,
     scratch: Vec<u32>,
 }
 
@@ -458,6 +461,7 @@ impl Acyclic {
             proposed: Vec::new(),
             stamp: 0,
             why: Vec::new(),
+            named: Vec::new(),
             scratch: Vec::new(),
         }
     }
@@ -524,6 +528,9 @@ impl Acyclic {
                 }
                 self.conflict.sort_unstable();
                 self.conflict.dedup();
+                let conflict = std::mem::take(&mut self.conflict);
+                self.name(&conflict);
+                self.conflict = conflict;
                 return false;
             }
         }
@@ -795,7 +802,32 @@ impl Acyclic {
         if self.why.len() <= var {
             self.why.resize(var + 1, Vec::new());
         }
+        self.name(&why);
+        self.name(&[p]);
         self.why[var] = why;
+    }
+
+    fn name(&mut self, lits: &[Lit]) {
+        for l in lits {
+            let var = l.var().idx() as usize;
+            if self.named.len() <= var {
+                self.named.resize(var + 1, false);
+            }
+            self.named[var] = true;
+        }
+    }
+
+    /// Whether a cycle the theory found (a conflict, or a propagation's
+    /// reason) named `l`'s variable. Every clause the solver learns from
+    /// the theory is over named variables, so when it answers unsat the
+    /// groups of named literals (with the clauses over them) have no
+    /// solution either: an unsatisfiable subset, found at no cost, though
+    /// not a minimal one.
+    pub fn named(&self, l: Lit) -> bool {
+        self.named
+            .get(l.var().idx() as usize)
+            .copied()
+            .unwrap_or(false)
     }
 
     /// Opens a backtracking level.
@@ -1030,6 +1062,36 @@ mod tests {
         for budget in [0, 8] {
             let (m, _) = solve_groups(3, &[(0, 1)], &groups, 2, &[(0, true), (1, true)], budget);
             assert!(m.is_none());
+        }
+    }
+
+    #[test]
+    fn an_unsat_answer_names_only_the_literals_on_its_cycles() {
+        use batsat::interface::SolverInterface;
+        // x and w close a cycle whichever way each goes: x puts 0 -> 1
+        // and 2 -> 3 (else 4 -> 5 and 6 -> 7), w the reverse of the first
+        // pair of each (else of the second). y and z lie apart (8 -> 9
+        // or back, 10 -> 11 or back) and always fit.
+        for budget in [0, 8] {
+            let order = Order::seeded(12, &(0..12).collect::<Vec<u32>>(), &[]).expect("no edges");
+            let mut th = Acyclic::new(order);
+            th.budget = budget;
+            let mut solver =
+                batsat::Solver::new(Default::default(), batsat::callbacks::Basic::default());
+            let [y, x, w, z]: [Lit; 4] =
+                std::array::from_fn(|_| Lit::new(solver.new_var_default(), true));
+            th.add_group(vec![x], vec![(0, 1), (2, 3)]);
+            th.add_group(vec![!x], vec![(4, 5), (6, 7)]);
+            th.add_group(vec![w], vec![(1, 0), (5, 4)]);
+            th.add_group(vec![!w], vec![(3, 2), (7, 6)]);
+            for (l, a) in [(y, 8), (z, 10)] {
+                th.add_group(vec![l], vec![(a, a + 1)]);
+                th.add_group(vec![!l], vec![(a + 1, a)]);
+            }
+            let r = solver.solve_limited_th(&mut Th(&mut th), &[]);
+            assert_eq!(r, lbool::FALSE, "budget {budget}");
+            assert!(th.named(x) && th.named(!w), "budget {budget}");
+            assert!(!th.named(y) && !th.named(z), "budget {budget}");
         }
     }
 }
