@@ -56,9 +56,9 @@ pub(super) struct Lazily {
 
 impl Lazily {
     /// The constraints (and choices) of an unsatisfiable core of those it
-    /// ended with, asked again from the same phases: among those its
-    /// theory's cycles named when it ended unsat (an unsatisfiable subset,
-    /// [`Core::Named`]; the rest left out), else among all.
+    /// ended with, asked again from the same phases: only those its
+    /// theory's cycles named are solved when it ended unsat (an
+    /// unsatisfiable subset, [`Core::Named`]), else all of them.
     pub(super) fn core(
         &self,
         time_key: Option<&[u64]>,
@@ -67,14 +67,23 @@ impl Lazily {
         limits: (Option<Instant>, Option<u64>),
     ) -> Solved {
         let every: Vec<usize>;
-        let (open, among) = match &self.result {
-            Solved::Unsat(cs, chs) => (cs, Core::Among(cs, chs)),
+        let (open, choices) = match &self.result {
+            Solved::Unsat(cs, chs) => (cs, chs),
             _ => {
                 every = (0..g.choices.len()).collect();
-                (&self.open, Core::Among(&self.open, &every))
+                (&self.open, &every)
             }
         };
-        solve(time_key, g, g2, open, &self.phase, limits, among).0
+        solve(
+            time_key,
+            g,
+            g2,
+            open,
+            &self.phase,
+            limits,
+            Core::Guarded(choices),
+        )
+        .0
     }
 }
 
@@ -85,14 +94,14 @@ pub(super) enum Core<'a> {
     /// ([`super::acyclic::Acyclic::named`]): an unsatisfiable subset at no
     /// cost, not a minimal one.
     Named,
-    /// An unsatisfiable core among these constraints and choices, each
-    /// given an activation literal assumed true (the other choices hold
-    /// always; the constraints solved should be these). Each assumption is
-    /// a decision level of every descent, so the fewer the cheaper
-    /// (measured: all 46k constraints of the 262,144-txn causal store's
-    /// first banded round at SI gave no core within the round's 1M
-    /// decisions; the 127 its cycles named gave one in 0.45 s).
-    Among(&'a [usize], &'a [usize]),
+    /// An unsatisfiable core: each constraint solved, and each of these
+    /// choices, gets an activation literal assumed true (the other
+    /// choices hold always). Each assumption is a decision level of every
+    /// descent, so the fewer constraints solved, the cheaper (measured:
+    /// all 46k of the 262,144-txn causal store's first banded round at SI
+    /// gave no core within the round's 1M decisions; the 127 its cycles
+    /// named gave one in 0.45 s).
+    Guarded(&'a [usize]),
 }
 
 /// Solves pruning's open constraints, those that [`split_lazy`] sets aside
@@ -390,15 +399,14 @@ pub(super) fn solve(
     (deadline, decisions): (Option<Instant>, Option<u64>),
     core: Core<'_>,
 ) -> (Solved, u64) {
-    // Which constraints and choices get an activation literal.
-    let (guard_con, guard_choice) = match core {
-        Core::Named => (Vec::new(), Vec::new()),
-        Core::Among(cs, chs) => {
-            let mut con = vec![false; g.constraints.len()];
+    // Which choices get an activation literal (and whether every
+    // constraint does).
+    let (guard_all, guard_choice) = match core {
+        Core::Named => (false, Vec::new()),
+        Core::Guarded(chs) => {
             let mut ch = vec![false; g.choices.len()];
-            cs.iter().for_each(|&c| con[c] = true);
             chs.iter().for_each(|&c| ch[c] = true);
-            (con, ch)
+            (true, ch)
         }
     };
     let mut edges: Vec<(u32, u32)> = Vec::new();
@@ -544,7 +552,7 @@ pub(super) fn solve(
         };
         let (either, or) = (side(&con.either), side(&con.or));
         let mut guard = Vec::new();
-        if guard_con.get(c).copied().unwrap_or(false) {
+        if guard_all {
             let s = Lit::new(solver.new_var_default(), true);
             assumptions.push(s);
             selector_of.push((s, c));
