@@ -43,6 +43,17 @@ use polygraph::{EdgeId, Polygraph, Variant};
 use refute::Part;
 use solve::{Solved, solve_lazily, time_keys};
 
+/// How much of the logged order of writes a witness kept
+/// ([`Stats::witnessed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kept {
+    /// All of it: no polygraph built.
+    Whole,
+    /// Part of it, the rest solved ([`witness::released`],
+    /// [`witness::banded`]).
+    Part,
+}
+
 /// Figures for benchmarks (PolySI's Table 3, and time per stage).
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
@@ -69,14 +80,16 @@ pub struct Stats {
     /// The violation was found in a window of the history (see
     /// [`refute`]); the whole polygraph was not built.
     pub part: Option<refute::Part>,
-    /// The history satisfies the variant with each key's writes in the
-    /// order they were logged (see [`witness`]); no polygraph was built.
-    pub witnessed: bool,
+    /// The history satisfies the variant with its keys' writes in the
+    /// order they were logged, wholly or in part (see [`witness`]).
+    pub witnessed: Option<Kept>,
     /// Reads of values written more than once: how many (read, writer)
     /// choices there were, and how many known dependencies left on the
     /// reads that still have several writers ([`narrow`]), when they left
     /// fewer.
     pub narrowed: Option<(usize, usize)>,
+    /// The banded witness was tried and found none ([`witness::banded`]).
+    pub banded: Option<witness::Rounds>,
 }
 
 impl Stats {
@@ -106,11 +119,16 @@ impl Stats {
                  choices; known dependencies left {after} on reads with several writers"
             ));
         }
-        if self.witnessed {
-            notes.push(format!(
+        match self.witnessed {
+            Some(Kept::Whole) => notes.push(format!(
                 "{name}: satisfied with each key's writes in the order they were logged; \
                  no polygraph built"
-            ));
+            )),
+            Some(Kept::Part) => notes.push(format!(
+                "{name}: satisfied with part of the logged order of writes kept (the \
+                 constraints above solved the rest)"
+            )),
+            None => {}
         }
         if let Some(Part {
             size,
@@ -140,6 +158,9 @@ impl Stats {
                  the whole polygraph was not built",
                 name, p.size, p.of, p.from
             ));
+        }
+        if let Some(r) = self.banded {
+            notes.push(r.note(name));
         }
         if self.too_big {
             notes.push(format!(
@@ -226,18 +247,18 @@ fn check_given(
     deadline: Option<Instant>,
     telling: Telling,
 ) -> Outcome {
-    let witnessed = |stats: Stats| Outcome {
+    let witnessed = |stats: Stats, kept: Kept| Outcome {
         anomalies: Vec::new(),
         timed_out: false,
         stats: Stats {
-            witnessed: true,
+            witnessed: Some(kept),
             ..stats
         },
     };
     let mut band = None;
     match witness::guess(h, variant) {
         witness::Guess::None => {}
-        witness::Guess::Holds => return witnessed(Stats::default()),
+        witness::Guess::Holds => return witnessed(Stats::default(), Kept::Whole),
         witness::Guess::Release { keys, cycles } => {
             if let Some(refuted) = refute::by_keys(h, variant, deadline, &cycles) {
                 // The logged order's short cycles are where a violation
@@ -253,7 +274,7 @@ fn check_given(
                     // The guess kept where it closed no cycle, the rest
                     // solved.
                     if let Some(stats) = witness::released(h, variant, deadline, &keys, &when) {
-                        return witnessed(stats);
+                        return witnessed(stats, Kept::Part);
                     }
                 }
                 witness::Route::Banded if telling.cycles => band = Some((keys, when)),
@@ -269,14 +290,22 @@ fn check_given(
     // serializability: 0.45 s of 0.54); but before a large history's
     // windows, on which a valid one spends their whole budget (a 65k
     // causal store at plain SI: 16.5 s, 1 s of it its witness).
+    let mut rounds = None;
     if let Some((keys, when)) = band
         && !polygraph::known_cycle(h, variant)
-        && let Some(stats) = witness::banded(h, variant, deadline, &keys, &when)
     {
-        return witnessed(stats);
+        match witness::banded(h, variant, deadline, &keys, &when) {
+            Ok(stats) => return witnessed(stats, Kept::Part),
+            Err(r) => rounds = Some(r),
+        }
     }
+    // What the rounds tried is said with whatever decides next.
+    let said = |mut o: Outcome| {
+        o.stats.banded = rounds;
+        o
+    };
     if let Some(refuted) = refute::windows(h, variant, deadline) {
-        return refuted;
+        return said(refuted);
     }
     if telling.cycles && refute::stalls_first(h, variant) {
         // A small sessionless history: the whole first, its solver
@@ -284,10 +313,10 @@ fn check_given(
         let first = telling.within(refute::WHOLE_DECISIONS);
         let o = check_polygraph_telling(h, variant, deadline, polygraph::Scope::WHOLE, first);
         if !o.timed_out || o.stats.too_big || expired(deadline) || first == telling {
-            return o;
+            return said(o);
         }
         if let Some(refuted) = refute::stalled(h, variant, deadline, telling) {
-            return refuted;
+            return said(refuted);
         }
     }
     // A large sessionless history none of the above decided: its whole
@@ -300,9 +329,9 @@ fn check_given(
     } else {
         telling
     };
-    sessions::decide(h, variant, deadline, telling, |d, t| {
+    said(sessions::decide(h, variant, deadline, telling, |d, t| {
         check_polygraph_telling(h, variant, d, polygraph::Scope::WHOLE, t)
-    })
+    }))
 }
 
 #[cfg(test)]

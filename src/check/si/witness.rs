@@ -351,8 +351,8 @@ fn near(released: &[bool], open: u64) -> Vec<u64> {
 /// known edges, a constraint neither side of which fits, an unsatisfiable
 /// core) are then released whole, and the polygraph built again, at most
 /// [`ROUNDS`] times, each solver bounded by [`BAND_DECISIONS`]. `None`
-/// unless a solution was found (its figures then): nothing else proves
-/// anything.
+/// when a solution was found (its figures then), else how the rounds
+/// went ([`Rounds`]): nothing else proves anything.
 ///
 /// Why. Without session order a causal store's writes of one key race:
 /// a write skew the logged order closes is undone by moving one of its
@@ -368,8 +368,59 @@ pub(super) fn banded(
     deadline: Option<std::time::Instant>,
     released: &[bool],
     when: &[u64],
-) -> Option<super::Stats> {
+) -> Result<super::Stats, Rounds> {
     banded_by(h, variant, deadline, (released, when), BAND)
+}
+
+/// How [`banded`]'s rounds went when they found no witness (said in the
+/// check's notes, so that an `:unknown` says what was tried).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rounds {
+    /// Polygraphs built and solved.
+    pub rounds: usize,
+    /// Keys released whole by the rounds (beyond the band).
+    pub released: usize,
+    pub end: RoundsEnd,
+}
+
+/// Why [`banded`]'s rounds stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoundsEnd {
+    /// The last round's solver reached its [`BAND_DECISIONS`] (or its
+    /// polygraph grew past [`MAX_RELEASED_PAIRS`]).
+    Undecided,
+    /// The last round's cycles run through keys already released.
+    NothingNew,
+    /// [`ROUNDS`] rounds, each with keys to release.
+    Limit,
+    /// The deadline came.
+    Expired,
+    /// Not tried: the variant keeps session order or real time, or the
+    /// history has lost updates.
+    NotTried,
+}
+
+impl Rounds {
+    /// The note of a check under `name`.
+    pub fn note(&self, name: &str) -> String {
+        let end = match self.end {
+            RoundsEnd::Undecided => format!(
+                "the last round was undecided (its solver's {BAND_DECISIONS} decisions, or more \
+                 than {MAX_RELEASED_PAIRS} writer pairs)"
+            ),
+            RoundsEnd::NothingNew => {
+                "the last round's cycles run through keys already released".into()
+            }
+            RoundsEnd::Limit => "no more rounds allowed".into(),
+            RoundsEnd::Expired => "the deadline came".into(),
+            RoundsEnd::NotTried => "not tried".into(),
+        };
+        format!(
+            "{name}: no witness keeping each key's logged order of writes for writers more than \
+             {BAND} places apart: {} rounds, {} keys released whole; {end}",
+            self.rounds, self.released
+        )
+    }
 }
 
 /// [`banded`] with a band of `band` places.
@@ -379,20 +430,28 @@ fn banded_by(
     deadline: Option<std::time::Instant>,
     (released, when): (&[bool], &[u64]),
     band: u64,
-) -> Option<super::Stats> {
+) -> Result<super::Stats, Rounds> {
     use super::polygraph::{Fixed, Scope};
+    let mut rounds = Rounds {
+        rounds: 0,
+        released: 0,
+        end: RoundsEnd::NotTried,
+    };
     if variant.session || variant.realtime || !crate::check::basic::lost_update_groups(h).is_empty()
     {
-        return None;
+        return Err(rounds);
     }
     let place = places(h.txns.len(), when);
     let mut near = near(released, band);
     let stale = stale_reads(h, &place);
     let until = deadline;
+    rounds.end = RoundsEnd::Limit;
     for _ in 0..ROUNDS {
         if super::expired(until) {
-            return None;
+            rounds.end = RoundsEnd::Expired;
+            return Err(rounds);
         }
+        rounds.rounds += 1;
         let scope = Scope {
             part: None,
             keys: None,
@@ -405,23 +464,37 @@ fn banded_by(
             included: None,
         };
         match attempt(h, variant, until, scope) {
-            Attempt::Witness(stats) => return Some(stats),
+            Attempt::Witness(stats) => return Ok(stats),
             Attempt::Culprits(keys)
                 if keys
                     .iter()
                     .any(|&x| near.get(x as usize).is_some_and(|&n| n != Fixed::OPEN)) =>
             {
                 for x in keys {
-                    if let Some(n) = near.get_mut(x as usize) {
+                    if let Some(n) = near.get_mut(x as usize)
+                        && *n != Fixed::OPEN
+                    {
                         *n = Fixed::OPEN;
+                        rounds.released += 1;
                     }
                 }
             }
+            Attempt::Undecided => {
+                rounds.end = if super::expired(until) {
+                    RoundsEnd::Expired
+                } else {
+                    RoundsEnd::Undecided
+                };
+                return Err(rounds);
+            }
             // Nothing new to release: the cycles rest on what is open.
-            _ => return None,
+            Attempt::Culprits(_) => {
+                rounds.end = RoundsEnd::NothingNew;
+                return Err(rounds);
+            }
         }
     }
-    None
+    Err(rounds)
 }
 
 /// What a guessed order is checked on, in the history's order.
@@ -743,7 +816,7 @@ mod tests {
             let when = cycles.into_when();
             let share = keys.iter().filter(|&&k| k).count() * RELEASED_SHARE;
             assert!(share > keys.len(), "{v:?}: {share}");
-            assert!(banded(&h, v, None, &keys, &when).is_some(), "{v:?}");
+            assert!(banded(&h, v, None, &keys, &when).is_ok(), "{v:?}");
             // The whole polygraph, every pair open, agrees.
             let o = super::super::check_polygraph(&h, v, None);
             assert!(!o.timed_out && o.anomalies.is_empty(), "{v:?}");
@@ -838,7 +911,7 @@ mod tests {
                     !whole.anomalies.is_empty()
                         && crate::check::basic::lost_update_groups(&h).is_empty(),
                 );
-                if banded_by(&h, v, None, (&keys, &when), 4).is_some() {
+                if banded_by(&h, v, None, (&keys, &when), 4).is_ok() {
                     assert!(whole.anomalies.is_empty(), "{seed} {v:?}");
                     witnessed += 1;
                     let place = places(h.txns.len(), &when);
@@ -852,15 +925,37 @@ mod tests {
 
     #[test]
     fn no_band_witnesses_a_violation() {
-        // Few keys: the causal store's races are write skews and lost
-        // updates the whole polygraph rejects.
-        let h = causal((8, 40, 30), crate::history::Format::Edn, 3);
-        for v in [SER, SI] {
-            let o = super::super::check_polygraph(&h, v, None);
-            assert!(!o.timed_out && !o.anomalies.is_empty(), "{v:?}");
-            if let Guess::Release { keys, cycles } = guess(&h, v) {
+        // Few keys: the causal store's races are write skews, and in the
+        // first history lost updates, which the whole polygraph rejects.
+        // With lost updates the rounds are not tried (a lost update is a
+        // violation whatever the order); without, they run and stop.
+        for (keys, seed, lost) in [(30, 3, true), (40, 2, false)] {
+            let h = causal((8, 40, keys), crate::history::Format::Edn, seed);
+            let lu = crate::check::basic::lost_update_groups(&h);
+            assert_eq!(!lu.is_empty(), lost, "{keys} {seed}");
+            for v in [SER, SI] {
+                let o = super::super::check_polygraph(&h, v, None);
+                assert!(!o.timed_out && !o.anomalies.is_empty(), "{v:?}");
+                let Guess::Release { keys, cycles } = guess(&h, v) else {
+                    panic!("{v:?}: the logged order should close cycles");
+                };
                 let when = cycles.into_when();
-                assert!(banded(&h, v, None, &keys, &when).is_none(), "{v:?}");
+                let Err(r) = banded(&h, v, None, &keys, &when) else {
+                    panic!("{v:?}: a witness of a violation");
+                };
+                if lost {
+                    assert_eq!((r.rounds, r.end), (0, RoundsEnd::NotTried), "{v:?}");
+                    continue;
+                }
+                // The rounds ran, released keys, and stopped for a
+                // reason of their own.
+                assert!(r.rounds >= 2 && r.released >= 1, "{v:?}: {r:?}");
+                assert!(
+                    r.rounds <= ROUNDS && r.end != RoundsEnd::NotTried,
+                    "{v:?}: {r:?}"
+                );
+                let note = r.note("PL-SI");
+                assert!(note.contains(&format!("{} rounds, {} keys", r.rounds, r.released)));
             }
         }
     }
