@@ -296,7 +296,7 @@ fn check_given(
     {
         match witness::banded(h, variant, deadline, &keys, &when) {
             Ok(stats) => return witnessed(stats, Kept::Part),
-            Err(r) => rounds = Some(r),
+            Err(r) => rounds = (r.end != witness::RoundsEnd::NotTried).then_some(r),
         }
     }
     // What the rounds tried is said with whatever decides next.

@@ -350,9 +350,9 @@ fn near(released: &[bool], open: u64) -> Vec<u64> {
 /// guessed edges lie on the cycles that rule a solution out (a cycle of
 /// known edges, a constraint neither side of which fits, an unsatisfiable
 /// core) are then released whole, and the polygraph built again, at most
-/// [`ROUNDS`] times, each solver bounded by [`BAND_DECISIONS`]. `None`
-/// when a solution was found (its figures then), else how the rounds
-/// went ([`Rounds`]): nothing else proves anything.
+/// [`ROUNDS`] times, each solver bounded by [`BAND_DECISIONS`]. A
+/// solution's figures when one was found, else how the rounds went
+/// ([`Rounds`]): nothing but a solution proves anything.
 ///
 /// Why. Without session order a causal store's writes of one key race:
 /// a write skew the logged order closes is undone by moving one of its
