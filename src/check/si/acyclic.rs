@@ -528,9 +528,7 @@ impl Acyclic {
                 }
                 self.conflict.sort_unstable();
                 self.conflict.dedup();
-                let conflict = std::mem::take(&mut self.conflict);
-                self.name(&conflict);
-                self.conflict = conflict;
+                name(&mut self.named, &self.conflict);
                 return false;
             }
         }
@@ -802,19 +800,9 @@ impl Acyclic {
         if self.why.len() <= var {
             self.why.resize(var + 1, Vec::new());
         }
-        self.name(&why);
-        self.name(&[p]);
+        name(&mut self.named, &why);
+        name(&mut self.named, &[p]);
         self.why[var] = why;
-    }
-
-    fn name(&mut self, lits: &[Lit]) {
-        for l in lits {
-            let var = l.var().idx() as usize;
-            if self.named.len() <= var {
-                self.named.resize(var + 1, false);
-            }
-            self.named[var] = true;
-        }
     }
 
     /// Whether a cycle the theory found (a conflict, or a propagation's
@@ -847,6 +835,17 @@ impl Acyclic {
             self.come_back_to(log);
             self.seen = seen;
         }
+    }
+}
+
+/// Marks `lits`' variables in `named` ([`Acyclic::named`]).
+fn name(named: &mut Vec<bool>, lits: &[Lit]) {
+    for l in lits {
+        let var = l.var().idx() as usize;
+        if named.len() <= var {
+            named.resize(var + 1, false);
+        }
+        named[var] = true;
     }
 }
 

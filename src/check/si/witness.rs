@@ -465,11 +465,8 @@ fn banded_by(
         };
         match attempt(h, variant, until, scope) {
             Attempt::Witness(stats) => return Ok(stats),
-            Attempt::Culprits(keys)
-                if keys
-                    .iter()
-                    .any(|&x| near.get(x as usize).is_some_and(|&n| n != Fixed::OPEN)) =>
-            {
+            Attempt::Culprits(keys) => {
+                let before = rounds.released;
                 for x in keys {
                     if let Some(n) = near.get_mut(x as usize)
                         && *n != Fixed::OPEN
@@ -478,6 +475,11 @@ fn banded_by(
                         rounds.released += 1;
                     }
                 }
+                // Nothing new to release: the cycles rest on what is open.
+                if rounds.released == before {
+                    rounds.end = RoundsEnd::NothingNew;
+                    return Err(rounds);
+                }
             }
             Attempt::Undecided => {
                 rounds.end = if super::expired(until) {
@@ -485,11 +487,6 @@ fn banded_by(
                 } else {
                     RoundsEnd::Undecided
                 };
-                return Err(rounds);
-            }
-            // Nothing new to release: the cycles rest on what is open.
-            Attempt::Culprits(_) => {
-                rounds.end = RoundsEnd::NothingNew;
                 return Err(rounds);
             }
         }
