@@ -146,7 +146,14 @@ fn refuted_first(h: &History, variant: Variant) -> Option<(Vec<bool>, Vec<TxnId>
 /// [`refuted_first`]), `inc` its included transactions: asked without
 /// sorting them.
 fn large(h: &History, inc: &[bool]) -> bool {
-    inc.iter().filter(|&&i| i).count() > WINDOW && pairs(h, inc) >= MIN_PAIRS
+    // The pairs are counted only where the transactions are enough.
+    inc.iter().filter(|&&i| i).count() > WINDOW && large_with(inc, pairs(h, inc))
+}
+
+/// [`large`], where `pairs`, the writer pairs among `inc`, are counted
+/// already.
+fn large_with(inc: &[bool], pairs: usize) -> bool {
+    pairs >= MIN_PAIRS && inc.iter().filter(|&&i| i).count() > WINDOW
 }
 
 /// Whether a sessionless variant of this history takes the route of
@@ -417,7 +424,8 @@ pub(super) fn by_keys(
     }
     let inc = included(h);
     let order = || time_order(h, &inc);
-    if large(h, &inc) {
+    let pairs = pairs(h, &inc);
+    if large_with(&inc, pairs) {
         let suspects = Suspects::Cycles(cycles, SUSPECTS);
         return suspected(h, variant, deadline, (&inc, &order()), suspects);
     }
@@ -425,7 +433,7 @@ pub(super) fn by_keys(
     // large, a lost update (a violation whatever the order) is looked at
     // on its key: where the known edges close no cycle (else the whole is
     // built without a constraint, and its cycles told whole).
-    if pairs(h, &inc) < WINDOW_PAIRS {
+    if pairs < WINDOW_PAIRS {
         return None;
     }
     let mut lost = lost_updates(h);
