@@ -326,6 +326,43 @@ const CASES: &[Case] = &[
         59,
         "`#_` discards nothing",
     ),
+    // Jepsen's :index rule (jepsen.history's): real-time order comes from
+    // the indices, so indices that contradict the history are refused.
+    (
+        "index-completion-before-invocation.edn",
+        b"{:index 1, :type :invoke, :process 0, :f :txn, :value [[:w 1 1]]}\n{:index 0, :type :ok, :process 0, :f :txn, :value [[:w 1 1]]}\n",
+        2,
+        1,
+        ":index 0 is not above the previous op's :index 1",
+    ),
+    (
+        "index-missing-after-given.edn",
+        b"{:index 0, :type :invoke, :process 0, :f :txn, :value [[:w 1 1]]}\n{:index 1, :type :ok, :process 0, :f :txn, :value [[:w 1 1]]}\n{:type :invoke, :process 0, :f :txn, :value [[:r 1 nil]]}\n",
+        3,
+        1,
+        "this op has no :index, though the history's first op has one",
+    ),
+    (
+        "index-not-the-position.edn",
+        b"{:type :invoke, :process 0, :f :txn, :value [[:w 1 1]]}\n{:index 5, :type :ok, :process 0, :f :txn, :value [[:w 1 1]]}\n",
+        2,
+        1,
+        ":index 5 is not this op's position, 1",
+    ),
+    (
+        "index-negative.edn",
+        b"{:index 0, :type :invoke, :process 0, :f :txn, :value [[:w 1 1]]}\n{:index -1, :type :ok, :process 0, :f :txn, :value [[:w 1 1]]}\n",
+        2,
+        1,
+        ":index -1 is negative",
+    ),
+    (
+        "index-out-of-range.edn",
+        b"{:index 99999999999999999999, :type :invoke, :process 0, :f :txn, :value [[:r 1 nil]]}\n",
+        1,
+        9,
+        ":index is out of range",
+    ),
 ];
 
 #[test]

@@ -3,6 +3,7 @@
 
 pub(crate) mod build;
 pub mod formats;
+pub(crate) mod indices;
 pub mod model;
 pub(crate) mod pairing;
 

@@ -219,6 +219,24 @@ fn ops_without_index_get_their_position() {
 }
 
 #[test]
+fn indices_that_contradict_the_history_are_refused() {
+    // A completion indexed before its invocation: in real time it would
+    // precede itself.
+    let mut e = Enc::new();
+    e.op(INV, 0, Some(1), Some(&[(APPEND, 1, Arg2::One(1))]));
+    e.op(OK, 0, Some(0), Some(&[(APPEND, 1, Arg2::One(1))]));
+    let err = decode(&e.values, &e.ops, &opts()).err().unwrap();
+    assert!(err.contains(":index 0 is not above"), "{err}");
+    // One op without an index among indexed ones.
+    let mut e = Enc::new();
+    e.op(INV, 0, Some(0), Some(&[(APPEND, 1, Arg2::One(1))]));
+    e.ops.push(REC_SKIP);
+    e.op(OK, 0, None, Some(&[(APPEND, 1, Arg2::One(1))]));
+    let err = decode(&e.values, &e.ops, &opts()).err().unwrap();
+    assert!(err.contains("no :index"), "{err}");
+}
+
+#[test]
 fn errors_name_the_op() {
     let mut e = Enc::new();
     e.op(OK, 0, Some(10), Some(&[(APPEND, 1, Arg2::One(1))]));

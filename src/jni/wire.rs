@@ -52,6 +52,7 @@ use rustc_hash::FxHashMap;
 use crate::edn::{self};
 use crate::error::{self, ParseError};
 use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
+use crate::history::indices::Indices;
 use crate::history::model::*;
 use crate::history::pairing::{ClientOp, Invocation, OpType, Paired, Pairer};
 use crate::history::{Format, Loaded};
@@ -197,6 +198,8 @@ pub(super) struct State {
     /// The pairing, carried across chunks (an invocation's micro-ops are
     /// re-read at its record when needed).
     pub(super) pairer: Pairer<()>,
+    /// Jepsen's `:index` rule over the records so far.
+    pub(super) indices: Indices,
 }
 
 impl State {
@@ -209,6 +212,7 @@ impl State {
             compile: Duration::ZERO,
             timed: false,
             pairer: Pairer::default(),
+            indices: Indices::default(),
         }
     }
 
@@ -503,11 +507,12 @@ impl<'a> Decoder<'a> {
             if self.ops.b[start] == REC_TRAILER {
                 break;
             }
-            let ordinal = self.s.starts.len() as i64;
             self.s.starts.push(start as u32);
             self.s.builder.stats().ops += 1;
             match self.ops.u8()? {
                 REC_SKIP => {
+                    // Its index is not sent: counted, not checked.
+                    self.s.indices.skip();
                     self.s.builder.stats().skipped_ops += 1;
                     continue;
                 }
@@ -523,7 +528,11 @@ impl<'a> Decoder<'a> {
             let op = self.read_op(start)?;
             self.s.builder.stats().client_ops += 1;
             let pos = OpPos {
-                index: op.index.unwrap_or(ordinal),
+                index: self
+                    .s
+                    .indices
+                    .next(op.index)
+                    .map_err(|why| ParseError::new(start, why))?,
                 time: op.time.unwrap_or(-1),
                 line: 0,
                 offset: start as u64,

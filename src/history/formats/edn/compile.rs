@@ -144,7 +144,8 @@ impl<'a> EdnReader<'a, Builder> {
                 p(self.cur.pos as u64);
             }
             self.raw.clear();
-            let op = self.read_op()?;
+            let mut op = self.read_op()?;
+            self.number(&mut op)?;
             self.sink.stats().ops += 1;
             let Some((op, bad)) = self.client_op(&op)? else {
                 self.sink.stats().skipped_ops += 1;

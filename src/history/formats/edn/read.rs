@@ -17,6 +17,7 @@ use crate::edn::Cursor;
 use crate::edn::parse::{atom_value, is_delim, parse_i64};
 use crate::error::ParseError;
 use crate::history::build::{Arg, Builder, RawKind, RawMop, RawTxn, TxnMeta};
+use crate::history::indices::Indices;
 use crate::history::model::*;
 use crate::history::pairing::{ClientOp, OpType, Paired, Pairer, on_line};
 use crate::source::Source;
@@ -94,6 +95,8 @@ pub struct EdnReader<'a, S> {
     /// opened.
     wrapped: Option<(u8, usize)>,
     pub(super) raw: RawTxn,
+    /// Jepsen's `:index` rule over the ops read so far.
+    indices: Indices,
     line_at: (usize, u32),
     f_cache: Option<(&'a [u8], Val)>,
     /// List reads of the op being read, their elements not yet read (see
@@ -141,7 +144,8 @@ pub fn for_each_txn(
     r.open()?;
     while r.at_op()? {
         r.raw.clear();
-        let op = r.read_op()?;
+        let mut op = r.read_op()?;
+        r.number(&mut op)?;
         stats.ops += 1;
         let Some((op, bad)) = r.client_op(&op)? else {
             stats.skipped_ops += 1;
@@ -173,6 +177,7 @@ impl<'a, S: OpSink> EdnReader<'a, S> {
             sink,
             wrapped: None,
             raw: RawTxn::default(),
+            indices: Indices::default(),
             line_at: (0, 1),
             f_cache: None,
             deferred: Vec::new(),
@@ -224,6 +229,17 @@ impl<'a, S: OpSink> EdnReader<'a, S> {
             (None, None) => Ok(false),
             _ => Ok(true),
         }
+    }
+
+    /// Numbers the op just read by Jepsen's `:index` rule ([`Indices`]):
+    /// every op of the history, in order, once.
+    pub(super) fn number(&mut self, op: &mut OpFields) -> Result<(), ParseError> {
+        let i = self
+            .indices
+            .next(op.index)
+            .map_err(|why| ParseError::new(op.start, why))?;
+        op.index = Some(i);
+        Ok(())
     }
 
     /// The op just read as a client op for the [`Pairer`], with the error
@@ -407,6 +423,10 @@ impl<'a, S: OpSink> EdnReader<'a, S> {
         match v {
             crate::edn::Value::Int(i) => Ok(Some(i)),
             crate::edn::Value::Nil => Ok(None),
+            crate::edn::Value::BigInt(_) if what != "time" => Err(ParseError::new(
+                at,
+                format!(":{what} is out of range: it must fit in a signed 64-bit integer"),
+            )),
             // Elle tolerates odd times; so do we, by ignoring them.
             _ if what == "time" => Ok(None),
             v => Err(ParseError::new(

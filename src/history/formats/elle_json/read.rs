@@ -16,6 +16,7 @@ use crate::error::{Error, ParseError};
 use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn};
 use crate::history::formats::PResult;
 use crate::history::formats::json_cursor::JsonCursor;
+use crate::history::indices::Indices;
 use crate::history::model::*;
 use crate::history::pairing::{ClientOp, OpType, Paired, Pairer, on_line};
 use crate::source::Source;
@@ -34,12 +35,20 @@ fn run(src: &[u8], b: &mut Builder) -> PResult<()> {
     let mut pairer: Pairer<RawTxn> = Pairer::default();
     let mut raw = RawTxn::default();
     let mut line_at = (0usize, 1u32);
+    let mut indices = Indices::default();
     c.array("the history", |c, _| {
         let (v, at) = c.value::<J>()?;
         b.stats().ops += 1;
         let J::Object(m) = &v else {
             return Err(ParseError::new(at, "expected an op object {\"type\": ..., \"process\": ..., \"value\": [...]}"));
         };
+        let index = match m.get("index") {
+            None | Some(J::Null) => None,
+            Some(i) => Some(i.as_i64().ok_or_else(|| {
+                ParseError::new(at, format!("\"index\" must be a 64-bit integer, found {i}"))
+            })?),
+        };
+        let index = indices.next(index).map_err(|why| ParseError::new(at, why))?;
         let Some(process) = m.get("process").and_then(J::as_i64) else {
             b.stats().skipped_ops += 1;
             return Ok(());
@@ -87,7 +96,7 @@ fn run(src: &[u8], b: &mut Builder) -> PResult<()> {
         let line = line + memchr::memchr_iter(b'\n', &src[from..at]).count() as u32;
         line_at = (at, line);
         let pos = OpPos {
-            index: m.get("index").and_then(J::as_i64).unwrap_or(-1),
+            index,
             time: m.get("time").and_then(J::as_i64).unwrap_or(-1),
             line,
             offset: at as u64,
