@@ -209,6 +209,22 @@ fn convert_to(
             input.display()
         )));
     }
+    let registers = [
+        Format::Text,
+        Format::DbcopBincode,
+        Format::DbcopJson,
+        Format::DbcopHist,
+    ];
+    if registers.contains(&opts.to)
+        && let Some(t) = formats::nil_write(&loaded.history)
+    {
+        let line = loaded.history.txns[t as usize].complete.line;
+        return Err(Error::Usage(format!(
+            "{}: line {line}: {}",
+            input.display(),
+            formats::nil_write_refused(opts.to.name())
+        )));
+    }
     let mut sink = open(created)?;
     notes.lines.extend(loaded.notes.lines.iter().cloned());
     // The model holds client transactions only.

@@ -161,6 +161,22 @@ fn what_a_target_cannot_hold_is_noted_or_refused_by_name() {
     );
     let hist = std::fs::read_to_string(d.join("out.dbcop-hist")).unwrap();
     assert!(hist.contains("ab:=1"), "{hist}");
+    // A write of nil: the register formats read nil as the initial state,
+    // so a fresh number for the write would make its own read disagree
+    // with it. Refused by name, the transaction's line given; the formats
+    // of Jepsen's ops keep it.
+    let nil_write = "{:type :ok, :process 0, :value [[:w 2 2]], :index 0}\n\
+                     {:type :ok, :process 0, :value [[:w 1 nil] [:r 1 nil]], :index 1}\n";
+    for to in ["text", "dbcop-json", "dbcop-hist", "dbcop-bincode"] {
+        let (ok, err, written) = convert(nil_write, to);
+        assert!(!ok && !written, "{to}: {err}");
+        assert!(err.contains("writes nil"), "{to}: {err}");
+        assert!(err.contains(":2") || err.contains("line 2"), "{to}: {err}");
+    }
+    for to in ["edn", "json"] {
+        let (ok, err, _) = convert(nil_write, to);
+        assert!(ok, "{to}: {err}");
+    }
 }
 
 #[test]

@@ -195,6 +195,26 @@ pub fn register_ops(h: &History, t: TxnId, out: &mut Vec<RegOp>) {
     }
 }
 
+/// The first transaction that writes nil (or a value no integer stands
+/// for), which the register formats cannot write: their writes are
+/// integers and a read of nil is a read of the initial state, so renumbering
+/// it would make the reads of that write disagree with it.
+pub fn nil_write(h: &History) -> Option<TxnId> {
+    h.mops
+        .iter()
+        .find(|m| m.is_write() && m.val == Val::NIL)
+        .map(|m| m.txn)
+}
+
+/// Why a transaction that writes nil is refused in `target` (see
+/// [`nil_write`]).
+pub fn nil_write_refused(target: &str) -> String {
+    format!(
+        "this transaction writes nil (or a value no integer stands for), which {target} cannot write: \
+         its writes are integers and its reads of nil are reads of the initial state"
+    )
+}
+
 /// Notes a register writer gives for what it could not say.
 pub(crate) fn register_notes(h: &History, target: &str, notes: &mut Notes) {
     if h.workload == Some(Workload::ListAppend) {

@@ -14,7 +14,9 @@ use std::io::{self, Write};
 
 use crate::error::ParseError;
 use crate::history::build::{Arg, RawKind, RawTxn, TxnMeta};
-use crate::history::formats::{IntMap, Notes, RegOp, RegisterTxn, register_notes, register_ops};
+use crate::history::formats::{
+    IntMap, Notes, RegOp, RegisterTxn, nil_write_refused, register_notes, register_ops,
+};
 use crate::history::model::*;
 
 /// The writer's state: output buffer, renumbering, transaction counter.
@@ -203,6 +205,12 @@ pub fn stream_from_edn(
             consumed(at);
         }
         let (dropped, lists) = raw_register_ops(&meta, raw, &mut ops);
+        if ops
+            .iter()
+            .any(|op| matches!(op, RegOp::Write { val, .. } if *val == Val::NIL))
+        {
+            return Err(ParseError::new(at, nil_write_refused("text")));
+        }
         w.dropped_reads += dropped;
         w.list_ops += lists;
         if let Err(e) = w.txn(RegisterTxn::of(meta.status), meta.process, &ops) {
