@@ -124,6 +124,19 @@ fn elle_cli_json_errors() {
         None,
     );
     has(&e, &["h.json:1:", "bad JSON"]);
+    // Jepsen's :index rule, as for EDN.
+    let e = err(
+        "h.json",
+        b"[{\"index\": 3, \"type\": \"invoke\", \"process\": 0, \"value\": []},\n {\"index\": 2, \"type\": \"ok\", \"process\": 0, \"value\": []}]",
+        None,
+    );
+    has(&e, &["h.json:2:2:", ":index 2 is not above"]);
+    let e = err(
+        "h.json",
+        b"[{\"index\": 0, \"type\": \"invoke\", \"process\": 0, \"value\": []},\n {\"index\": 1.5, \"type\": \"ok\", \"process\": 0, \"value\": []}]",
+        None,
+    );
+    has(&e, &["h.json:2:2:", "\"index\" must be a 64-bit integer"]);
 }
 
 #[test]
