@@ -1,14 +1,14 @@
 //! Jepsen's `:index` rule, as jepsen.history applies it when it makes a
 //! history of ops, for every reader of an op stream (EDN files and
-//! streams, elle-cli's JSON, the JNI bridge's records): real-time order comes from the indices, so
-//! a history whose indices contradict its order is refused rather than
-//! checked in an order it does not have.
+//! streams, elle-cli's JSON, the JNI bridge's records): real-time order
+//! comes from the indices, so a history whose indices contradict its order
+//! is refused rather than checked in an order it does not have.
 //!
 //! The first op decides. When it has an `:index`, every op has one, each
 //! greater than the one before (a filtered history keeps its gaps), none
-//! negative. When it
-//! has none, each op is numbered by its position (every op counts, the
-//! nemesis's too), and an op that does give one gives that position.
+//! negative. When it has none, each op is numbered by its position (every
+//! op counts, the nemesis's too), and an op that does give one gives that
+//! position.
 
 /// The numbering of one history's ops, op by op.
 #[derive(Debug, Default)]
@@ -17,8 +17,9 @@ pub(crate) struct Indices {
     seen: i64,
     /// Whether the first op gave an index (`None` before it).
     given: Option<bool>,
-    /// The index of the op before.
-    last: i64,
+    /// The index of the last op numbered (`None` before the first; an op
+    /// [`Indices::skip`] counts is not numbered).
+    last: Option<i64>,
 }
 
 impl Indices {
@@ -32,14 +33,15 @@ impl Indices {
             (true, Some(i)) if i < 0 => {
                 return Err(format!(":index {i} is negative: Jepsen numbers ops from 0"));
             }
-            (true, Some(i)) if at == 0 || i > self.last => i,
-            (true, Some(i)) => {
-                return Err(format!(
-                    ":index {i} is not above the previous op's :index {}: \
-                     a history's indices increase op by op",
-                    self.last
-                ));
-            }
+            (true, Some(i)) => match self.last {
+                Some(last) if i <= last => {
+                    return Err(format!(
+                        ":index {i} is not above the previous op's :index {last}: \
+                         a history's indices increase op by op"
+                    ));
+                }
+                _ => i,
+            },
             (true, None) => {
                 return Err(
                     "this op has no :index, though the history's first op has one: \
@@ -57,7 +59,7 @@ impl Indices {
                 ));
             }
         };
-        self.last = i;
+        self.last = Some(i);
         Ok(i)
     }
 

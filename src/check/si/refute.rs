@@ -147,13 +147,14 @@ fn refuted_first(h: &History, variant: Variant) -> Option<(Vec<bool>, Vec<TxnId>
 /// sorting them.
 fn large(h: &History, inc: &[bool]) -> bool {
     // The pairs are counted only where the transactions are enough.
-    inc.iter().filter(|&&i| i).count() > WINDOW && large_with(inc, pairs(h, inc))
+    let n = inc.iter().filter(|&&i| i).count();
+    n > WINDOW && large_with(n, pairs(h, inc))
 }
 
-/// [`large`], where `pairs`, the writer pairs among `inc`, are counted
-/// already.
-fn large_with(inc: &[bool], pairs: usize) -> bool {
-    pairs >= MIN_PAIRS && inc.iter().filter(|&&i| i).count() > WINDOW
+/// [`large`] of `n` included transactions whose writers make `pairs`
+/// pairs, both counted already.
+fn large_with(n: usize, pairs: usize) -> bool {
+    n > WINDOW && pairs >= MIN_PAIRS
 }
 
 /// Whether a sessionless variant of this history takes the route of
@@ -425,7 +426,7 @@ pub(super) fn by_keys(
     let inc = included(h);
     let order = || time_order(h, &inc);
     let pairs = pairs(h, &inc);
-    if large_with(&inc, pairs) {
+    if large_with(inc.iter().filter(|&&i| i).count(), pairs) {
         let suspects = Suspects::Cycles(cycles, SUSPECTS);
         return suspected(h, variant, deadline, (&inc, &order()), suspects);
     }
