@@ -268,8 +268,8 @@ fn check_given(
                 // refuted on one key).
                 return refuted;
             }
-            let when = cycles.into_when();
-            match witness::route(h, &keys) {
+            let (when, inc) = cycles.into_order();
+            match witness::route(h, &keys, &inc) {
                 witness::Route::Released => {
                     // The guess kept where it closed no cycle, the rest
                     // solved.
@@ -277,7 +277,7 @@ fn check_given(
                         return witnessed(stats, Kept::Part);
                     }
                 }
-                witness::Route::Banded if telling.cycles => band = Some((keys, when)),
+                witness::Route::Banded if telling.cycles => band = Some((keys, when, inc)),
                 witness::Route::Banded | witness::Route::Whole => {}
             }
         }
@@ -291,10 +291,10 @@ fn check_given(
     // windows, on which a valid one spends their whole budget (a 65k
     // causal store at plain SI: 16.5 s, 1 s of it its witness).
     let mut rounds = None;
-    if let Some((keys, when)) = band
+    if let Some((keys, when, inc)) = band
         && !polygraph::known_cycle(h, variant)
     {
-        match witness::banded(h, variant, deadline, &keys, &when) {
+        match witness::banded(h, variant, deadline, &keys, (&when, &inc)) {
             Ok(stats) => return witnessed(stats, Kept::Part),
             Err(r) => rounds = (r.end != witness::RoundsEnd::NotTried).then_some(r),
         }

@@ -423,12 +423,12 @@ pub(super) fn by_keys(
     if variant.session {
         return None;
     }
-    let inc = included(h);
-    let order = || time_order(h, &inc);
-    let pairs = pairs(h, &inc);
+    let inc = cycles.included();
+    let order = || time_order(h, inc);
+    let pairs = pairs(h, inc);
     if large_with(inc.iter().filter(|&&i| i).count(), pairs) {
         let suspects = Suspects::Cycles(cycles, SUSPECTS);
-        return suspected(h, variant, deadline, (&inc, &order()), suspects);
+        return suspected(h, variant, deadline, (inc, &order()), suspects);
     }
     // Below the windows' size, only where the whole's polygraph would be
     // large, a lost update (a violation whatever the order) is looked at
@@ -446,7 +446,7 @@ pub(super) fn by_keys(
         h,
         variant,
         deadline,
-        (&inc, &order()),
+        (inc, &order()),
         Suspects::LostUpdates(lost),
     )
 }

@@ -46,7 +46,7 @@ pub(super) enum Guess {
     Holds,
     /// The guessed order closes cycles; the keys whose guessed steps lie
     /// on one are released (`true`), and the guess is kept for the rest,
-    /// each key's writers in the order of [`Cycles::into_when`].
+    /// each key's writers in the order of [`Cycles::into_order`].
     Release {
         keys: Vec<bool>,
         cycles: Box<Cycles>,
@@ -63,9 +63,15 @@ pub(super) struct Cycles {
 }
 
 impl Cycles {
-    /// The guessed time of each transaction, the graph dropped.
-    pub(super) fn into_when(self: Box<Self>) -> Vec<u64> {
-        self.gg.when
+    /// The included transactions (as [`included`] gives them).
+    pub(super) fn included(&self) -> &[bool] {
+        &self.gg.inc
+    }
+
+    /// The guessed time of each transaction and the included ones, the
+    /// graph dropped.
+    pub(super) fn into_order(self: Box<Self>) -> (Vec<u64>, Vec<bool>) {
+        (self.gg.when, self.gg.inc)
     }
 }
 
@@ -185,6 +191,8 @@ struct Guessed {
     guessed: Vec<bool>,
     /// The guessed time of each transaction.
     when: Vec<u64>,
+    /// The included transactions.
+    inc: Vec<bool>,
 }
 
 impl Guessed {
@@ -270,6 +278,7 @@ impl Guessed {
             keys,
             guessed,
             when,
+            inc,
         })
     }
 }
@@ -288,12 +297,13 @@ pub(super) enum Route {
     Whole,
 }
 
-/// The route for the keys a guess released.
-pub(super) fn route(h: &History, released: &[bool]) -> Route {
+/// The route for the keys a guess released, `inc` the included
+/// transactions.
+pub(super) fn route(h: &History, released: &[bool], inc: &[bool]) -> Route {
     if released.iter().filter(|&&k| k).count() * RELEASED_SHARE > released.len() {
         return Route::Banded;
     }
-    let per_key = super::polygraph::writers_per_key(h, &included(h));
+    let per_key = super::polygraph::writers_per_key(h, inc);
     let held = super::polygraph::writer_pairs(&per_key, Some(released));
     if held * RELEASED_PAIRS_SHARE > super::polygraph::writer_pairs(&per_key, None) {
         Route::Whole
@@ -367,9 +377,9 @@ pub(super) fn banded(
     variant: Variant,
     deadline: Option<std::time::Instant>,
     released: &[bool],
-    when: &[u64],
+    (when, inc): (&[u64], &[bool]),
 ) -> Result<super::Stats, Rounds> {
-    banded_by(h, variant, deadline, (released, when), BAND)
+    banded_by(h, variant, deadline, (released, when, inc), BAND)
 }
 
 /// How [`banded`]'s rounds went when they found no witness (said in the
@@ -428,7 +438,7 @@ fn banded_by(
     h: &History,
     variant: Variant,
     deadline: Option<std::time::Instant>,
-    (released, when): (&[bool], &[u64]),
+    (released, when, inc): (&[bool], &[u64], &[bool]),
     band: u64,
 ) -> Result<super::Stats, Rounds> {
     use super::polygraph::{Fixed, Scope};
@@ -443,7 +453,7 @@ fn banded_by(
     }
     let place = places(h.txns.len(), when);
     let mut near = near(released, band);
-    let stale = stale_reads(h, &place);
+    let stale = stale_reads(h, inc, &place);
     let until = deadline;
     rounds.end = RoundsEnd::Limit;
     for _ in 0..ROUNDS {
@@ -559,8 +569,8 @@ fn places(n: usize, when: &[u64]) -> Vec<u64> {
 /// 8,821), beyond any band. Each such read closed a cycle the band could
 /// not undo, and the rounds found their keys a few at a time; these
 /// readers add ~1 open pair each (4,940 there, against 6,745 in the band).
-fn stale_reads(h: &History, place: &[u64]) -> Vec<(KeyId, TxnId, u64)> {
-    let Accesses { writes, reads } = accesses(h, &included(h));
+fn stale_reads(h: &History, inc: &[bool], place: &[u64]) -> Vec<(KeyId, TxnId, u64)> {
+    let Accesses { writes, reads } = accesses(h, inc);
     let mut writes: Vec<(KeyId, u64)> = writes
         .into_iter()
         .map(|(x, t)| (x, place[t as usize]))
@@ -810,10 +820,10 @@ mod tests {
             let Guess::Release { keys, cycles } = guess(&h, v) else {
                 panic!("{v:?}: the logged order should close cycles");
             };
-            let when = cycles.into_when();
+            let (when, inc) = cycles.into_order();
             let share = keys.iter().filter(|&&k| k).count() * RELEASED_SHARE;
             assert!(share > keys.len(), "{v:?}: {share}");
-            assert!(banded(&h, v, None, &keys, &when).is_ok(), "{v:?}");
+            assert!(banded(&h, v, None, &keys, (&when, &inc)).is_ok(), "{v:?}");
             // The whole polygraph, every pair open, agrees.
             let o = super::super::check_polygraph(&h, v, None);
             assert!(!o.timed_out && o.anomalies.is_empty(), "{v:?}");
@@ -881,7 +891,7 @@ mod tests {
         let reader = txn_with(&|m| m.is_read() && on_1(m) && m.val == int(1));
         let key = h.mops[h.txns[reader as usize].mops()][0].key;
         assert_eq!(
-            stale_reads(&h, &place),
+            stale_reads(&h, &included(&h), &place),
             vec![(key, writer, place[reader as usize])]
         );
     }
@@ -901,18 +911,18 @@ mod tests {
                 let Guess::Release { keys, cycles } = guess(&h, v) else {
                     continue;
                 };
-                let when = cycles.into_when();
+                let (when, inc) = cycles.into_order();
                 let whole = super::super::check_polygraph(&h, v, None);
                 assert!(!whole.timed_out, "{seed} {v:?}");
                 rejected += usize::from(
                     !whole.anomalies.is_empty()
                         && crate::check::basic::lost_update_groups(&h).is_empty(),
                 );
-                if banded_by(&h, v, None, (&keys, &when), 4).is_ok() {
+                if banded_by(&h, v, None, (&keys, &when, &inc), 4).is_ok() {
                     assert!(whole.anomalies.is_empty(), "{seed} {v:?}");
                     witnessed += 1;
                     let place = places(h.txns.len(), &when);
-                    widened += usize::from(!stale_reads(&h, &place).is_empty());
+                    widened += usize::from(!stale_reads(&h, &inc, &place).is_empty());
                 }
             }
         }
@@ -936,8 +946,8 @@ mod tests {
                 let Guess::Release { keys, cycles } = guess(&h, v) else {
                     panic!("{v:?}: the logged order should close cycles");
                 };
-                let when = cycles.into_when();
-                let Err(r) = banded(&h, v, None, &keys, &when) else {
+                let (when, inc) = cycles.into_order();
+                let Err(r) = banded(&h, v, None, &keys, (&when, &inc)) else {
                     panic!("{v:?}: a witness of a violation");
                 };
                 if lost {
@@ -981,10 +991,11 @@ mod tests {
         let cold = (0..h.keys.len())
             .find(|&x| writes[x] == 2)
             .expect("a cold key");
-        assert_eq!(route(&h, &only(hot)), Route::Whole);
-        assert_eq!(route(&h, &only(cold)), Route::Released);
+        let inc = included(&h);
+        assert_eq!(route(&h, &only(hot), &inc), Route::Whole);
+        assert_eq!(route(&h, &only(cold), &inc), Route::Released);
         let three: Vec<bool> = (0..h.keys.len()).map(|x| x < 3).collect();
-        assert_eq!(route(&h, &three), Route::Banded);
+        assert_eq!(route(&h, &three, &inc), Route::Banded);
     }
 
     #[test]
