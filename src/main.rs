@@ -16,7 +16,7 @@ use elle_si::error::Error;
 use elle_si::history::formats::dbcop::Duplicates;
 use elle_si::history::{self, Format, LoadOptions, Loaded, Workload};
 use elle_si::report::{CheckResult, Valid, folder, render};
-use elle_si::spec::Model;
+use elle_si::spec::{AnomalyType, Model};
 
 #[derive(Parser)]
 #[command(
@@ -305,21 +305,76 @@ fn seconds(s: &str) -> Result<f64, String> {
     Ok(t)
 }
 
-fn text_summary(l: &Loaded, r: &CheckResult, models: &[Model], anomalies: &[String]) -> String {
-    let mut names: Vec<String> = models.iter().map(|m| m.friendly().to_string()).collect();
-    if !anomalies.is_empty() {
-        names.push(format!("anomalies {}", anomalies.join(",")));
+/// The headline of a check: the verdict under the models and anomalies
+/// asked for (`asked` the anomalies as given, `anomalies` resolved), and,
+/// where they differ, each one's: a history may violate one model and
+/// satisfy the others.
+fn headline(
+    r: &CheckResult,
+    models: &[Model],
+    (asked, anomalies): (&[String], &[AnomalyType]),
+) -> String {
+    let mut parts: Vec<(String, Valid)> = elle_si::report::model_verdicts(r, models)
+        .into_iter()
+        .map(|(m, v)| (m.friendly().to_string(), v))
+        .collect();
+    if !asked.is_empty() {
+        let prohibited = elle_si::spec::lattice::anomalies_implying(anomalies);
+        let v = elle_si::report::verdict_under(r, &prohibited, false);
+        parts.push((format!("anomalies {}", asked.join(",")), v));
     }
-    let mut out = format!(
-        "{}: {} under {}\n",
-        l.source.name(),
-        match r.valid {
-            Valid::True => "VALID",
-            Valid::False => "INVALID",
-            Valid::Unknown => "UNKNOWN",
-        },
-        names.join(", ")
+    let word = |v: Valid| match v {
+        Valid::True => "VALID",
+        Valid::False => "INVALID",
+        Valid::Unknown => "UNKNOWN",
+    };
+    // The whole's verdict first, in capitals; then the others.
+    let mut order = vec![r.valid];
+    order.extend(
+        [Valid::False, Valid::Unknown, Valid::True]
+            .into_iter()
+            .filter(|&v| v != r.valid),
     );
+    let groups: Vec<String> = order
+        .into_iter()
+        .filter_map(|v| {
+            let names: Vec<&str> = parts
+                .iter()
+                .filter(|(_, p)| *p == v)
+                .map(|(n, _)| n.as_str())
+                .collect();
+            let w = if v == r.valid {
+                word(v).to_string()
+            } else {
+                word(v).to_lowercase()
+            };
+            (!names.is_empty()).then(|| format!("{w} under {}", names.join(", ")))
+        })
+        .collect();
+    if !parts.iter().any(|&(_, v)| v == r.valid) {
+        // Cannot be (the whole is invalid only where some part is), but
+        // the whole's verdict is never to be contradicted.
+        let names: Vec<&str> = parts.iter().map(|(n, _)| n.as_str()).collect();
+        return format!("{} under {}", word(r.valid), names.join(", "));
+    }
+    groups.join("; ")
+}
+
+fn text_summary(
+    l: &Loaded,
+    r: &CheckResult,
+    models: &[Model],
+    anomalies: (&[String], &[AnomalyType]),
+) -> String {
+    let mut out = format!("{}: {}\n", l.source.name(), headline(r, models, anomalies));
+    for (m, s) in &r.undecided {
+        out.push_str(&format!(
+            "  {}: elle-si decides it only through {}, which the history violates (below), so \
+             it cannot tell\n",
+            m.friendly(),
+            s.friendly()
+        ));
+    }
     for (t, list) in &r.anomalies {
         out.push_str(&format!("  {t}: {}\n", elle_si::anomaly::found(list)));
         for a in list.iter().take(3) {
@@ -418,7 +473,7 @@ fn run_check(
             worst = code;
         }
         let text = match output {
-            OutputArg::Text => text_summary(&l, &r, &models, anomalies),
+            OutputArg::Text => text_summary(&l, &r, &models, (anomalies, &copts.anomalies)),
             OutputArg::Edn => {
                 let v = render::result_value(&l.history, &r);
                 if files.len() > 1 {

@@ -250,7 +250,7 @@ fn cli(args: &[&str], history: &str) -> (i32, String) {
         .unwrap();
     (
         out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
     )
 }
 
@@ -281,4 +281,78 @@ fn the_cli_accepts_and_refuses_as_the_library() {
         let (code, err) = cli(&["-c", name], THIN_AIR);
         assert!(code == 1 || code == 2, "{name}: {code} {err}");
     }
+}
+
+#[test]
+fn each_model_asked_for_gets_its_own_verdict() {
+    use Valid::{False, True, Unknown};
+    let l = load_str("write-skew.edn", WRITE_SKEW);
+    let asked = [
+        Model::ReadCommitted,
+        Model::SnapshotIsolation,
+        Model::Serializable,
+    ];
+    let r = run(&l, &asked, &[]);
+    assert_eq!(r.valid, False);
+    let verdicts = elle_si::report::model_verdicts(&r, &asked);
+    let expected = [(asked[0], True), (asked[1], True), (asked[2], False)];
+    assert_eq!(verdicts, expected);
+    // A model decided only through a stronger one that the history
+    // violates: unknown, with that one's anomalies as the reason.
+    let causal = Model::parse("causal").unwrap();
+    let r = run(&l, &[causal], &[]);
+    assert_eq!(r.valid, Unknown, "{:?}", r.anomaly_types);
+    assert_eq!(r.undecided, vec![(causal, Model::StrictSerializable)]);
+    assert!(
+        r.anomaly_types.iter().any(|t| t == "G2-item"),
+        "{:?}",
+        r.anomaly_types
+    );
+    // Beside serializable, which the write skew violates: the whole is
+    // invalid, causal's part unknown.
+    let both = [causal, Model::Serializable];
+    let r = run(&l, &both, &[]);
+    assert_eq!(r.valid, False);
+    let verdicts = elle_si::report::model_verdicts(&r, &both);
+    assert_eq!(verdicts, [(causal, Unknown), (Model::Serializable, False)]);
+    // A history they all accept: valid, and nothing undecided.
+    let r = run(&l, &[causal, Model::ReadCommitted], &[]);
+    assert!(r.valid != False, "{:?}", r.anomaly_types);
+    let ok = load(
+        &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test-logs/la-ser-valid.edn"),
+    );
+    let r = run(&ok, &both, &[]);
+    assert_eq!((r.valid, r.undecided.len()), (True, 0));
+}
+
+#[test]
+fn the_text_headline_says_which_model_fails_and_why_one_is_unknown() {
+    let first = |out: &str| out.lines().next().unwrap_or_default().to_string();
+    let (code, out) = cli(
+        &["-c", "read-committed,snapshot-isolation,serializable"],
+        WRITE_SKEW,
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        first(&out).ends_with(
+            ": INVALID under serializable; valid under read-committed, snapshot-isolation"
+        ),
+        "{out}"
+    );
+    // One verdict for all: said once.
+    let (code, out) = cli(&["-c", "serializable,strict"], WRITE_SKEW);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        first(&out).ends_with(": INVALID under serializable, strong-serializable"),
+        "{out}"
+    );
+    // Undecided, with its reason and the anomalies behind it, without -v.
+    let (code, out) = cli(&["-c", "causal"], WRITE_SKEW);
+    assert_eq!(code, 2, "{out}");
+    assert!(first(&out).ends_with(": UNKNOWN under causal"), "{out}");
+    assert!(
+        out.contains("causal: elle-si decides it only through strong-serializable"),
+        "{out}"
+    );
+    assert!(out.contains("G2-item"), "{out}");
 }

@@ -201,7 +201,7 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
     match plan(opts) {
         Ok(p) => check_plan(loaded, opts, &p),
         Err(e) => {
-            let mut r = report::result_map(&BTreeSet::new(), Vec::new());
+            let mut r = report::result_map(&BTreeSet::new(), &BTreeSet::new(), Vec::new());
             r.valid = Valid::Unknown;
             r.notes.push(e.to_string());
             r
@@ -346,30 +346,29 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     }
     si::forks::run(h, &plan.checkers, deadline, &mut found, &mut notes);
     // Models decided through a stronger one: what that one rejects leaves
-    // them undecided.
-    let undecided: Vec<String> = plan
+    // them undecided, and is reported as the reason.
+    let mut reasons = BTreeSet::new();
+    let undecided: Vec<(Model, Model)> = plan
         .implied_by
         .iter()
-        .filter(|(_, s)| {
-            let by_s = lattice::prohibited_by(&[*s]);
-            found
+        .copied()
+        .filter(|&(_, s)| {
+            let by_s = lattice::prohibited_by(&[s]);
+            let violated = found
                 .iter()
-                .any(|a| report::names_of(a).iter().any(|n| by_s.contains(n)))
-        })
-        .map(|(m, s)| {
-            format!(
-                "{}: elle-si decides it only through {}, which the history violates: unknown",
-                m.friendly(),
-                s.friendly()
-            )
+                .any(|a| report::names_of(a).iter().any(|n| by_s.contains(n)));
+            if violated {
+                reasons.extend(by_s);
+            }
+            violated
         })
         .collect();
-    let mut r = report::result_map(&plan.prohibited, found);
+    let mut r = report::result_map(&plan.prohibited, &reasons, found);
     r.notes = notes;
     if !undecided.is_empty() && r.valid == Valid::True {
         r.valid = Valid::Unknown;
     }
-    r.notes.extend(undecided);
+    r.undecided = undecided;
     r
 }
 

@@ -19,8 +19,8 @@ use crate::error::Error;
 use crate::explain::text::{explain, place};
 use crate::history::model::History;
 use crate::report::html::{self, ModelVerdict, Page, Section, Shown};
-use crate::report::{CheckResult, Valid, names_of, picture, render};
-use crate::spec::{Model, lattice};
+use crate::report::{CheckResult, Valid, picture, render};
+use crate::spec::Model;
 
 /// What the pictures are drawn as.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -93,28 +93,17 @@ fn write_file(path: &Path, text: &str) -> Result<(), Error> {
     std::fs::write(path, text).map_err(|e| Error::io(path.display(), e))
 }
 
-/// Each requested model's verdict: invalid when a reported anomaly is one
-/// it prohibits, else unknown when the check could not decide, else valid.
+/// Each requested model's verdict ([`crate::report::model_verdicts`]).
 fn model_verdicts(r: &CheckResult, models: &[Model]) -> Vec<ModelVerdict> {
-    models
-        .iter()
-        .map(|m| {
-            let prohibited = lattice::prohibited_by(&[*m]);
-            let bad = r
-                .anomalies
-                .values()
-                .flatten()
-                .any(|a| names_of(a).iter().any(|n| prohibited.contains(n)));
-            ModelVerdict {
-                name: m.friendly().to_string(),
-                verdict: if bad {
-                    "invalid"
-                } else if r.valid == Valid::Unknown {
-                    "unknown"
-                } else {
-                    "valid"
-                },
-            }
+    crate::report::model_verdicts(r, models)
+        .into_iter()
+        .map(|(m, v)| ModelVerdict {
+            name: m.friendly().to_string(),
+            verdict: match v {
+                Valid::True => "valid",
+                Valid::False => "invalid",
+                Valid::Unknown => "unknown",
+            },
         })
         .collect()
 }

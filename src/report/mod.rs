@@ -11,7 +11,7 @@ pub mod svg;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::anomaly::Anomaly;
-use crate::spec::{AnomalyType, anomaly::pattern_name, lattice};
+use crate::spec::{AnomalyType, Model, anomaly::pattern_name, lattice};
 
 /// Elle's three-valued verdict.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -63,6 +63,11 @@ pub struct CheckResult {
     pub also_not: BTreeSet<String>,
     /// How the check went (stage times, constraint counts), for --verbose.
     pub notes: Vec<String>,
+    /// Requested models elle-si decides only through a stronger one, as
+    /// (model, the stronger), where the history violates the stronger:
+    /// their verdict is unknown, and what the stronger one prohibits is
+    /// reported as the reason.
+    pub undecided: Vec<(Model, Model)>,
 }
 
 impl CheckResult {
@@ -94,6 +99,54 @@ fn told_names(a: &Anomaly) -> Vec<AnomalyType> {
     AnomalyType::parse(a.told_name()).into_iter().collect()
 }
 
+/// The verdict on one part of a request, the anomaly types it prohibits
+/// being `prohibited`, `undecided` when it is a model decided only
+/// through a stronger one that the history violates. The whole's verdict
+/// when that is valid or unknown (each part is then valid, or may not
+/// be); when it is invalid: invalid where a reported anomaly proves one of
+/// them, else unknown where undecided, where a reported anomaly may be
+/// one of them (its cycle rests on an inferred order) or where a check
+/// ran out of time, else valid.
+pub fn verdict_under(
+    r: &CheckResult,
+    prohibited: &BTreeSet<AnomalyType>,
+    undecided: bool,
+) -> Valid {
+    if r.valid != Valid::False {
+        return r.valid;
+    }
+    let any = |names: fn(&Anomaly) -> Vec<AnomalyType>| {
+        r.anomalies
+            .values()
+            .flatten()
+            .any(|a| names(a).iter().any(|n| prohibited.contains(n)))
+    };
+    let cut = r
+        .anomalies
+        .keys()
+        .any(|t| UNKNOWN_TYPES.contains(&t.as_str()));
+    if any(names_of) {
+        Valid::False
+    } else if undecided || cut || any(told_names) {
+        Valid::Unknown
+    } else {
+        Valid::True
+    }
+}
+
+/// Each requested model's verdict ([`verdict_under`] its prohibited
+/// anomalies).
+pub fn model_verdicts(r: &CheckResult, models: &[Model]) -> Vec<(Model, Valid)> {
+    models
+        .iter()
+        .map(|&m| {
+            let undecided = r.undecided.iter().any(|&(u, _)| u == m);
+            let v = verdict_under(r, &lattice::prohibited_by(&[m]), undecided);
+            (m, v)
+        })
+        .collect()
+}
+
 /// Elle's `result-map`: which anomalies are prohibited (by the models
 /// checked, see [`lattice::prohibited_by`]) decides `:valid?` and what is
 /// reported; all anomalies found shape `:not`. Each anomaly is filed under
@@ -102,7 +155,14 @@ fn told_names(a: &Anomaly) -> Vec<AnomalyType> {
 /// its steps' type kept beside it. One whose steps name a prohibited type
 /// but whose narrowed claim is not prohibited is reported all the same and
 /// makes the verdict `:unknown`: it may or may not be what it looks like.
-pub fn result_map(prohibited: &BTreeSet<AnomalyType>, found: Vec<Anomaly>) -> CheckResult {
+/// So does one only `reasons` holds (what a stronger model prohibits, when
+/// a requested model is decided only through it): it is why the verdict
+/// is unknown.
+pub fn result_map(
+    prohibited: &BTreeSet<AnomalyType>,
+    reasons: &BTreeSet<AnomalyType>,
+    found: Vec<Anomaly>,
+) -> CheckResult {
     let mut all: BTreeSet<AnomalyType> = BTreeSet::new();
     let mut anomalies: BTreeMap<String, Vec<Anomaly>> = BTreeMap::new();
     let mut bad = false;
@@ -111,7 +171,8 @@ pub fn result_map(prohibited: &BTreeSet<AnomalyType>, found: Vec<Anomaly>) -> Ch
         let names = names_of(&a);
         let is_bad = names.iter().any(|n| prohibited.contains(n));
         let maybe = !is_bad && told_names(&a).iter().any(|n| prohibited.contains(n));
-        let unknown = UNKNOWN_TYPES.contains(&a.name.as_str());
+        let unknown =
+            UNKNOWN_TYPES.contains(&a.name.as_str()) || names.iter().any(|n| reasons.contains(n));
         all.extend(names);
         if is_bad || maybe || unknown {
             bad |= is_bad;
@@ -126,6 +187,7 @@ pub fn result_map(prohibited: &BTreeSet<AnomalyType>, found: Vec<Anomaly>) -> Ch
             not: BTreeSet::new(),
             also_not: BTreeSet::new(),
             notes: Vec::new(),
+            undecided: Vec::new(),
         };
     }
     let (not, also_not) = lattice::boundary(&all);
@@ -136,5 +198,6 @@ pub fn result_map(prohibited: &BTreeSet<AnomalyType>, found: Vec<Anomaly>) -> Ch
         not,
         also_not,
         notes: Vec::new(),
+        undecided: Vec::new(),
     }
 }
