@@ -54,6 +54,31 @@ pub enum On {
     Versions(KeyId, Option<Val>, Val),
 }
 
+/// How elle-si knows a step's order.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Grounds {
+    /// The history shows it.
+    Observed,
+    /// A write order the checked model forces, given other transactions'
+    /// reads.
+    Inferred,
+    /// A write order no read fixes, taken to tell one cycle: every order
+    /// of those writes closes one (the others under `:otherwise`, or the
+    /// pairs under `:unordered`).
+    Assumed,
+}
+
+impl Grounds {
+    /// The word a step not observed is marked with.
+    pub fn mark(self) -> Option<&'static str> {
+        match self {
+            Grounds::Observed => None,
+            Grounds::Inferred => Some("inferred"),
+            Grounds::Assumed => Some("assumed"),
+        }
+    }
+}
+
 /// One step of a dependency cycle or path: why one transaction precedes
 /// the next.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -62,9 +87,8 @@ pub struct Step {
     pub rel: Rel,
     /// What it rests on.
     pub on: On,
-    /// Whether elle-si inferred the order (a write order the checked model
-    /// forces, given other transactions' reads) rather than observed it.
-    pub inferred: bool,
+    /// Whether elle-si observed the order, inferred it or assumed it.
+    pub grounds: Grounds,
 }
 
 impl Step {
@@ -73,7 +97,7 @@ impl Step {
         Step {
             rel,
             on,
-            inferred: false,
+            grounds: Grounds::Observed,
         }
     }
 }
@@ -102,7 +126,7 @@ impl Path {
     /// The positions of the steps elle-si inferred.
     pub fn inferred(&self) -> Vec<usize> {
         (0..self.steps.len())
-            .filter(|&i| self.steps[i].inferred)
+            .filter(|&i| self.steps[i].grounds == Grounds::Inferred)
             .collect()
     }
 }

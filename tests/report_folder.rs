@@ -245,7 +245,7 @@ fn causal_patterns_are_drawn_as_their_transactions_and_edges() {
     assert!(
         pic.edges
             .iter()
-            .any(|e| e.kind == EdgeKind::Rw && e.inferred)
+            .any(|e| e.kind == EdgeKind::Rw && e.grounds == elle_si::anomaly::Grounds::Inferred)
     );
     let d = temp_dir("causal");
     write_folder(
@@ -374,4 +374,44 @@ fn instances_counted_past_the_bound_are_counted_in_text_and_folder() {
     );
     let index = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert!(index.contains("200 more were found and only counted"));
+}
+
+#[test]
+fn a_write_order_no_read_fixes_is_marked_assumed_wherever_it_is_shown() {
+    // A lost update on a register: both read 4 and write key 0; no read
+    // orders their writes, and either order closes a cycle.
+    let text = "w(0,4,0,0)\nr(0,4,0,1)\nw(0,5,0,1)\nr(0,4,1,2)\nw(0,10,1,2)\n";
+    let d = temp_dir("assumed");
+    let f = d.join("lost.txt");
+    std::fs::write(&f, text).expect("write history");
+    let l = common::load(&f);
+    let r = common::check_models(&l, "snapshot-isolation");
+    assert_eq!(r.valid, Valid::False, "{:?}", r.anomaly_types);
+    use elle_si::anomaly::Grounds;
+    let a = r
+        .anomalies
+        .values()
+        .flatten()
+        .find(|a| a.cycle.is_some())
+        .expect("a cycle");
+    let steps = &a.cycle.as_ref().expect("a cycle").steps;
+    // The write-write step is the assumption; the read's step is seen.
+    let grounds: Vec<Grounds> = steps.iter().map(|s| s.grounds).collect();
+    assert!(grounds.contains(&Grounds::Assumed), "{steps:?}");
+    assert!(grounds.contains(&Grounds::Observed), "{steps:?}");
+    // In the EDN, the text and the picture alike.
+    let edn = elle_si::report::render::result_value(&l.history, &r).to_string();
+    assert!(edn.contains(":assumed? true"), "{edn}");
+    let told = elle_si::explain::text::explain(&l.history, a, "");
+    assert!(told.contains("[assumed]"), "{told}");
+    let pic = elle_si::report::picture::picture(&l.history, a).expect("a picture");
+    assert!(
+        pic.edges.iter().any(|e| e.grounds == Grounds::Assumed),
+        "{pic:?}"
+    );
+    let dot = elle_si::report::dot::dot(&pic);
+    assert!(
+        dot.contains("(assumed)") && dot.contains("style=dashed"),
+        "{dot}"
+    );
 }

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use crate::anomaly::{Anomaly, Datum, Field, Path, Rel, Step};
+use crate::anomaly::{Anomaly, Datum, Field, Grounds, Path, Rel, Step};
 use crate::edn::Value;
 use crate::history::model::*;
 use crate::report::picture::{MAX_ELEMS, MAX_MOPS, short, show, shown};
@@ -31,7 +31,7 @@ pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
                 };
                 let _ = writeln!(
                     out,
-                    "{indent}(no read fixes the order of the writes at {}: the other order closes a {kind} cycle instead; -o edn shows it under :otherwise)",
+                    "{indent}([assumed]: no read fixes the order of the writes at {}: the other order closes a {kind} cycle instead; -o edn shows it under :otherwise)",
                     pair.join(" and ")
                 );
             }
@@ -120,7 +120,10 @@ fn explain_cycle(h: &History, c: &Path, indent: &str, out: &mut String) {
         } else {
             ""
         };
-        let mark = if step.inferred { " [inferred]" } else { "" };
+        let mark = step
+            .grounds
+            .mark()
+            .map_or(String::new(), |m| format!(" [{m}]"));
         let _ = writeln!(
             out,
             "{indent}{lead}{} < {}: {why}{mark}",
@@ -132,7 +135,7 @@ fn explain_cycle(h: &History, c: &Path, indent: &str, out: &mut String) {
         out,
         "{indent}a cycle: no order of these transactions explains what they saw."
     );
-    if steps.iter().any(|s| s.inferred) {
+    if steps.iter().any(|s| s.grounds == Grounds::Inferred) {
         let _ = writeln!(
             out,
             "{indent}([inferred] steps are not in the history: the checked model forces them, given other transactions' reads; the cycle shows that model fails, and says nothing of weaker ones)"

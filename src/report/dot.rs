@@ -6,6 +6,7 @@
 use std::fmt::Write;
 
 use super::picture::{Picture, status_color};
+use crate::anomaly::Grounds;
 
 /// DOT's double-quoted string: backslashes and quotes escaped; `\l` ends
 /// each left-justified line.
@@ -52,10 +53,9 @@ pub fn dot(p: &Picture) -> String {
         } else {
             format!("{} {}", e.kind.name(), e.label)
         };
-        let label = if e.inferred {
-            format!("{label} (inferred)")
-        } else {
-            label
+        let label = match e.grounds.mark() {
+            Some(m) => format!("{label} ({m})"),
+            None => label,
         };
         let q = quote_lines(&[label]);
         // A single line: drop the trailing left-justify mark.
@@ -66,7 +66,11 @@ pub fn dot(p: &Picture) -> String {
             "  n{} -> n{} [label={q}, color=\"{c}\", fontcolor=\"{c}\"{}];",
             e.from,
             e.to,
-            if e.inferred { ", style=dashed" } else { "" }
+            if e.grounds == Grounds::Observed {
+                ""
+            } else {
+                ", style=dashed"
+            }
         );
     }
     out.push_str("}\n");

@@ -6,8 +6,9 @@
 //!
 //! Data flow: an anomaly's fields, as the checkers fill them (see
 //! `crate::anomaly`), become a [`Picture`]:
-//! - a cycle (`:cycle`, `:steps`, inferred steps flagged `:inferred?`): its distinct
-//!   transactions in cycle order, one edge per step, inferred steps marked;
+//! - a cycle (`:cycle`, `:steps`, inferred steps flagged `:inferred?`,
+//!   assumed ones `:assumed?`): its distinct
+//!   transactions in cycle order, one edge per step, those not observed marked;
 //! - a causal (C4) pattern (`:op` read `:key` from `:writer` though
 //!   `:overwriter` was visible to it): the writer, the path that orders it
 //!   before the overwriter (`:order`), the overwriter, the reader; edges for
@@ -19,7 +20,7 @@
 //! Other anomalies (internal, lost-update listings, ...) have no edge to
 //! draw and get no picture.
 
-use crate::anomaly::{Anomaly, Datum, Field, On, Path, Rel, Step};
+use crate::anomaly::{Anomaly, Datum, Field, Grounds, On, Path, Rel, Step};
 use crate::edn::Value;
 use crate::history::model::*;
 use crate::report::render::{datum_value, mop_value_upto};
@@ -143,9 +144,9 @@ pub struct Edge {
     pub kind: EdgeKind,
     /// Key and values: `k1: 3 -> 4`.
     pub label: String,
-    /// Not in the history: forced by the model checked, or implied by the
-    /// pattern (drawn dashed).
-    pub inferred: bool,
+    /// Observed, or not in the history (drawn dashed): forced by the model
+    /// checked, implied by the pattern, or assumed.
+    pub grounds: Grounds,
 }
 
 /// A picture of one anomaly: transaction boxes and the edges between them.
@@ -260,13 +261,13 @@ impl Builder<'_> {
         self.pic.nodes.len() - 1
     }
 
-    fn edge(&mut self, a: usize, b: usize, kind: EdgeKind, label: String, inferred: bool) {
+    fn edge(&mut self, a: usize, b: usize, kind: EdgeKind, label: String, grounds: Grounds) {
         self.pic.edges.push(Edge {
             from: a,
             to: b,
             kind,
             label,
-            inferred,
+            grounds,
         });
     }
 
@@ -278,7 +279,7 @@ impl Builder<'_> {
             };
             let (a, b) = (self.node(Some(a)), self.node(Some(b)));
             let (kind, label) = step_edge(self.h, step);
-            self.edge(a, b, kind, label, step.inferred);
+            self.edge(a, b, kind, label, step.grounds);
         }
     }
 }
@@ -362,28 +363,28 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
             match a.get(Field::Visible) {
                 Some(Datum::Step(step)) => {
                     let (kind, label) = step_edge(h, step);
-                    b.edge(o, r, kind, label, false);
+                    b.edge(o, r, kind, label, Grounds::Observed);
                 }
                 Some(Datum::List(steps)) => b.edge(
                     o,
                     r,
                     EdgeKind::Visible,
                     format!("through {} dependencies", steps.len()),
-                    false,
+                    Grounds::Observed,
                 ),
                 _ => {}
             }
-            b.edge(w, r, EdgeKind::Wr, r_label, false);
+            b.edge(w, r, EdgeKind::Wr, r_label, Grounds::Observed);
             b.edge(
                 r,
                 o,
                 EdgeKind::Rw,
                 format!("key {key}: missed the overwrite"),
-                true,
+                Grounds::Inferred,
             );
         } else {
             let r = b.node(Some(*reader));
-            b.edge(w, r, EdgeKind::Wr, r_label, false);
+            b.edge(w, r, EdgeKind::Wr, r_label, Grounds::Observed);
         }
     }
     (!b.pic.edges.is_empty()).then_some(b.pic)

@@ -2,7 +2,7 @@
 //! human summary. Transactions in anomalies become op maps rebuilt from the
 //! model (list reads from the key's version order), with their file line.
 
-use crate::anomaly::{Anomaly, Datum, On, Step};
+use crate::anomaly::{Anomaly, Datum, Grounds, On, Step};
 use crate::edn::Value;
 use crate::history::model::*;
 use crate::report::CheckResult;
@@ -134,7 +134,8 @@ fn steps_value(h: &History, steps: &[Step]) -> Value {
 /// One step as Elle's step map: `{:type :ww, :key k, :value v, :value' v'}`
 /// (`:initial-state` for the initial version), `{:type :wr, :key k, :value
 /// v}`, `{:type :process, :process p}`, `{:type :realtime, :a' op, :b op}`;
-/// `:inferred? true` when elle-si inferred the order.
+/// `:inferred? true` when elle-si inferred the order, `:assumed? true`
+/// when it took one of several to tell the cycle.
 pub fn step_value(h: &History, s: &Step) -> Value {
     let mut m = vec![(kw("type"), kw(s.rel.name()))];
     match s.on {
@@ -157,8 +158,10 @@ pub fn step_value(h: &History, s: &Step) -> Value {
             m.push((kw("value'"), h.value(v2)));
         }
     }
-    if s.inferred {
-        m.push((kw("inferred?"), Value::Bool(true)));
+    match s.grounds {
+        Grounds::Observed => {}
+        Grounds::Inferred => m.push((kw("inferred?"), Value::Bool(true))),
+        Grounds::Assumed => m.push((kw("assumed?"), Value::Bool(true))),
     }
     Value::Map(m)
 }

@@ -14,6 +14,7 @@
 use std::fmt::Write;
 
 use super::picture::{Edge, EdgeKind, Picture, status_color};
+use crate::anomaly::Grounds;
 
 const MARGIN: f64 = 16.0;
 const PAD: f64 = 10.0;
@@ -46,11 +47,10 @@ fn width(s: &str) -> f64 {
     s.chars().count() as f64 * CHAR
 }
 
-fn edge_text(kind: EdgeKind, label: &str, inferred: bool) -> (String, String) {
-    let rest = if inferred {
-        format!("{label} (inferred)")
-    } else {
-        label.to_string()
+fn edge_text(kind: EdgeKind, label: &str, grounds: Grounds) -> (String, String) {
+    let rest = match grounds.mark() {
+        Some(m) => format!("{label} ({m})"),
+        None => label.to_string(),
     };
     (kind.name().to_string(), rest)
 }
@@ -73,11 +73,11 @@ impl Drawn {
     /// Edge `e` of the picture whose arrowheads are prefixed `id`, along
     /// `path`, its label's baseline starting at `label`.
     fn new(e: &Edge, id: &str, path: String, label: (f64, f64), ground: bool) -> Drawn {
-        let (kind, rest) = edge_text(e.kind, &e.label, e.inferred);
+        let (kind, rest) = edge_text(e.kind, &e.label, e.grounds);
         Drawn {
             path,
             color: e.kind.color(),
-            dashed: e.inferred,
+            dashed: e.grounds != Grounds::Observed,
             marker: format!("{id}-{}", e.kind.name()),
             label_x: label.0,
             label_y: label.1,
@@ -118,7 +118,7 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
         if e.from.abs_diff(e.to) == 1 {
             let g = e.from.min(e.to);
             lane_x[i] = Some(gap_x[g]);
-            let (kind, rest) = edge_text(e.kind, &e.label, e.inferred);
+            let (kind, rest) = edge_text(e.kind, &e.label, e.grounds);
             gap_x[g] += width(&kind) + 6.0 + width(&rest) + 40.0;
         }
     }
@@ -200,9 +200,9 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
         .into_iter()
         .filter(|k| p.edges.iter().any(|e| e.kind == *k))
         .collect();
-    let any_inferred = p.edges.iter().any(|e| e.inferred);
+    let any_inferred = p.edges.iter().any(|e| e.grounds != Grounds::Observed);
     let legend_w: f64 = used.iter().map(|k| 46.0 + width(k.name())).sum::<f64>()
-        + if any_inferred { 150.0 } else { 0.0 };
+        + if any_inferred { 200.0 } else { 0.0 };
     let w = (max_x + MARGIN).max(x0 + legend_w + MARGIN).ceil();
     let h = (bottom + 14.0 + LEGEND).ceil();
 
@@ -318,7 +318,7 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
     if any_inferred {
         let _ = writeln!(
             o,
-            "<line x1=\"{lx:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#4a5563\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/><text x=\"{:.1}\" y=\"{ly:.1}\" fill=\"#4a5563\">inferred / derived</text>",
+            "<line x1=\"{lx:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#4a5563\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/><text x=\"{:.1}\" y=\"{ly:.1}\" fill=\"#4a5563\">not observed (as labelled)</text>",
             lx + 24.0,
             ly - 4.0,
             ly - 4.0,

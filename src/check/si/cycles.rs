@@ -24,7 +24,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::polygraph::{EdgeId, EdgeKind, Polygraph, Sel};
 use super::tell::{any_kind, cycle_anomaly, data_dep, data_or_session, rel, ww_only, ww_wr};
 use super::{G2, expired, untold};
-use crate::anomaly::{Anomaly, Datum, Field};
+use crate::anomaly::{Anomaly, Datum, Field, Grounds};
 use crate::check::graph::{Digraph, sccs};
 use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
@@ -1077,7 +1077,22 @@ pub(super) fn claiming(
         a.rules_out = Some(g.cycle_exists);
         if let Some(c) = &mut a.cycle {
             for (step, e) in c.steps.iter_mut().zip(cyc) {
-                step.inferred = inferred.contains(e);
+                if inferred.contains(e) {
+                    step.grounds = Grounds::Inferred;
+                }
+            }
+        }
+    }
+    a
+}
+
+/// Marks the steps of `a` (its cycle `cyc`) whose edges are in `guessed`
+/// as assumed: write orders no read fixes, taken to tell the cycle.
+fn assuming(mut a: Anomaly, cyc: &[EdgeId], guessed: &FxHashSet<EdgeId>) -> Anomaly {
+    if let Some(c) = &mut a.cycle {
+        for (step, e) in c.steps.iter_mut().zip(cyc) {
+            if guessed.contains(e) && step.grounds == Grounds::Observed {
+                step.grounds = Grounds::Assumed;
             }
         }
     }
@@ -1116,9 +1131,18 @@ pub(super) fn contradiction(
     // the other: the anomaly must claim no more than the weaker of the two
     // proves. Name it after the cycle that rules out fewer models (the
     // shorter when they claim alike); the other is the alternative.
+    let sides: FxHashSet<EdgeId> = con.either.iter().chain(&con.or).copied().collect();
     let (a1, a2) = (
-        claiming(cycle_anomaly(h, g, &c1), g, &c1, inferred),
-        claiming(cycle_anomaly(h, g, &c2), g, &c2, inferred),
+        assuming(
+            claiming(cycle_anomaly(h, g, &c1), g, &c1, inferred),
+            &c1,
+            &sides,
+        ),
+        assuming(
+            claiming(cycle_anomaly(h, g, &c2), g, &c2, inferred),
+            &c2,
+            &sides,
+        ),
     );
     let claims = |a: &Anomaly| {
         crate::spec::lattice::impossible_models(&crate::report::names_of(a).into_iter().collect())
@@ -1215,7 +1239,9 @@ pub(super) fn unsat_witness(
         // The write orders here are guesses (any order closes some cycle):
         // the cycle proves only that the variant's graph has one.
         Some(cyc) => {
-            let mut a = cycle_anomaly(h, g, &cyc).field(Field::Unordered, pairs);
+            let guessed: FxHashSet<EdgeId> = extra.iter().copied().collect();
+            let a = assuming(cycle_anomaly(h, g, &cyc), &cyc, &guessed);
+            let mut a = a.field(Field::Unordered, pairs);
             a.rules_out = Some(g.cycle_exists);
             (a, false)
         }
