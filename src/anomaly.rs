@@ -7,7 +7,10 @@
 use crate::history::model::{KeyId, MopId, TxnId, Val};
 
 /// A step's relation, as Elle labels it (`:ww`, `:wr`, `:rw`, `:process`,
-/// `:realtime`), and C4's `:ao`: visible through the arbitration order.
+/// `:realtime`), and C4's `:ao`: the arbitration order, which for two
+/// writers of a key is their version order; a read of one writer's
+/// version, though the other was visible to the reader, puts the other
+/// first (C4's Ext axiom).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Rel {
     /// Write-write: a later version of the same key.
@@ -43,6 +46,10 @@ impl Rel {
 pub enum On {
     /// Nothing the history shows (`:ao`).
     Nothing,
+    /// An arbitration step `a < b` (`:ao`) forced by this read: its
+    /// transaction read the key from `b`, though `a`, which also wrote
+    /// the key, was visible to it (C4's Ext axiom).
+    Forced(MopId),
     /// Session order, in this process.
     Process(i64),
     /// Real time: the first completed before the second was invoked.

@@ -142,3 +142,35 @@ fn violations_and_valid_histories() {
         }
     }
 }
+
+#[test]
+fn arbitration_steps_say_which_read_forced_them() {
+    if !corpus() {
+        return;
+    }
+    // The AO-family cases whose order paths run through a derived edge.
+    let mut told = 0;
+    for case in ["i", "l", "n"] {
+        let l = load(&shared(&format!("tap-cases/text/tap-{case}.txt")));
+        let r = check_models(&l, "tcc");
+        for a in r.anomalies.values().flatten() {
+            let text = elle_si::explain::text::explain(&l.history, a, "");
+            assert!(!text.contains("on key nil"), "{case}: {text}");
+            for line in text.lines().filter(|l| l.ends_with("(ao)")) {
+                assert!(line.contains("was visible to it"), "{case}: {line}");
+                told += 1;
+            }
+            // Each arrow drawn once.
+            if let Some(p) = elle_si::report::picture::picture(&l.history, a) {
+                for (i, e) in p.edges.iter().enumerate() {
+                    let same = |f: &&elle_si::report::picture::Edge| {
+                        (f.from, f.to, f.kind, &f.label, f.grounds)
+                            == (e.from, e.to, e.kind, &e.label, e.grounds)
+                    };
+                    assert_eq!(p.edges[..i].iter().filter(same).count(), 0, "{case}: {p:?}");
+                }
+            }
+        }
+    }
+    assert!(told > 0, "no arbitration step told");
+}

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use crate::anomaly::{Anomaly, Datum, Field, Grounds, Path, Rel, Step};
+use crate::anomaly::{Anomaly, Datum, Field, Grounds, On, Path, Rel, Step};
 use crate::edn::Value;
 use crate::history::model::*;
 use crate::report::picture::{MAX_ELEMS, MAX_MOPS, short, show, shown};
@@ -114,7 +114,7 @@ fn explain_cycle(h: &History, c: &Path, indent: &str, out: &mut String) {
         let (Some(&a), Some(&b)) = (txns.get(i), txns.get(i + 1)) else {
             break;
         };
-        let why = step_reason(h, step, &label(a), &label(b), appends);
+        let why = step_reason(h, step, a, &label(a), &label(b), appends);
         let lead = if i + 1 == steps.len() && i > 0 {
             "but "
         } else {
@@ -144,7 +144,7 @@ fn explain_cycle(h: &History, c: &Path, indent: &str, out: &mut String) {
 }
 
 /// Why one step's transactions are ordered as they are.
-fn step_reason(h: &History, step: &Step, a: &str, b: &str, appends: bool) -> String {
+fn step_reason(h: &History, step: &Step, ta: TxnId, a: &str, b: &str, appends: bool) -> String {
     let s = shown(h, step);
     let (key, v, v2) = (&s.key, &s.value, &s.later);
     let wrote = if appends { "appended" } else { "wrote" };
@@ -161,8 +161,35 @@ fn step_reason(h: &History, step: &Step, a: &str, b: &str, appends: bool) -> Str
         Rel::Rw => format!("{a} read key {key} as {v}, so it did not see {b}'s write of {v2} (rw)"),
         Rel::Process => format!("{a} came before {b} in the same process (process)"),
         Rel::Realtime => format!("{a} completed before {b} was invoked (realtime)"),
-        Rel::Ao => format!("ao on key {key}"),
+        Rel::Ao => match step.on {
+            On::Forced(r) => {
+                let m = &h.mops[r as usize];
+                let reader = place(h, m.txn);
+                format!(
+                    "{reader} read key {key} as {v}, {b}'s write, though {a}, which also {wrote} key {key}, was visible to it ({}): so {a}'s write must take effect before {b}'s (ao)",
+                    how_visible(h, ta, m.txn, a, &reader)
+                )
+            }
+            _ => "the checked model orders them (ao)".to_string(),
+        },
     }
+}
+
+/// How `t2` was visible to `t3` (an arbitration step's reader): by
+/// session order, by a read, or through causal order.
+fn how_visible(h: &History, t2: TxnId, t3: TxnId, a: &str, reader: &str) -> String {
+    let (x, y) = (&h.txns[t2 as usize], &h.txns[t3 as usize]);
+    if x.session == y.session && x.seq < y.seq {
+        let p = h.sessions[x.session as usize].process;
+        return format!("{a} came before {reader} in process {p}");
+    }
+    if h.txns[t3 as usize]
+        .mops()
+        .any(|i| crate::check::deps::external_source(h, i, t3) == Some(t2))
+    {
+        return format!("{reader} read from {a}");
+    }
+    format!("{a} precedes {reader} in causal order")
 }
 
 /// A lost update in one sentence: the transactions read one version of
@@ -264,18 +291,12 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
             let (ops, steps) = (&p.txns, &p.steps);
             let path: Vec<String> = ops.iter().map(|&t| place(h, t)).collect();
             let _ = writeln!(out, "{indent}{k}: {}", path.join(" < "));
-            for &t in ops {
-                if !named.contains(&t) {
-                    named.push(t);
-                    let _ = writeln!(out, "{indent}  {}", describe_txn(h, t));
-                }
-            }
             for (i, step) in steps.iter().enumerate() {
                 if let (Some(a), Some(b)) = (path.get(i), path.get(i + 1)) {
                     let _ = writeln!(
                         out,
                         "{indent}  {a} < {b}: {}",
-                        step_reason(h, step, a, b, appends)
+                        step_reason(h, step, ops[i], a, b, appends)
                     );
                 }
             }
@@ -291,7 +312,7 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
                     let _ = writeln!(
                         out,
                         "{indent}{k}: {a} < {b}: {}",
-                        step_reason(h, step, &a, &b, appends)
+                        step_reason(h, step, from, &a, &b, appends)
                     );
                     continue;
                 }

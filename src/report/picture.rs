@@ -46,20 +46,25 @@ pub enum EdgeKind {
     Realtime,
     /// Visibility through a chain of dependencies (causal patterns).
     Visible,
+    /// Arbitration order (C4's AO): one write of a key must take effect
+    /// before another's, forced by a read that saw the later one though
+    /// the earlier was visible to it.
+    Ao,
 }
 
 impl EdgeKind {
     /// Every kind, in legend order.
-    pub const ALL: [EdgeKind; 6] = [
+    pub const ALL: [EdgeKind; 7] = [
         EdgeKind::Ww,
         EdgeKind::Wr,
         EdgeKind::Rw,
         EdgeKind::Process,
         EdgeKind::Realtime,
         EdgeKind::Visible,
+        EdgeKind::Ao,
     ];
 
-    /// The edge of a step's relation (`:ao` is visibility).
+    /// The edge of a step's relation.
     pub fn of(rel: Rel) -> EdgeKind {
         match rel {
             Rel::Ww => EdgeKind::Ww,
@@ -67,7 +72,7 @@ impl EdgeKind {
             Rel::Rw => EdgeKind::Rw,
             Rel::Process => EdgeKind::Process,
             Rel::Realtime => EdgeKind::Realtime,
-            Rel::Ao => EdgeKind::Visible,
+            Rel::Ao => EdgeKind::Ao,
         }
     }
 
@@ -80,6 +85,7 @@ impl EdgeKind {
             EdgeKind::Process => "process",
             EdgeKind::Realtime => "realtime",
             EdgeKind::Visible => "visible",
+            EdgeKind::Ao => "ao",
         }
     }
 
@@ -92,6 +98,9 @@ impl EdgeKind {
             EdgeKind::Process => "same process, earlier",
             EdgeKind::Realtime => "completed before the other began",
             EdgeKind::Visible => "visible through a chain of dependencies",
+            EdgeKind::Ao => {
+                "arbitration: its write of the key must take effect first, forced by a read"
+            }
         }
     }
 
@@ -104,6 +113,7 @@ impl EdgeKind {
             EdgeKind::Process => "#00838F",
             EdgeKind::Realtime => "#0050C0",
             EdgeKind::Visible => "#5F6B7A",
+            EdgeKind::Ao => "#7A4B00",
         }
     }
 }
@@ -194,6 +204,11 @@ pub fn shown(h: &History, s: &Step) -> Shown {
             Some(v.map_or_else(|| ":initial-state".to_string(), |v| short(&h.value(v)))),
             Some(short(&h.value(v2))),
         ),
+        On::Forced(r) => (
+            Some(h.mops[r as usize].key),
+            Some(short(&h.value(h.mops[r as usize].val))),
+            None,
+        ),
         On::Nothing | On::Process(_) | On::Realtime(..) => (None, None, None),
     };
     let initial = value.as_deref().is_none_or(|v| v == ":initial-state");
@@ -225,6 +240,13 @@ fn step_edge(h: &History, step: &Step) -> (EdgeKind, String) {
             format!("key {key}: read up to {v}, missed {v2}")
         }
         EdgeKind::Rw => format!("key {key}: read {v}, missed {v2}"),
+        EdgeKind::Ao => match step.on {
+            On::Forced(r) => format!(
+                "key {key}: {} read {v}",
+                crate::explain::text::place(h, h.mops[r as usize].txn)
+            ),
+            _ => String::new(),
+        },
         EdgeKind::Process | EdgeKind::Realtime | EdgeKind::Visible => String::new(),
     };
     (kind, label)
@@ -262,6 +284,13 @@ impl Builder<'_> {
     }
 
     fn edge(&mut self, a: usize, b: usize, kind: EdgeKind, label: String, grounds: Grounds) {
+        // The same arrow from two sources (the order's first step is
+        // often the very read the pattern is about): drawn once.
+        if self.pic.edges.iter().any(|e| {
+            e.from == a && e.to == b && e.kind == kind && e.label == label && e.grounds == grounds
+        }) {
+            return;
+        }
         self.pic.edges.push(Edge {
             from: a,
             to: b,

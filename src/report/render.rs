@@ -140,6 +140,14 @@ pub fn step_value(h: &History, s: &Step) -> Value {
     let mut m = vec![(kw("type"), kw(s.rel.name()))];
     match s.on {
         On::Nothing => {}
+        On::Forced(r) => {
+            // The read that forced the order: its key, the value it read
+            // (the step's second transaction's write), and its reader.
+            let read = &h.mops[r as usize];
+            m.push((kw("key"), h.key_value(read.key)));
+            m.push((kw("value"), h.value(read.val)));
+            m.push((kw("op"), op_value(h, read.txn)));
+        }
         On::Process(p) => m.push((kw("process"), Value::Int(p))),
         On::Realtime(a, b) => {
             m.push((kw("a'"), op_value(h, a)));

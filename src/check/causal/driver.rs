@@ -244,6 +244,8 @@ pub(super) struct Ctx<'a> {
     pub(super) cut: std::cell::Cell<bool>,
     /// Which micro-ops of the reader last asked about read from whom.
     pub(super) spans: std::cell::RefCell<Spans>,
+    /// Per derived edge `(t2, t1)`, the read that forced it (the first).
+    pub(super) forced: FxHashMap<(TxnId, TxnId), MopId>,
 }
 
 impl Ctx<'_> {
@@ -433,6 +435,16 @@ pub fn check(
                 reported.push(tri);
             }
         });
+    }
+    // The read behind each derived edge a finding's path may take (those
+    // within a cyclic component), to say why the order holds.
+    if !reported.is_empty() {
+        for t in triangles
+            .iter()
+            .filter(|t| t.t1 != INIT && comps.comp[t.t1 as usize] == comps.comp[t.t2 as usize])
+        {
+            ctx.forced.entry((t.t2, t.t1)).or_insert(t.read);
+        }
     }
     let free = if ctx.sessions && !reported.is_empty() {
         sessionless(&ctx, level, &ww, &reported)
@@ -675,6 +687,7 @@ pub(super) fn build<'a>(
         deadline: None,
         cut: std::cell::Cell::new(false),
         spans: std::cell::RefCell::new(Spans::default()),
+        forced: FxHashMap::default(),
     }
 }
 

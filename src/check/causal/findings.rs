@@ -9,7 +9,7 @@
 use rustc_hash::FxHashSet;
 
 use super::driver::{Ctx, INIT, Level, MAX_PATHS, Triangle};
-use crate::anomaly::{Anomaly, Datum, Field, On, Path, Step};
+use crate::anomaly::{Anomaly, Datum, Field, Grounds, On, Path, Step};
 use crate::check::deps::{external_source, outside_from, wr_edges};
 use crate::check::graph::{Digraph, sccs, shortest_path};
 use crate::explain::cycle::{self, Rel};
@@ -38,7 +38,16 @@ pub(super) fn step(ctx: &Ctx, a: TxnId, b: TxnId, ww: Option<&FxHashSet<(u32, u3
     {
         return session_step(ctx, a);
     }
-    Step::new(Rel::Ao, On::Nothing)
+    // A derived edge: say which read forced it. Not in the history, but
+    // forced by the level checked, given that read: inferred.
+    match ctx.forced.get(&(a, b)) {
+        Some(&r) => Step {
+            rel: Rel::Ao,
+            on: On::Forced(r),
+            grounds: Grounds::Inferred,
+        },
+        None => Step::new(Rel::Ao, On::Nothing),
+    }
 }
 
 /// Session order from `t` to a later transaction of its session.
