@@ -209,13 +209,8 @@ fn convert_to(
             input.display()
         )));
     }
-    let registers = [
-        Format::Text,
-        Format::DbcopBincode,
-        Format::DbcopJson,
-        Format::DbcopHist,
-    ];
-    if registers.contains(&opts.to)
+    // The register formats: text and dbcop's.
+    if (opts.to == Format::Text || dbcop.contains(&opts.to))
         && let Some(t) = formats::nil_write(&loaded.history)
     {
         let line = loaded.history.txns[t as usize].complete.line;

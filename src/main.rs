@@ -328,6 +328,12 @@ fn headline(
         Valid::False => "INVALID",
         Valid::Unknown => "UNKNOWN",
     };
+    if parts.iter().all(|&(_, v)| v == r.valid) || !parts.iter().any(|&(_, v)| v == r.valid) {
+        // One verdict for all, said once (and, which cannot be, parts none
+        // of which has the whole's verdict: that is never contradicted).
+        let names: Vec<&str> = parts.iter().map(|(n, _)| n.as_str()).collect();
+        return format!("{} under {}", word(r.valid), names.join(", "));
+    }
     // The whole's verdict first, in capitals; then the others.
     let mut order = vec![r.valid];
     order.extend(
@@ -351,12 +357,6 @@ fn headline(
             (!names.is_empty()).then(|| format!("{w} under {}", names.join(", ")))
         })
         .collect();
-    if !parts.iter().any(|&(_, v)| v == r.valid) {
-        // Cannot be (the whole is invalid only where some part is), but
-        // the whole's verdict is never to be contradicted.
-        let names: Vec<&str> = parts.iter().map(|(n, _)| n.as_str()).collect();
-        return format!("{} under {}", word(r.valid), names.join(", "));
-    }
     groups.join("; ")
 }
 

@@ -6,7 +6,6 @@
 use std::fmt::Write;
 
 use super::picture::{Picture, status_color};
-use crate::anomaly::Grounds;
 
 /// DOT's double-quoted string: backslashes and quotes escaped; `\l` ends
 /// each left-justified line.
@@ -48,15 +47,11 @@ pub fn dot(p: &Picture) -> String {
         );
     }
     for e in &p.edges {
-        let label = if e.label.is_empty() {
+        let label = e.marked(if e.label.is_empty() {
             e.kind.name().to_string()
         } else {
             format!("{} {}", e.kind.name(), e.label)
-        };
-        let label = match e.grounds.mark() {
-            Some(m) => format!("{label} ({m})"),
-            None => label,
-        };
+        });
         let q = quote_lines(&[label]);
         // A single line: drop the trailing left-justify mark.
         let q = format!("{}\"", &q[..q.len() - 3]);
@@ -66,11 +61,7 @@ pub fn dot(p: &Picture) -> String {
             "  n{} -> n{} [label={q}, color=\"{c}\", fontcolor=\"{c}\"{}];",
             e.from,
             e.to,
-            if e.grounds == Grounds::Observed {
-                ""
-            } else {
-                ", style=dashed"
-            }
+            if e.dashed() { ", style=dashed" } else { "" }
         );
     }
     out.push_str("}\n");

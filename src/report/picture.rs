@@ -159,6 +159,22 @@ pub struct Edge {
     pub grounds: Grounds,
 }
 
+impl Edge {
+    /// Drawn dashed: not in the history.
+    pub fn dashed(&self) -> bool {
+        self.grounds != Grounds::Observed
+    }
+
+    /// `text` with the mark of how the edge is known (`(inferred)`,
+    /// `(assumed)`) where it is not observed.
+    pub fn marked(&self, text: String) -> String {
+        match self.grounds.mark() {
+            Some(m) => format!("{text} ({m})"),
+            None => text,
+        }
+    }
+}
+
 /// A picture of one anomaly: transaction boxes and the edges between them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Picture {

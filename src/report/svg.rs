@@ -14,7 +14,6 @@
 use std::fmt::Write;
 
 use super::picture::{Edge, EdgeKind, Picture, status_color};
-use crate::anomaly::Grounds;
 
 const MARGIN: f64 = 16.0;
 const PAD: f64 = 10.0;
@@ -47,12 +46,8 @@ fn width(s: &str) -> f64 {
     s.chars().count() as f64 * CHAR
 }
 
-fn edge_text(kind: EdgeKind, label: &str, grounds: Grounds) -> (String, String) {
-    let rest = match grounds.mark() {
-        Some(m) => format!("{label} ({m})"),
-        None => label.to_string(),
-    };
-    (kind.name().to_string(), rest)
+fn edge_text(e: &Edge) -> (String, String) {
+    (e.kind.name().to_string(), e.marked(e.label.clone()))
 }
 
 /// One edge as drawn: its path, style and label.
@@ -73,11 +68,11 @@ impl Drawn {
     /// Edge `e` of the picture whose arrowheads are prefixed `id`, along
     /// `path`, its label's baseline starting at `label`.
     fn new(e: &Edge, id: &str, path: String, label: (f64, f64), ground: bool) -> Drawn {
-        let (kind, rest) = edge_text(e.kind, &e.label, e.grounds);
+        let (kind, rest) = edge_text(e);
         Drawn {
             path,
             color: e.kind.color(),
-            dashed: e.grounds != Grounds::Observed,
+            dashed: e.dashed(),
             marker: format!("{id}-{}", e.kind.name()),
             label_x: label.0,
             label_y: label.1,
@@ -118,7 +113,7 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
         if e.from.abs_diff(e.to) == 1 {
             let g = e.from.min(e.to);
             lane_x[i] = Some(gap_x[g]);
-            let (kind, rest) = edge_text(e.kind, &e.label, e.grounds);
+            let (kind, rest) = edge_text(e);
             gap_x[g] += width(&kind) + 6.0 + width(&rest) + 40.0;
         }
     }
@@ -200,7 +195,7 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
         .into_iter()
         .filter(|k| p.edges.iter().any(|e| e.kind == *k))
         .collect();
-    let any_inferred = p.edges.iter().any(|e| e.grounds != Grounds::Observed);
+    let any_inferred = p.edges.iter().any(Edge::dashed);
     let legend_w: f64 = used.iter().map(|k| 46.0 + width(k.name())).sum::<f64>()
         + if any_inferred { 200.0 } else { 0.0 };
     let w = (max_x + MARGIN).max(x0 + legend_w + MARGIN).ceil();
