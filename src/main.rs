@@ -321,7 +321,14 @@ fn headline(
     if !asked.is_empty() {
         let prohibited = elle_si::spec::lattice::anomalies_implying(anomalies);
         let v = elle_si::report::verdict_under(r, &prohibited, false);
-        parts.push((format!("anomalies {}", asked.join(",")), v));
+        // Each name once, in the order given.
+        let mut names: Vec<&str> = Vec::new();
+        for a in asked {
+            if !names.contains(&a.as_str()) {
+                names.push(a);
+            }
+        }
+        parts.push((format!("anomalies {}", names.join(",")), v));
     }
     let word = |v: Valid| match v {
         Valid::True => "VALID",
@@ -384,17 +391,17 @@ fn text_summary(
                 .map(|&t| elle_si::explain::text::place(&l.history, t))
                 .collect();
             let pat = a.pattern.map(|p| format!(" ({p})")).unwrap_or_default();
+            if let Some(elle_si::anomaly::Datum::Str(why)) = a.get(elle_si::anomaly::Field::Reason)
+            {
+                out.push_str(&format!("    {}: {why}\n", a.name));
+                continue;
+            }
             if lines.is_empty() && a.name == "cycle-search-timeout" {
                 // Elle's map for it names no transaction: say what it means.
                 out.push_str(&format!(
                     "    {}: no verdict within the time or the work the check was given\n",
                     a.name
                 ));
-                continue;
-            }
-            if let Some(elle_si::anomaly::Datum::Str(why)) = a.get(elle_si::anomaly::Field::Reason)
-            {
-                out.push_str(&format!("    {}: {why}\n", a.name));
                 continue;
             }
             out.push_str(&format!("    {}{pat} at {}\n", a.name, lines.join(", ")));
