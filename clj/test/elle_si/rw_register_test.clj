@@ -22,6 +22,11 @@
         r (rw/check {:consistency-models [:read-committed]} h)]
     (is (= {:valid? false, :anomaly-types [:G1b], :not #{:read-committed}}
            (verdict r)))
+    ;; Sorted, as Elle's, and naming Elle's models alone.
+    (is (sorted? (:not r)))
+    (is (sorted? (:also-not r)))
+    (is (seq (:also-not r)))
+    (is (not-any? #(.endsWith (name %) "-c4") (:also-not r)))
     (is (= [{:op t2, :writer t1, :mop [:r :x 1]}]
            (map #(select-keys % [:op :writer :mop]) (:G1b (:anomalies r)))))))
 
@@ -71,3 +76,27 @@
     (is (thrown-with-msg? IllegalArgumentException #"an append does not belong in a rw-register history"
                           (rw/check {} (history [{:process 0, :type :ok, :f :txn
                                                   :value [[:append :x 1]]}]))))))
+
+(deftest unhonoured-options-are-refused-test
+  ;; x's versions 1 then 2 in process 0; process 1 reads x = 1 and y = 2.
+  ;; Elle with :sequential-keys? orders x's versions by process order and
+  ;; finds a G-single; elle-si infers no such order, so it refuses the
+  ;; option rather than answer valid.
+  (let [h (history [{:process 0, :type :ok, :f :txn, :value [[:w :x 1]]}
+                    {:process 0, :type :ok, :f :txn, :value [[:w :x 2] [:w :y 2]]}
+                    {:process 1, :type :ok, :f :txn, :value [[:r :x 1] [:r :y 2]]}])
+        opts {:consistency-models [:serializable]}]
+    (is (= true (:valid? (rw/check opts h))))
+    (doseq [[k v] [[:sequential-keys? true] [:linearizable-keys? true] [:wfr-keys? true]
+                   [:transaction-order {1 0}] [:additional-graphs [:realtime]]]]
+      (testing (str k)
+        (is (thrown-with-msg? IllegalArgumentException
+                              (re-pattern (str "elle-si does not take " (java.util.regex.Pattern/quote (str k))
+                                               ".*Leave " (java.util.regex.Pattern/quote (str k)) " out"))
+                              (rw/check (assoc opts k v) h)))))
+    (testing "the same options, off or empty, are fine"
+      (is (= true (:valid? (rw/check (assoc opts :sequential-keys? false, :wfr-keys? nil,
+                                            :additional-graphs []) h))))))
+  (testing "a timeout that is not a number is refused by name"
+    (is (thrown-with-msg? IllegalArgumentException #":plot-timeout must be a non-negative number, not \"5\""
+                          (rw/check {:plot-timeout "5"} (history []))))))

@@ -41,8 +41,14 @@
                           the result. check-file: decoding is reading the
                           file and compiling it.
 
-  Elle's other options (:additional-graphs, ...) are accepted and
-  ignored."
+  Elle's options that add to what it assumes or infers are refused by
+  name (IllegalArgumentException): :sequential-keys?, :linearizable-keys?,
+  :wfr-keys?, :transaction-order and :additional-graphs, when given (true,
+  or not empty). elle-si infers version orders from what reads observe
+  alone; checked without them, a history could get another verdict than
+  Elle's. Session and real-time order come with the model: the
+  strong-session and strict models. Other keys are ignored, as Elle
+  ignores them."
   (:require [clojure.edn :as edn]
             [clojure.java.io :as io]
             [elle-si.native :as native])
@@ -78,14 +84,52 @@
   [xs]
   (mapv (fn [x] (if (keyword? x) (name x) (str x))) xs))
 
-(defn native-options
-  "The options the native checker reads, from Elle's."
+(defn- refuse
+  [& parts]
+  (throw (IllegalArgumentException. ^String (apply str parts))))
+
+(defn- amount
+  "Option k of opts, a non-negative number (nil when not given), as a long:
+  scaled by scale and rounded up, so that a fraction of a millisecond is
+  not taken for none."
+  [opts k scale]
+  (when-some [x (get opts k)]
+    (when-not (and (number? x) (not (neg? x)))
+      (refuse k " must be a non-negative number, not " (pr-str x)))
+    (long (Math/ceil (* (double x) scale)))))
+
+(def ^:private unhonoured
+  "Elle's options that add to what a check assumes or infers, which elle-si
+  does not: each refused by name when given, rather than checked without
+  it (a verdict that could differ from Elle's)."
+  {:sequential-keys?   "Elle then takes each key's version order from process order (keys sequentially consistent)"
+   :linearizable-keys? "Elle then takes each key's version order from real-time order (keys linearizable)"
+   :wfr-keys?          "Elle then takes a transaction's read of a key to precede its write of it in the key's version order"
+   :transaction-order  "Elle then takes version orders from the database's own transaction order"
+   :additional-graphs  "Elle then adds those graphs' edges to every check; elle-si adds session or real-time order by the model named (the strong-session and strict models)"})
+
+(defn- refuse-unhonoured
   [opts]
-  (let [cst (:cycle-search-timeout opts)
-        t   (some-> (:timeout opts) (* 1000) long)
-        ms  (cond (and cst t) (min (long cst) t)
-                  cst         (long cst)
-                  :else       t)]
+  (doseq [[k why] unhonoured]
+    (let [v (get opts k)]
+      (when (and v (not (and (coll? v) (empty? v))))
+        (refuse "elle-si does not take " k " " (pr-str v) ": " why
+                ", and elle-si infers each version order from what the reads observe alone. "
+                "Leave " k " out, or check with Elle.")))))
+
+(defn native-options
+  "The options the native checker reads, from Elle's. Throws
+  IllegalArgumentException for an option elle-si cannot honour (see
+  unhonoured) or a timeout or size that is not a non-negative number."
+  [opts]
+  (refuse-unhonoured opts)
+  (let [cst (amount opts :cycle-search-timeout 1)
+        t   (amount opts :timeout 1000)
+        ms  (cond (and cst t) (min cst t)
+                  cst         cst
+                  :else       t)
+        max-plot-bytes (amount opts :max-plot-bytes 1)
+        plot-timeout   (amount opts :plot-timeout 1)]
     (cond-> {:op-refs   (boolean (:op-refs opts))
              :models    (if (contains? opts :consistency-models)
                           (model-names (:consistency-models opts))
@@ -96,8 +140,8 @@
       (:workload opts) (assoc :workload (name (:workload opts)))
       (:directory opts) (assoc :directory (str (:directory opts)))
       (:plot-format opts) (assoc :plot-format (name (:plot-format opts)))
-      (:max-plot-bytes opts) (assoc :max-plot-bytes (long (:max-plot-bytes opts)))
-      (:plot-timeout opts) (assoc :plot-timeout-ms (long (:plot-timeout opts)))
+      max-plot-bytes   (assoc :max-plot-bytes max-plot-bytes)
+      plot-timeout     (assoc :plot-timeout-ms plot-timeout)
       (:name opts)     (assoc :name (str (:name opts))))))
 
 (defn- op-finder
@@ -131,10 +175,19 @@
                     :default tagged-literal}
                    s))
 
+(defn- sorted-sets
+  "Elle's :not and :also-not are sorted sets (the EDN reader makes hash
+  sets): the same order in a test's printed results."
+  [result]
+  (reduce (fn [r k]
+            (if (set? (get r k)) (update r k #(into (sorted-set) %)) r))
+          result
+          [:not :also-not]))
+
 (defn- finish
   [opts history result-text times]
   (let [t0     (System/nanoTime)
-        result (read-result result-text history)
+        result (sorted-sets (read-result result-text history))
         t-read (- (System/nanoTime) t0)
         result (if (:timings? opts)
                  (update result :elle-si/timings merge times {:read-ns t-read})
