@@ -165,6 +165,9 @@ pub enum Datum {
     Vals(Vec<Val>),
     /// A vector of details.
     List(Vec<Datum>),
+    /// A map of details, rendered sorted by key (Elle's sorted maps, as
+    /// duplicate-elements' element -> count).
+    Map(Vec<(Datum, Datum)>),
     /// A step, rendered as Elle's step map (`{:type :ww, :key k, ...}`).
     Step(Step),
     /// A path, rendered as `{:ops [...], :steps [...]}`.

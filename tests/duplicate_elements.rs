@@ -55,3 +55,19 @@ fn the_version_order_skips_the_second_copy() {
     assert_eq!(writers.len(), 3);
     assert_eq!(writers[0], h.txn_of(o.writes[2]), "1's writer first");
 }
+
+/// As Elle's: `:duplicates` maps each element read twice or more to its
+/// count, `{1 2}`, so that `(get (:duplicates a) 1)` is 2.
+#[test]
+fn duplicates_are_a_map_of_element_to_count() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .args(["check", "-o", "edn"])
+        .arg(
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("test-logs/la-duplicate-element.edn"),
+        )
+        .output()
+        .expect("running elle-si");
+    let edn = String::from_utf8_lossy(&out.stdout);
+    assert!(edn.contains(":duplicates {1 2}"), "{edn}");
+}

@@ -356,3 +356,29 @@ fn the_text_headline_says_which_model_fails_and_why_one_is_unknown() {
     );
     assert!(out.contains("G2-item"), "{out}");
 }
+
+#[test]
+fn a_realtime_step_gives_the_later_transaction_by_its_invocation() {
+    // T1 appends 1 to x and completes; T2 is invoked afterwards and reads
+    // x empty: a G-single-item-realtime. As Elle's realtime explainer, the
+    // step's :b is T2's invocation (index 2), the op that shows T1 had
+    // completed before T2 began, with its read not yet answered.
+    let h = "{:type :invoke, :f :txn, :value [[:append :x 1]], :process 0, :index 0, :time 10}
+{:type :ok, :f :txn, :value [[:append :x 1]], :process 0, :index 1, :time 20}
+{:type :invoke, :f :txn, :value [[:r :x nil]], :process 1, :index 2, :time 30}
+{:type :ok, :f :txn, :value [[:r :x []]], :process 1, :index 3, :time 40}
+";
+    let (code, out) = cli(&["-c", "strict-serializable", "-o", "edn"], h);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(":G-single-item-realtime"), "{out}");
+    assert!(
+        out.contains(
+            ":b {:index 2, :time 30, :type :invoke, :process 1, :f :txn, :value [[:r :x nil]]"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(":a' {:index 1, :time 20, :type :ok, :process 0"),
+        "{out}"
+    );
+}

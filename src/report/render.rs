@@ -51,15 +51,40 @@ pub fn op_value(h: &History, t: TxnId) -> Value {
 /// A transaction's op map with at most `limit` micro-ops, and list reads
 /// of at most `limit` elements, each then closed by `... n more`.
 pub fn op_value_upto(h: &History, t: TxnId, limit: usize) -> Value {
+    op_map(h, t, limit, None)
+}
+
+/// A transaction's invocation op map, as Jepsen logged it (its reads not
+/// yet answered, `nil`): a real-time step's later transaction, which
+/// Elle's explainer gives by its invocation, the op that shows the other
+/// had completed before it began. Its completion where the history has
+/// no invocation.
+pub fn invocation_value(h: &History, t: TxnId) -> Value {
+    match h.txns[t as usize].invoke {
+        Some(at) => op_map(h, t, usize::MAX, Some(at)),
+        None => op_value(h, t),
+    }
+}
+
+/// [`op_value_upto`], or with `invoked` the invocation at that place.
+fn op_map(h: &History, t: TxnId, limit: usize, invoked: Option<OpPos>) -> Value {
     let txn = &h.txns[t as usize];
+    let at = invoked.unwrap_or(txn.complete);
     let mut m = Vec::with_capacity(8);
-    if txn.complete.index >= 0 {
-        m.push((kw("index"), Value::Int(txn.complete.index)));
+    if at.index >= 0 {
+        m.push((kw("index"), Value::Int(at.index)));
     }
-    if txn.complete.time >= 0 {
-        m.push((kw("time"), Value::Int(txn.complete.time)));
+    if at.time >= 0 {
+        m.push((kw("time"), Value::Int(at.time)));
     }
-    m.push((kw("type"), kw(txn.status.keyword())));
+    m.push((
+        kw("type"),
+        kw(if invoked.is_some() {
+            "invoke"
+        } else {
+            txn.status.keyword()
+        }),
+    ));
     m.push((
         kw("process"),
         Value::Int(h.sessions[txn.session as usize].process),
@@ -75,14 +100,21 @@ pub fn op_value_upto(h: &History, t: TxnId, limit: usize) -> Value {
     let mut value: Vec<Value> = txn
         .mops()
         .take(limit)
-        .map(|i| mop_value_upto(h, i as MopId, limit))
+        .map(|i| match mop_value_upto(h, i as MopId, limit) {
+            // An invocation's reads are yet to be answered.
+            Value::Vector(mut mv) if invoked.is_some() && !h.mops[i].is_write() => {
+                mv[2] = Value::Nil;
+                Value::Vector(mv)
+            }
+            v => v,
+        })
         .collect();
     if txn.mops().len() > limit {
         value.push(more(txn.mops().len() - limit));
     }
     m.push((kw("value"), Value::Vector(value)));
-    if txn.complete.line > 0 {
-        m.push((kw("line"), Value::Int(txn.complete.line as i64)));
+    if at.line > 0 {
+        m.push((kw("line"), Value::Int(at.line as i64)));
     }
     Value::Map(m)
 }
@@ -102,6 +134,18 @@ pub fn datum_value(h: &History, d: &Datum) -> Value {
         Datum::Val(v) => h.value(*v),
         Datum::Vals(vs) => Value::Vector(vs.iter().map(|v| h.value(*v)).collect()),
         Datum::List(ds) => Value::Vector(ds.iter().map(|d| datum_value(h, d)).collect()),
+        Datum::Map(kvs) => {
+            let mut m: Vec<(Value, Value)> = kvs
+                .iter()
+                .map(|(k, v)| (datum_value(h, k), datum_value(h, v)))
+                .collect();
+            // Integers in order, then the rest as printed.
+            m.sort_by_cached_key(|(k, _)| match k {
+                Value::Int(i) => (0, *i, String::new()),
+                k => (1, 0, k.to_string()),
+            });
+            Value::Map(m)
+        }
         Datum::Step(s) => step_value(h, s),
         Datum::Path(p) => Value::Map(vec![
             (kw("ops"), txns_value(h, &p.txns)),
@@ -151,7 +195,7 @@ pub fn step_value(h: &History, s: &Step) -> Value {
         On::Process(p) => m.push((kw("process"), Value::Int(p))),
         On::Realtime(a, b) => {
             m.push((kw("a'"), op_value(h, a)));
-            m.push((kw("b"), op_value(h, b)));
+            m.push((kw("b"), invocation_value(h, b)));
         }
         On::Read(k, v) => {
             m.push((kw("key"), h.key_value(k)));

@@ -211,8 +211,8 @@ fn duplicates_anomaly(mops: &[Mop], k: KeyId, order: &VersionOrder, dups: &[Val]
         .iter()
         .map(|d| {
             let n = order.elems.iter().filter(|e| *e == d).count() as i64;
-            Datum::List(vec![Datum::Val(*d), Datum::Int(n)])
+            (Datum::Val(*d), Datum::Int(n))
         })
         .collect();
-    a.field(Field::Duplicates, Datum::List(counts))
+    a.field(Field::Duplicates, Datum::Map(counts))
 }
