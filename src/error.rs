@@ -102,9 +102,24 @@ impl ParseError {
         self
     }
 
-    /// Ties the error to its source, computing line and column once.
+    /// Ties the error to its source, computing line and column once. A
+    /// snippet whose lines hold control characters (a binary file, a
+    /// terminal's escape sequences) is left out: printed raw, it would
+    /// garble or recolour the terminal; the message says what is there,
+    /// escaped ([`InputError`]'s `Display`).
     pub fn locate(self, src: &Arc<Source>) -> InputError {
         let (line, column) = src.line_col(self.offset);
+        let shown = |l: usize| {
+            let (a, b) = src.line_span(l);
+            src.bytes()[a..b]
+                .iter()
+                .all(|&c| (c >= 0x20 && c != 0x7f) || c == b'\t' || c == b'\r')
+        };
+        let printable = (line.saturating_sub(1).max(1)..=line + 1).all(shown)
+            && self
+                .related
+                .iter()
+                .all(|&(o, _, _)| shown(src.line_col(o).0));
         let related = self
             .related
             .into_iter()
@@ -122,7 +137,7 @@ impl ParseError {
             remedy: self.remedy,
             span: (self.offset, self.len),
             related,
-            src: Some(SharedSource(src.clone())),
+            src: printable.then(|| SharedSource(src.clone())),
         }
     }
 }
@@ -188,15 +203,29 @@ impl InputError {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let message = Printable(&self.message);
         if self.line == 0 {
-            write!(f, "{}: {}", self.file, self.message)
+            write!(f, "{}: {message}", self.file)
         } else {
-            write!(
-                f,
-                "{}:{}:{}: {}",
-                self.file, self.line, self.column, self.message
-            )
+            write!(f, "{}:{}:{}: {message}", self.file, self.line, self.column)
         }
+    }
+}
+
+/// Text quoted from the input, control characters escaped as `\u{1b}`
+/// (the message's own line breaks kept).
+struct Printable<'a>(&'a str);
+
+impl fmt::Display for Printable<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            if c.is_control() && c != '\n' {
+                write!(f, "{}", c.escape_unicode())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -607,6 +607,26 @@ fn a_guessed_format_that_fails_says_what_was_guessed_and_why() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn control_characters_in_bad_input_are_escaped_never_echoed() {
+    let dir = own_dir("control");
+    let p = dir.join("h.edn");
+    // A binary line with a terminal's colour sequence (ESC [31m).
+    std::fs::write(&p, format!("{OP}\n\x01\x02garbage\x1b[31m line\n{OP}\n")).expect("writing");
+    let (code, _, err) = check_cli(&p);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(!err.chars().any(|c| c.is_control() && c != '\n'), "{err:?}");
+    assert!(err.contains(&format!("{}:2:1", p.display())), "{err}");
+    // Said escaped, as Rust writes them.
+    assert!(err.contains(r"\u{1}\u{2}garbage\u{1b}"), "{err}");
+    // A printable line still gets its snippet.
+    std::fs::write(&p, format!("{OP}\ngarbage line\n")).expect("writing");
+    let (code, _, err) = check_cli(&p);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("2 │ garbage line"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A scratch directory of a test's own: each test removes its own when it
 /// ends, so tests running at once never remove each other's files.
 fn own_dir(name: &str) -> PathBuf {

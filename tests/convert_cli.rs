@@ -105,7 +105,7 @@ fn register_formats_notes_say_what_the_output_holds() {
             // dbcop's variables stay dense: its tools size tables by
             // n_variable.
             assert!(
-                err.contains("2 keys renumbered, to numbers from 0 on"),
+                err.contains("2 keys given new numbers, from 0 up"),
                 "{to}: {err}"
             );
             let mut keys: Vec<_> = h.keys.iter().filter_map(|k| k.as_int()).collect();
@@ -155,10 +155,7 @@ fn what_a_target_cannot_hold_is_noted_or_refused_by_name() {
         "dbcop-hist",
     );
     assert!(ok, "{err}");
-    assert!(
-        err.contains("1 key renumbered, to numbers from 4 on"),
-        "{err}"
-    );
+    assert!(err.contains("1 key given new numbers, from 4 up"), "{err}");
     let hist = std::fs::read_to_string(d.join("out.dbcop-hist")).unwrap();
     assert!(hist.contains("ab:=1"), "{hist}");
     // A write of nil: the register formats read nil as the initial state,

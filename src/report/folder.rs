@@ -177,8 +177,8 @@ pub fn write_folder(
                     let s = super::svg::svg(&p, &format!("a-{fname}-{i}"), &format!("{t} #{i}"));
                     if t0.elapsed() > opts.plot_timeout {
                         note = Some(format!(
-                            "picture dropped: drawing it took {} ms, over :plot-timeout {} ms",
-                            t0.elapsed().as_millis(),
+                            "picture dropped: drawing it took {:.2} ms, over :plot-timeout {} ms",
+                            t0.elapsed().as_secs_f64() * 1e3,
                             opts.plot_timeout.as_millis()
                         ));
                     } else {

@@ -555,12 +555,12 @@ impl Projection {
         };
         notes.count(self.keys.renumbered() - kept, |s| {
             format!(
-                "key{s} renumbered, to numbers from {} on (only non-negative integers below 10^18 are kept)",
+                "key{s} given new numbers, from {} up (the format holds only non-negative integers below 10^18)",
                 self.keys.base
             )
         });
         notes.count(self.vals.renumbered(), |s| {
-            format!("value{s} renumbered from 10^18 (only positive integers below 10^18 are kept: 0 is dbcop's initial state)")
+            format!("value{s} given new numbers, from 10^18 up (the format holds only positive integers below 10^18: 0 is dbcop's initial state)")
         });
     }
 

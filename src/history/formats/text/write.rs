@@ -102,14 +102,14 @@ impl<W: Write> TextWriter<W> {
         self.out.flush()?;
         notes.count(self.keys.renumbered(), |s| {
             format!(
-                "key{s} renumbered from 10^18 (only non-negative integers below 10^18 are kept)"
+                "key{s} given new numbers, from 10^18 up (the format holds only non-negative integers below 10^18)"
             )
         });
         notes.count(self.vals.renumbered(), |s| {
-            format!("value{s} renumbered from 10^18 (only positive integers below 10^18 are kept: 0 is the initial state in the text format)")
+            format!("value{s} given new numbers, from 10^18 up (the format holds only positive integers below 10^18: 0 is its initial state)")
         });
         notes.count(self.sessions.renumbered(), |s| {
-            format!("negative session{s} renumbered from 10^18")
+            format!("negative session{s} given new numbers, from 10^18 up")
         });
         notes.count(self.empty_txns, |s| {
             format!("transaction{s} with nothing to write left out (empty, or reads of an aborted or indeterminate transaction only)")
