@@ -320,7 +320,7 @@ fn headline(
         .collect();
     if !asked.is_empty() {
         let prohibited = elle_si::spec::lattice::anomalies_implying(anomalies);
-        let v = elle_si::report::verdict_under(r, &prohibited, false);
+        let v = elle_si::report::verdict_under(r, &prohibited, &elle_si::report::Basis::Anomalies);
         // Each name once, in the order given.
         let mut names: Vec<&str> = Vec::new();
         for a in asked {

@@ -382,3 +382,65 @@ fn a_realtime_step_gives_the_later_transaction_by_its_invocation() {
         "{out}"
     );
 }
+
+#[test]
+fn a_model_its_own_checkers_accept_is_valid_beside_one_that_fails() {
+    // A G1c-process (Ta before Tb in process 0; Tc read Tb's y and Ta
+    // read Tc's x): read atomic keeps sessions and rejects it; plain
+    // serializability ignores process order and accepts it (Tb, Tc, Ta),
+    // as Elle does. The session finding must not count against it.
+    let h = "{:type :ok, :f :txn, :value [[:r :x [1]]], :process 0, :index 0}
+{:type :ok, :f :txn, :value [[:append :y 1]], :process 0, :index 1}
+{:type :ok, :f :txn, :value [[:r :y [1]] [:append :x 1]], :process 1, :index 2}
+";
+    let (code, out) = cli(&["-c", "serializable,read-atomic"], h);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("INVALID under read-atomic; valid under serializable"),
+        "{out}"
+    );
+    let (code, out) = cli(&["-c", "serializable", "-o", "edn"], h);
+    assert_eq!(code, 0, "{out}");
+    // A model elle-si decides only through strict serializability, which
+    // the generator's causality violations break, leaves read committed,
+    // which its own checkers accept, valid.
+    let dir = std::env::temp_dir().join(format!("elle-si-spec-gen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("cv.edn");
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .args([
+            "gen",
+            "--db",
+            "serializable",
+            "--causality-violation",
+            "1",
+            "--seed",
+            "3",
+        ])
+        .args([
+            "--sessions",
+            "5",
+            "--txns-per-session",
+            "40",
+            "--ops-per-txn",
+            "4",
+            "--keys",
+            "8",
+        ])
+        .arg("-o")
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .args(["check", "-c", "read-committed,causal"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("UNKNOWN under causal; valid under read-committed"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

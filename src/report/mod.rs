@@ -10,8 +10,8 @@ pub mod svg;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::anomaly::Anomaly;
-use crate::spec::{AnomalyType, Model, anomaly::pattern_name, lattice};
+use crate::anomaly::{Anomaly, Field};
+use crate::spec::{AnomalyType, Checker, Decider, Model, anomaly::pattern_name, lattice};
 
 /// Elle's three-valued verdict.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -99,35 +99,81 @@ fn told_names(a: &Anomaly) -> Vec<AnomalyType> {
     AnomalyType::parse(a.told_name()).into_iter().collect()
 }
 
-/// The verdict on one part of a request, the anomaly types it prohibits
-/// being `prohibited`, `undecided` when it is a model decided only
-/// through a stronger one that the history violates. The whole's verdict
-/// when that is valid or unknown (each part is then valid, or may not
-/// be); when it is invalid: invalid where a reported anomaly proves one of
-/// them, else unknown where undecided, where a reported anomaly may be
-/// one of them (its cycle rests on an inferred order) or where a check
-/// ran out of time, else valid.
-pub fn verdict_under(
-    r: &CheckResult,
-    prohibited: &BTreeSet<AnomalyType>,
-    undecided: bool,
-) -> Valid {
-    if r.valid != Valid::False {
-        return r.valid;
+/// How a part of a request is decided (see [`verdict_under`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Basis {
+    /// A model, by the checkers that look for what it prohibits (its
+    /// complete checker, or those of Elle's anomaly set: see
+    /// [`finders_of`]): another checker's cycle that only looks like one
+    /// of its anomalies (its steps rest on an order that checker's model
+    /// inferred) says nothing of it.
+    Checked(BTreeSet<Checker>),
+    /// A model decided only through a stronger one the history violates.
+    Undecided,
+    /// Anomalies asked for by name, looked for by whichever checkers find
+    /// them.
+    Anomalies,
+}
+
+/// The checkers that decide model `m`: its complete checker, or the
+/// finders of every anomaly Elle's table has it prohibit, or those of
+/// the stronger model that implies it.
+pub fn finders_of(m: Model) -> BTreeSet<Checker> {
+    match m.decider() {
+        Decider::Complete(c) => BTreeSet::from([c]),
+        Decider::ElleAnomalies => lattice::prohibited_by(&[m])
+            .iter()
+            .flat_map(|a| a.finders().iter().copied())
+            .collect(),
+        Decider::ImpliedBy(s) => finders_of(s),
     }
-    let any = |names: fn(&Anomaly) -> Vec<AnomalyType>| {
+}
+
+/// The verdict on one part of a request, the anomaly types it prohibits
+/// being `prohibited`: valid when the whole is; else invalid where a
+/// reported anomaly proves one of them; else unknown where undecided,
+/// where a check gave no verdict (it ran out of time, or no dependency
+/// could be checked; not a telling cut short, whose verdict stands),
+/// where a reported anomaly may be one of them (its cycle rests on an
+/// order a model's rules inferred) and came from a checker that decides
+/// this part, or, for anomalies asked for by name, where the whole is
+/// unknown; else valid (a model whose checkers found nothing it
+/// prohibits, beside another one the history violates or that elle-si
+/// cannot decide).
+pub fn verdict_under(r: &CheckResult, prohibited: &BTreeSet<AnomalyType>, basis: &Basis) -> Valid {
+    if r.valid == Valid::True {
+        return Valid::True;
+    }
+    let any = |names: fn(&Anomaly) -> Vec<AnomalyType>, mine: &dyn Fn(&Anomaly) -> bool| {
         r.anomalies
             .values()
             .flatten()
-            .any(|a| names(a).iter().any(|n| prohibited.contains(n)))
+            .any(|a| mine(a) && names(a).iter().any(|n| prohibited.contains(n)))
     };
-    let cut = r
+    // Whether an anomaly whose claim was narrowed to a model's
+    // `*-cycle-exists` came from one of this part's checkers.
+    let mine = |a: &Anomaly| match (basis, a.rules_out.map(AnomalyType::parse)) {
+        (Basis::Checked(finders), Some(Ok(claim))) => {
+            claim.finders().iter().any(|c| finders.contains(c))
+        }
+        (Basis::Checked(_), _) => false,
+        _ => true,
+    };
+    // A check that gave no verdict in time (a telling cut short says why,
+    // and its verdict stands).
+    let undecided_check = r
         .anomalies
-        .keys()
-        .any(|t| UNKNOWN_TYPES.contains(&t.as_str()));
-    if any(names_of) {
+        .iter()
+        .filter(|(t, _)| UNKNOWN_TYPES.contains(&t.as_str()))
+        .flat_map(|(_, list)| list)
+        .any(|a| a.name != "cycle-search-timeout" || a.get(Field::Reason).is_none());
+    if any(names_of, &|_| true) {
         Valid::False
-    } else if undecided || cut || any(told_names) {
+    } else if *basis == Basis::Undecided
+        || undecided_check
+        || any(told_names, &mine)
+        || (*basis == Basis::Anomalies && r.valid == Valid::Unknown)
+    {
         Valid::Unknown
     } else {
         Valid::True
@@ -140,9 +186,12 @@ pub fn model_verdicts(r: &CheckResult, models: &[Model]) -> Vec<(Model, Valid)> 
     models
         .iter()
         .map(|&m| {
-            let undecided = r.undecided.iter().any(|&(u, _)| u == m);
-            let v = verdict_under(r, &lattice::prohibited_by(&[m]), undecided);
-            (m, v)
+            let basis = if r.undecided.iter().any(|&(u, _)| u == m) {
+                Basis::Undecided
+            } else {
+                Basis::Checked(finders_of(m))
+            };
+            (m, verdict_under(r, &lattice::prohibited_by(&[m]), &basis))
         })
         .collect()
 }

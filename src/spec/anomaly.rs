@@ -160,9 +160,13 @@ pub(super) const IMPLIED: &[(AnomalyType, &[AnomalyType])] = &[
     (ThinAirRead, &[G1a]),
 ];
 
-/// C4 findings that need session order: a pattern instance whose
-/// visibility or order runs through a session, or a cycle of session order
-/// and reads (`cyclic-co`). They rule out only models that keep sessions.
+/// Findings that need session (or real-time) order: C4's pattern
+/// instances whose visibility or order runs through a session, a cycle of
+/// session order and reads (`cyclic-co`), and Elle's cycles through
+/// process or real-time steps. They rule out only models that keep
+/// sessions: a model that does not (Adya's serializable, SI) never
+/// prohibits one, though a weaker model below it in the lattice may (our
+/// read atomic keeps sessions, as C4's does).
 pub(super) const SESSION: &[AnomalyType] = &[
     CyclicCo,
     NonMonoReadProcess,
@@ -170,6 +174,24 @@ pub(super) const SESSION: &[AnomalyType] = &[
     ConflictProcess,
     PrefixCycleExists,
     PsiCycleExists,
+    G0Process,
+    G0Realtime,
+    G1cProcess,
+    G1cRealtime,
+    G1Process,
+    G1Realtime,
+    GSingleItemProcess,
+    GSingleItemRealtime,
+    GSingleProcess,
+    GSingleRealtime,
+    GNonadjacentItemProcess,
+    GNonadjacentItemRealtime,
+    GNonadjacentProcess,
+    GNonadjacentRealtime,
+    G2Process,
+    G2Realtime,
+    G2ItemProcess,
+    G2ItemRealtime,
 ];
 
 /// An anomaly name no anomaly type has.

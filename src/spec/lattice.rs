@@ -111,7 +111,7 @@ pub fn boundary(anomalies: &BTreeSet<AnomalyType>) -> (BTreeSet<String>, BTreeSe
         let weakest = !weaker.iter().any(|w| *w != m && impossible.contains(w));
         if weakest {
             not.insert(m.friendly().to_string());
-        } else if m.in_elle() {
+        } else if !m.is_ours() {
             // Elle's :also-not names its own models: ours stronger than
             // one ruled out would be noise in a result compared with
             // Elle's (a G1a would list C4's read committed too).

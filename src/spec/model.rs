@@ -363,11 +363,6 @@ impl std::fmt::Display for UnknownModel {
 }
 
 impl Model {
-    /// Whether Elle has this model (all but C4's read committed, ours).
-    pub fn in_elle(self) -> bool {
-        !matches!(self, ReadCommittedC4 | StrongSessionReadCommittedC4)
-    }
-
     /// Parses any accepted name: canonical, friendly, or a short alias,
     /// with or without a leading colon.
     pub fn parse(name: &str) -> Result<Model, UnknownModel> {
