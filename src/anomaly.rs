@@ -228,10 +228,14 @@ pub enum Field {
     /// How many further violations were found but not told (the telling's
     /// work ran out).
     Also,
+    /// Elle's `:anomaly-spec-type` on a `:cycle-search-timeout`: what the
+    /// search that gave no verdict was looking for (here, the check: its
+    /// `*-cycle-exists`, or the causal level).
+    AnomalySpecType,
 }
 
 /// Each detail key and its Elle keyword name (without the colon).
-pub const FIELDS: [(Field, &str); 20] = [
+pub const FIELDS: [(Field, &str); 21] = [
     (Field::Op, "op"),
     (Field::Mop, "mop"),
     (Field::Key, "key"),
@@ -252,6 +256,7 @@ pub const FIELDS: [(Field, &str); 20] = [
     (Field::DoesNotContain, "does-not-contain"),
     (Field::Unplaceable, "unplaceable"),
     (Field::Also, "also"),
+    (Field::AnomalySpecType, "anomaly-spec-type"),
 ];
 
 impl Field {
@@ -299,6 +304,15 @@ impl Anomaly {
             cycle: None,
             fields: Vec::new(),
         }
+    }
+
+    /// Elle's `:cycle-search-timeout` for a check that gave no verdict
+    /// within the time or the work it was given: `what` names the check
+    /// (its `*-cycle-exists`, or the causal level).
+    pub fn search_timeout(what: &str) -> Anomaly {
+        Anomaly::new("cycle-search-timeout")
+            .field(Field::AnomalySpecType, Datum::kw(what))
+            .field(Field::DoesNotContain, Datum::List(Vec::new()))
     }
 
     /// The anomaly with this C4 pattern.

@@ -398,8 +398,14 @@ fn text_summary(
             }
             if lines.is_empty() && a.name == "cycle-search-timeout" {
                 // Elle's map for it names no transaction: say what it means.
+                let of = match a.get(elle_si::anomaly::Field::AnomalySpecType) {
+                    Some(elle_si::anomaly::Datum::Kw(w)) => {
+                        format!(" on {}", w.trim_end_matches("-cycle-exists"))
+                    }
+                    _ => String::new(),
+                };
                 out.push_str(&format!(
-                    "    {}: no verdict within the time or the work the check was given\n",
+                    "    {}: no verdict{of} within the time or the work the check was given\n",
                     a.name
                 ));
                 continue;

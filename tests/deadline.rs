@@ -155,3 +155,33 @@ fn a_timeout_that_is_no_time_is_refused_as_usage() {
         assert!(!err.contains("panicked"), "{bad}: {err}");
     }
 }
+
+/// A check the deadline stops before any verdict says which check, once
+/// per check: no two identical lines, and `:anomaly-spec-type` names it.
+#[test]
+fn each_check_the_deadline_stops_is_named() {
+    let (code, out, _) = timed_check(
+        Path::new("test-logs/la-ser-valid.edn"),
+        "snapshot-isolation,serializable",
+        0.0,
+    );
+    assert_eq!(code, Some(2), "{out}");
+    for check in ["PL-SI", "PL-3"] {
+        assert!(
+            out.contains(&format!(
+                "cycle-search-timeout: no verdict on {check} within the time"
+            )),
+            "{out}"
+        );
+    }
+    let edn = bin()
+        .args(["check", "-o", "edn", "-c", "serializable", "--timeout", "0"])
+        .arg("test-logs/la-ser-valid.edn")
+        .output()
+        .expect("running elle-si check");
+    let edn = String::from_utf8_lossy(&edn.stdout);
+    assert!(
+        edn.contains(":anomaly-spec-type :PL-3-cycle-exists"),
+        "{edn}"
+    );
+}

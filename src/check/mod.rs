@@ -275,7 +275,8 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         .timeout
         .and_then(|t| std::time::Instant::now().checked_add(t));
     let mut notes = Vec::new();
-    let mut causal_cut = false;
+    // The first causal level the deadline cut with nothing found.
+    let mut causal_cut: Option<Model> = None;
     let mut told = FxHashMap::default();
     let mut ledger = causal::Ledger::default();
     for (level, sessions) in levels {
@@ -287,18 +288,22 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
                 "{level:?}: the deadline came before every pattern was looked for: {} found",
                 found_here.len() + more
             ));
-            causal_cut |= found_here.is_empty() && more == 0;
+            if found_here.is_empty() && more == 0 && causal_cut.is_none() {
+                causal_cut = Some(match (level, sessions) {
+                    (causal::Level::ReadCommitted, false) => Model::ReadCommittedC4,
+                    (causal::Level::ReadCommitted, true) => Model::StrongSessionReadCommittedC4,
+                    (causal::Level::ReadAtomic, _) => Model::ReadAtomic,
+                    (causal::Level::Causal, _) => Model::CausalCerone,
+                });
+            }
         }
         let found_here = ledger.level(found_here, stats.counted);
         merge_new(&mut graph, &mut told, found_here);
     }
     ledger.attach(&mut graph);
     found.extend(graph);
-    if causal_cut {
-        found.push(Anomaly::new("cycle-search-timeout").field(
-            Field::DoesNotContain,
-            crate::anomaly::Datum::List(Vec::new()),
-        ));
+    if let Some(m) = causal_cut {
+        found.push(Anomaly::search_timeout(m.friendly()));
     }
     let mut variants: Vec<si::polygraph::Variant> = plan
         .checkers
@@ -350,10 +355,11 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
             ));
         }
         if outcome.timed_out {
-            found.push(Anomaly::new("cycle-search-timeout").field(
-                Field::DoesNotContain,
-                crate::anomaly::Datum::List(Vec::new()),
+            notes.push(format!(
+                "{}: no verdict: the deadline or the solver's bound came first (the figures above are as far as it got)",
+                v.cycle_exists().trim_end_matches("-cycle-exists")
             ));
+            found.push(Anomaly::search_timeout(v.cycle_exists()));
         }
         add_told(&mut found, &mut told, outcome.anomalies);
     }

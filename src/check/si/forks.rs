@@ -304,10 +304,7 @@ pub fn run(
         let o = check(h, level, deadline);
         notes.extend(o.stats.notes(level.name(), "conflicts and lemmas"));
         if o.timed_out {
-            found.push(
-                Anomaly::new("cycle-search-timeout")
-                    .field(Field::DoesNotContain, Datum::List(Vec::new())),
-            );
+            found.push(Anomaly::search_timeout(level.marker()));
         }
         for a in o.anomalies {
             if !found.iter().any(|g| g.name == a.name && g.txns == a.txns) {
