@@ -174,6 +174,11 @@ fn convert_to(
             return match r {
                 Ok(()) => {
                     sink.flush().map_err(io)?;
+                    drop(sink);
+                    // Nothing written to a new file: no transaction.
+                    if *created && std::fs::metadata(output).is_ok_and(|m| m.len() == 0) {
+                        return Err(nothing_to_write(&input, 0));
+                    }
                     Ok(notes)
                 }
                 Err(formats::text::StreamError::Parse(e)) => Err(e.locate(&source).into()),
@@ -220,6 +225,10 @@ fn convert_to(
             formats::nil_write_refused(opts.to.name())
         )));
     }
+    if loaded.history.txns.is_empty() {
+        // An empty output is no history: `check` refuses it.
+        return Err(nothing_to_write(&input, loaded.history.stats.skipped_ops));
+    }
     let mut sink = open(created)?;
     notes.lines.extend(loaded.notes.lines.iter().cloned());
     // The model holds client transactions only.
@@ -235,6 +244,21 @@ fn convert_to(
     formats::write(&loaded.history, opts.to, &mut sink, &mut notes).map_err(io)?;
     sink.flush().map_err(io)?;
     Ok(notes)
+}
+
+/// The refusal of a conversion with no client transaction to write.
+fn nothing_to_write(input: &Path, skipped: u64) -> Error {
+    let why = if skipped > 0 {
+        format!(
+            ": its {skipped} ops have no integer :process (nemesis and others), and are left out"
+        )
+    } else {
+        String::new()
+    };
+    Error::Usage(format!(
+        "{}: no client transaction to write{why}",
+        input.display()
+    ))
 }
 
 /// Whether `output`'s metadata `m` is that of the file `input` (the same

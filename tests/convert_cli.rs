@@ -438,3 +438,28 @@ fn a_conversion_writes_into_an_existing_output_and_never_into_its_input() {
     assert!(!ok && err.contains("is a directory"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A history with no client transaction (every op without an integer
+/// :process) is refused rather than written empty: `check` refuses an
+/// empty file. No output is left behind.
+#[test]
+fn nothing_to_write_is_refused() {
+    let d = temp_dir("nothing");
+    let input = d.join("nemesis.edn");
+    std::fs::write(
+        &input,
+        "{:type :info, :f :start, :process :nemesis, :value nil, :index 0}\n\
+         {:type :invoke, :value [[:append 1 1]], :index 1}\n",
+    )
+    .unwrap();
+    for to in ["edn", "json", "text", "dbcop-hist"] {
+        let (ok, err, out) = convert_to(&input, &d, to);
+        assert!(!ok, "{to}: {err}");
+        assert!(
+            err.contains("no client transaction to write"),
+            "{to}: {err}"
+        );
+        assert!(!out.exists(), "{to}: {} left behind", out.display());
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -132,6 +132,13 @@ fn refuses_what_it_cannot_do() {
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(!run.status.success());
+    // No transaction: an empty file, which check would refuse.
+    let run = bin()
+        .args(["gen", "--txns-per-session", "0"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("transactions per session"));
     // A fault the store's level allows is noted, not injected.
     let run = bin()
         .args([

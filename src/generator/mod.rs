@@ -460,8 +460,16 @@ impl GenOptions {
                 bad(format!("{name} must be between 0 and 1, not {p}"))
             }
         };
-        if self.sessions == 0 || self.ops_per_txn == 0 || self.keys == 0 {
-            return bad("sessions, ops per transaction and keys must be positive".into());
+        if self.sessions == 0
+            || self.txns_per_session == 0
+            || self.ops_per_txn == 0
+            || self.keys == 0
+        {
+            // An empty history is no history: `check` refuses it.
+            return bad(
+                "sessions, transactions per session, ops per transaction and keys must be positive"
+                    .into(),
+            );
         }
         if self.sessions as u64 * self.txns_per_session as u64 > (1 << 31) {
             return bad("at most 2^31 transactions in one history".into());
