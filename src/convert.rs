@@ -235,6 +235,14 @@ fn convert_to(
     notes.count(loaded.history.stats.skipped_ops, |s| {
         format!("op{s} without an integer :process (nemesis and others) left out")
     });
+    if loaded.notes.duplicates == Some(formats::dbcop::Duplicates::LastWriter) {
+        // `check` says unknown where a guessed writer decides; the output
+        // names the guessed writer as if it were read.
+        notes.add(
+            "the output holds those guesses as reads: a check of it cannot tell a violation a guess made from one the history has (check the original, which says unknown where a guess decides)"
+                .to_string(),
+        );
+    }
     notes.count(loaded.anomalies.len() as u64, |s| {
         format!(
             "anomal{} found while reading (the output keeps the history as it is)",
