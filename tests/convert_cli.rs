@@ -344,7 +344,10 @@ fn dbcop_duplicates_policy_on_the_command_line() {
     assert!(ok, "{err}");
     assert!(err.contains("25 (variable, value) pairs"), "{err}");
     // What a check of the output finds may be the guess's doing.
-    assert!(err.contains("the output holds those guesses as reads"), "{err}");
+    assert!(
+        err.contains("the output holds those guesses as reads"),
+        "{err}"
+    );
     assert_eq!(out.lines().filter(|l| *l == "---").count(), 24);
     assert_eq!(out.lines().filter(|l| l.starts_with('[')).count(), 10_000);
 }

@@ -444,3 +444,23 @@ fn a_model_its_own_checkers_accept_is_valid_beside_one_that_fails() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_incompatible_order_names_a_read_of_every_list() {
+    // x read as [1 3] by line 4 and [1 2 3] by line 5: the key's order
+    // comes from line 5's read, the irregular one is line 4's; both are
+    // named, so each list shown can be found in the history.
+    let h = "{:type :ok, :f :txn, :value [[:append :x 1]], :process 0, :index 0}
+{:type :ok, :f :txn, :value [[:append :x 2]], :process 1, :index 1}
+{:type :ok, :f :txn, :value [[:append :x 3]], :process 2, :index 2}
+{:type :ok, :f :txn, :value [[:r :x [1 3]]], :process 3, :index 3}
+{:type :ok, :f :txn, :value [[:r :x [1 2 3]]], :process 4, :index 4}
+";
+    let (code, out) = cli(&["-c", "read-committed"], h);
+    assert_eq!(code, 1, "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("incompatible-order at"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("line 4") && line.contains("line 5"), "{out}");
+}

@@ -175,6 +175,14 @@ impl Builder {
                     Field::Values,
                     Datum::List(lists.into_iter().map(Datum::Vals).collect()),
                 );
+            // The first read that shows the key's whole order, so that
+            // every list is named by a read (the order's own was not).
+            let whole = h.orders[k as usize].elems.len();
+            if let Some(m) = h.mops.iter().find(|m| {
+                m.is_read() && m.key == k && !m.has(flag::IRREGULAR) && m.len as usize == whole
+            }) {
+                a = a.txn(m.txn);
+            }
             for &r in reads {
                 a = a.txn(h.mops[r as usize].txn);
             }
