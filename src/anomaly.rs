@@ -315,6 +315,26 @@ impl Anomaly {
             .field(Field::DoesNotContain, Datum::List(Vec::new()))
     }
 
+    /// Elle's `:cycle-search-timeout` for a violation whose telling the
+    /// deadline cut short: the verdict stands; its `:reason` says that what
+    /// is told of `what` (a `*-cycle-exists` model name, without the
+    /// suffix) may be neither all nor the strongest.
+    pub fn telling_cut(what: &str) -> Anomaly {
+        let why = format!(
+            "the deadline came while telling the {what} violation: \
+             the cycles told may not be its strongest, and more may exist"
+        );
+        Anomaly::new("cycle-search-timeout")
+            .field(Field::DoesNotContain, Datum::List(Vec::new()))
+            .field(Field::Reason, Datum::Str(why))
+    }
+
+    /// Whether this is a [`Anomaly::telling_cut`] (a verdict given, its
+    /// telling cut short) rather than a check that gave none.
+    pub fn is_telling_cut(&self) -> bool {
+        self.name == "cycle-search-timeout" && self.get(Field::Reason).is_some()
+    }
+
     /// The anomaly with this C4 pattern.
     pub fn pattern(mut self, p: &'static str) -> Anomaly {
         self.pattern = Some(p);

@@ -334,17 +334,9 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
             ));
             // As Elle reports a cycle search its timeout cut: the verdict
             // stands, what is told may not be all, nor the strongest.
-            found.push(
-                Anomaly::new("cycle-search-timeout")
-                    .field(Field::DoesNotContain, Datum::List(Vec::new()))
-                    .field(
-                        Field::Reason,
-                        Datum::Str(format!(
-                            "the deadline came while telling the {} violation: the cycles told may not be its strongest, and more may exist",
-                            v.cycle_exists().trim_end_matches("-cycle-exists")
-                        )),
-                    ),
-            );
+            found.push(Anomaly::telling_cut(
+                v.cycle_exists().trim_end_matches("-cycle-exists"),
+            ));
         }
         if s.untold > 0 {
             notes.push(format!(

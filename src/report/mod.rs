@@ -10,7 +10,7 @@ pub mod svg;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::anomaly::{Anomaly, Field};
+use crate::anomaly::Anomaly;
 use crate::spec::{AnomalyType, Checker, Decider, Model, anomaly::pattern_name, lattice};
 
 /// Elle's three-valued verdict.
@@ -166,7 +166,7 @@ pub fn verdict_under(r: &CheckResult, prohibited: &BTreeSet<AnomalyType>, basis:
         .iter()
         .filter(|(t, _)| UNKNOWN_TYPES.contains(&t.as_str()))
         .flat_map(|(_, list)| list)
-        .any(|a| a.name != "cycle-search-timeout" || a.get(Field::Reason).is_none());
+        .any(|a| !a.is_telling_cut());
     if any(names_of, &|_| true) {
         Valid::False
     } else if *basis == Basis::Undecided

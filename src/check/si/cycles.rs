@@ -1194,27 +1194,27 @@ pub(super) fn claiming(
 ) -> Anomaly {
     if cyc.iter().any(|e| inferred.contains(e)) {
         a.rules_out = Some(g.cycle_exists);
-        if let Some(c) = &mut a.cycle {
-            for (step, e) in c.steps.iter_mut().zip(cyc) {
-                if inferred.contains(e) {
-                    step.grounds = Grounds::Inferred;
-                }
+        mark_steps(&mut a, cyc, |e| inferred.contains(e), Grounds::Inferred);
+    }
+    a
+}
+
+/// Marks as `grounds` the observed steps of `a` (its cycle `cyc`) whose
+/// edges `is` picks.
+fn mark_steps(a: &mut Anomaly, cyc: &[EdgeId], is: impl Fn(&EdgeId) -> bool, grounds: Grounds) {
+    if let Some(c) = &mut a.cycle {
+        for (step, e) in c.steps.iter_mut().zip(cyc) {
+            if is(e) && step.grounds == Grounds::Observed {
+                step.grounds = grounds;
             }
         }
     }
-    a
 }
 
 /// Marks the steps of `a` (its cycle `cyc`) whose edges are in `guessed`
 /// as assumed: write orders no read fixes, taken to tell the cycle.
 fn assuming(mut a: Anomaly, cyc: &[EdgeId], guessed: &FxHashSet<EdgeId>) -> Anomaly {
-    if let Some(c) = &mut a.cycle {
-        for (step, e) in c.steps.iter_mut().zip(cyc) {
-            if guessed.contains(e) && step.grounds == Grounds::Observed {
-                step.grounds = Grounds::Assumed;
-            }
-        }
-    }
+    mark_steps(&mut a, cyc, |e| guessed.contains(e), Grounds::Assumed);
     a
 }
 
