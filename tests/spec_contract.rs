@@ -238,9 +238,13 @@ fn reported_types_never_rule_out_what_the_history_satisfies() {
 
 /// Runs the CLI; exit status and stderr.
 fn cli(args: &[&str], history: &str) -> (i32, String) {
+    // A file of its own per call: tests run at once, and two writing one
+    // file (it was named by the history's length) read it half written.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("elle-si-spec-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let f = dir.join(format!("h{}.edn", history.len()));
+    let f = dir.join(format!("h{n}.edn"));
     std::fs::write(&f, history).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
         .arg("check")
@@ -248,6 +252,7 @@ fn cli(args: &[&str], history: &str) -> (i32, String) {
         .arg(&f)
         .output()
         .unwrap();
+    let _ = std::fs::remove_file(&f);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
