@@ -73,6 +73,10 @@ pub enum Grounds {
     /// of those writes closes one (the others under `:otherwise`, or the
     /// pairs under `:unordered`).
     Assumed,
+    /// A write order the checked model forces through this order (session
+    /// order or real time) and no path of reads and writes: the writer of
+    /// the version read comes before the overwriter by it.
+    Through(Rel),
 }
 
 impl Grounds {
@@ -82,6 +86,8 @@ impl Grounds {
             Grounds::Observed => None,
             Grounds::Inferred => Some("inferred"),
             Grounds::Assumed => Some("assumed"),
+            Grounds::Through(Rel::Realtime) => Some("inferred through real time"),
+            Grounds::Through(_) => Some("inferred through process order"),
         }
     }
 }

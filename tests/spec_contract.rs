@@ -389,6 +389,52 @@ fn a_realtime_step_gives_the_later_transaction_by_its_invocation() {
 }
 
 #[test]
+fn an_rw_step_only_real_time_orders_names_its_cycle_realtime() {
+    // Ta wrote x=1 and completed before Tb (x=2, y=1) was invoked; Tr read
+    // x=1 and y=1. Only real time puts 1 before 2, so Tr's anti-dependency
+    // on Tb, which closes the cycle with Tr's read of y, is strict
+    // serializability's alone: serializability and SI accept (Tb, Ta,
+    // Tr). Beside it, a write skew on a and b makes serializability
+    // reject on its own, so the naming cannot lean on it accepting: the
+    // cycle was a G-single-item, and made SI, and even consistent view,
+    // invalid in the same request.
+    let h = "{:type :invoke, :f :txn, :value [[:w :x 1]], :process 0, :index 0}
+{:type :ok, :f :txn, :value [[:w :x 1]], :process 0, :index 1}
+{:type :invoke, :f :txn, :value [[:w :x 2] [:w :y 1]], :process 1, :index 2}
+{:type :ok, :f :txn, :value [[:w :x 2] [:w :y 1]], :process 1, :index 3}
+{:type :invoke, :f :txn, :value [[:r :x nil] [:r :y nil]], :process 2, :index 4}
+{:type :ok, :f :txn, :value [[:r :x 1] [:r :y 1]], :process 2, :index 5}
+{:type :invoke, :f :txn, :value [[:r :a nil] [:w :b 1]], :process 3, :index 6}
+{:type :invoke, :f :txn, :value [[:r :b nil] [:w :a 1]], :process 4, :index 7}
+{:type :ok, :f :txn, :value [[:r :a nil] [:w :b 1]], :process 3, :index 8}
+{:type :ok, :f :txn, :value [[:r :b nil] [:w :a 1]], :process 4, :index 9}
+";
+    let (code, out) = cli(&["-c", "snapshot-isolation,strict-serializable"], h);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("INVALID under strong-serializable; valid under snapshot-isolation"),
+        "{out}"
+    );
+    assert!(out.contains("[inferred through real time]"), "{out}");
+    let (code, out) = cli(&["-c", "strict-serializable", "-o", "edn"], h);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(":anomaly-types [:G-single-item-realtime :G2-item]"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            ":type :rw, :key :x, :value 1, :value' 2, :inferred? true, :through :realtime"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(":not #{:repeatable-read :strong-snapshot-isolation}"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_model_its_own_checkers_accept_is_valid_beside_one_that_fails() {
     // A G1c-process (Ta before Tb in process 0; Tc read Tb's y and Ta
     // read Tc's x): read atomic keeps sessions and rejects it; plain

@@ -14,6 +14,15 @@ pub use crate::anomaly::Rel;
 
 /// Elle's anomaly type for a cycle with these steps, in order.
 pub fn name(steps: &[Rel]) -> String {
+    name_resting(steps, &[])
+}
+
+/// Elle's anomaly type for a cycle with these steps, in order, some of
+/// which rest on these further orders (session order or real time, which
+/// a write order the steps need came from): the orders count toward the
+/// `-process` / `-realtime` suffix as steps of theirs would, not toward
+/// the cycle's shape.
+pub fn name_resting(steps: &[Rel], rests: &[Rel]) -> String {
     let rw = steps.iter().filter(|&&r| r == Rel::Rw).count();
     let n = steps.len();
     let adjacent = (0..n).any(|i| steps[i] == Rel::Rw && steps[(i + 1) % n] == Rel::Rw);
@@ -30,9 +39,10 @@ pub fn name(steps: &[Rel]) -> String {
     } else {
         "G0"
     };
-    if steps.contains(&Rel::Realtime) {
+    let has = |r: Rel| steps.contains(&r) || rests.contains(&r);
+    if has(Rel::Realtime) {
         format!("{base}-realtime")
-    } else if steps.contains(&Rel::Process) {
+    } else if has(Rel::Process) {
         format!("{base}-process")
     } else {
         base.to_string()
@@ -74,6 +84,25 @@ mod tests {
         assert_eq!(name(&[Rw, Process, Realtime]), "G-single-item-realtime");
         // Adjacency wraps around.
         assert_eq!(name(&[Rw, Wr, Rw]), "G2-item");
+    }
+
+    #[test]
+    fn what_steps_rest_on_names_the_suffix_not_the_shape() {
+        // Two rw steps adjacent across the wrap, one resting on session
+        // order: a G2-item-process, not a G-nonadjacent one.
+        assert_eq!(
+            name_resting(&[Rw, Process, Rw], &[Process]),
+            "G2-item-process"
+        );
+        assert_eq!(
+            name_resting(&[Rw, Wr, Rw, Wr], &[Realtime]),
+            "G-nonadjacent-item-realtime"
+        );
+        assert_eq!(
+            name_resting(&[Rw, Wr], &[Process, Realtime]),
+            "G-single-item-realtime"
+        );
+        assert_eq!(name_resting(&[Rw, Rw], &[]), name(&[Rw, Rw]));
     }
 
     #[test]

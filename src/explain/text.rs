@@ -141,6 +141,15 @@ fn explain_cycle(h: &History, c: &Path, indent: &str, out: &mut String) {
             "{indent}([inferred] steps are not in the history: the checked model forces them, given other transactions' reads; the cycle shows that model fails, and says nothing of weaker ones)"
         );
     }
+    if steps
+        .iter()
+        .any(|s| matches!(s.grounds, Grounds::Through(_)))
+    {
+        let _ = writeln!(
+            out,
+            "{indent}([inferred through ...] steps need a write order no read shows: the checked model takes it from process order or real time, which put the writer of the version read before the overwriter; the cycle says nothing of models without that order)"
+        );
+    }
 }
 
 /// Why one step's transactions are ordered as they are.

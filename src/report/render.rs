@@ -178,8 +178,9 @@ fn steps_value(h: &History, steps: &[Step]) -> Value {
 /// One step as Elle's step map: `{:type :ww, :key k, :value v, :value' v'}`
 /// (`:initial-state` for the initial version), `{:type :wr, :key k, :value
 /// v}`, `{:type :process, :process p}`, `{:type :realtime, :a' op, :b op}`;
-/// `:inferred? true` when elle-si inferred the order, `:assumed? true`
-/// when it took one of several to tell the cycle.
+/// `:inferred? true` when elle-si inferred the order (with `:through
+/// :process` or `:realtime` when only that order forces it), `:assumed?
+/// true` when it took one of several to tell the cycle.
 pub fn step_value(h: &History, s: &Step) -> Value {
     let mut m = vec![(kw("type"), kw(s.rel.name()))];
     match s.on {
@@ -214,6 +215,10 @@ pub fn step_value(h: &History, s: &Step) -> Value {
         Grounds::Observed => {}
         Grounds::Inferred => m.push((kw("inferred?"), Value::Bool(true))),
         Grounds::Assumed => m.push((kw("assumed?"), Value::Bool(true))),
+        Grounds::Through(r) => {
+            m.push((kw("inferred?"), Value::Bool(true)));
+            m.push((kw("through"), kw(r.name())));
+        }
     }
     Value::Map(m)
 }

@@ -27,11 +27,12 @@ use std::time::Instant;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::polygraph::{EdgeId, EdgeKind, Polygraph, Sel};
-use super::tell::{any_kind, cycle_anomaly, data_dep, data_or_session, rel, ww_only, ww_wr};
+use super::tell::{
+    any_kind, cycle_anomaly, cycle_name, data_dep, data_or_session, through, ww_only, ww_wr,
+};
 use super::{G2, expired, untold};
 use crate::anomaly::{Anomaly, Datum, Field, Grounds};
 use crate::check::graph::{Digraph, sccs};
-use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
 use crate::spec::AnomalyType;
 
@@ -111,7 +112,7 @@ pub(super) fn strongest_cycle(
     let e_rw = kind(e) == EdgeKind::Rw;
     for (i, &(keep, shape)) in PASSES[..=last].iter().enumerate() {
         // The cycle is `e` and a path back from v to u.
-        if !keep(kind(e)) || !comps.may_reach(g, adj, keep, v, u) {
+        if kinds_mask(keep) & edge_bit(g, e) == 0 || !comps.may_reach(g, adj, keep, v, u) {
             continue;
         }
         let limit = if i == last { shorter } else { usize::MAX };
@@ -381,6 +382,8 @@ pub(super) struct Components {
     searched: usize,
     /// Each polygraph edge's kind.
     kinds: Vec<EdgeKind>,
+    /// Each polygraph edge's bit in [`kinds_mask`] ([`edge_bit`]).
+    bits: Vec<u8>,
 }
 
 /// A pass's graph for its searches: its components (and which are
@@ -641,17 +644,20 @@ impl Components {
     fn pass_graph(&mut self, g: &Polygraph, adj: &[Vec<(u32, EdgeId)>], mask: u8) -> u8 {
         if self.kinds.len() != g.edges.len() {
             self.kinds = g.edges.iter().map(|e| e.kind).collect();
+            self.bits = (0..g.edges.len() as EdgeId)
+                .map(|e| edge_bit(g, e))
+                .collect();
         }
-        let kinds = &self.kinds;
+        let bits = &self.bits;
         let present = *self.present.get_or_insert_with(|| {
             adj.iter()
                 .flatten()
-                .fold(0, |m, &(_, e)| m | kind_bit(kinds[e as usize]))
+                .fold(0, |m, &(_, e)| m | bits[e as usize])
         });
         let key = mask & present;
         self.by_kinds
             .entry(key)
-            .or_insert_with(|| PassAdjacency::new(adj, |e| key & kind_bit(kinds[e as usize]) != 0));
+            .or_insert_with(|| PassAdjacency::new(adj, |e| key & bits[e as usize] != 0));
         key
     }
 
@@ -662,6 +668,7 @@ impl Components {
             searches: FxHashMap::default(),
             searched: 0,
             kinds: Vec::new(),
+            bits: Vec::new(),
         }
     }
 
@@ -696,7 +703,7 @@ impl Components {
         // tighter (in a store whose dependencies alone are acyclic, an rw
         // edge's path back is most often ruled out by them at once).
         let mask = match shape {
-            Shape::SingleRw => kinds_mask(keep) & !RW_BIT,
+            Shape::SingleRw => kinds_mask(keep) & !RW_BITS,
             _ => kinds_mask(keep),
         };
         let key = self.pass_graph(g, adj, mask);
@@ -1014,7 +1021,7 @@ pub(super) fn known_cycles(
             // component would find (see [`Components::path`]).
             let data_first = shape == Shape::Any
                 && !kinds_within(keep, data_dep)
-                && data_dep(g.edges[e as usize].kind);
+                && kinds_mask(data_dep) & edge_bit(g, e) != 0;
             let mut found = None;
             if data_first {
                 found = searches.path(g, &full, DATA_ANY, (v, u, usize::MAX), work);
@@ -1037,8 +1044,7 @@ pub(super) fn known_cycles(
             covered.extend(cyc.iter().copied());
             let mut txns: Vec<TxnId> = cyc.iter().map(|&x| g.edges[x as usize].a).collect();
             txns.sort_unstable();
-            let rels: Vec<Rel> = cyc.iter().map(|&x| rel(g.edges[x as usize].kind)).collect();
-            let name = cycle::name(&rels);
+            let name = cycle_name(g, &cyc);
             let names = told.entry(w).or_default();
             let implies = implied.entry(w).or_default();
             if !names.contains(&name)
@@ -1142,18 +1148,41 @@ fn kind_bit(k: EdgeKind) -> u8 {
     KINDS.iter().position(|&x| x == k).map_or(0, |i| 1 << i)
 }
 
-/// The rw kind's bit in [`kinds_mask`].
-const RW_BIT: u8 = 1 << 4;
+/// The bit in [`kinds_mask`] of an rw edge that rests on session order
+/// (see [`super::grounds`]): kept by the passes that keep both.
+const THROUGH_PROCESS: u8 = 1 << 5;
+
+/// Likewise, of one that rests on real time.
+const THROUGH_REALTIME: u8 = 1 << 6;
+
+/// The bits of rw edges, whatever they rest on.
+const RW_BITS: u8 = (1 << 4) | THROUGH_PROCESS | THROUGH_REALTIME;
 
 /// Every kind's bit.
-const ALL_KINDS: u8 = (1 << KINDS.len()) - 1;
+const ALL_KINDS: u8 = ((1 << KINDS.len()) - 1) | THROUGH_PROCESS | THROUGH_REALTIME;
 
-/// The edge kinds a pass keeps, as a bit set.
+/// The edge kinds a pass keeps, as a bit set: an rw edge that rests on
+/// session order or real time is kept where that order is too.
 pub(super) fn kinds_mask(keep: fn(EdgeKind) -> bool) -> u8 {
-    KINDS
+    let kinds = KINDS
         .iter()
         .enumerate()
-        .fold(0u8, |m, (i, &k)| m | (u8::from(keep(k)) << i))
+        .fold(0u8, |m, (i, &k)| m | (u8::from(keep(k)) << i));
+    let rw = keep(EdgeKind::Rw);
+    let through = |k: EdgeKind, bit: u8| if rw && keep(k) { bit } else { 0 };
+    kinds
+        | through(EdgeKind::Process, THROUGH_PROCESS)
+        | through(EdgeKind::Realtime, THROUGH_REALTIME)
+}
+
+/// Edge `e`'s bit in [`kinds_mask`]: its kind's, or for an rw edge that
+/// rests on session order or real time, that one's.
+fn edge_bit(g: &Polygraph, e: EdgeId) -> u8 {
+    match through(g, e) {
+        Some(EdgeKind::Process) => THROUGH_PROCESS,
+        Some(_) => THROUGH_REALTIME,
+        None => kind_bit(g.edges[e as usize].kind),
+    }
 }
 
 /// The edges pruning inferred (forced by a cycle the other order of a

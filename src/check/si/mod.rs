@@ -20,6 +20,7 @@
 pub mod acyclic;
 mod cycles;
 pub mod forks;
+mod grounds;
 mod narrow;
 pub mod polygraph;
 pub mod prune;
@@ -427,7 +428,13 @@ fn check_polygraph_telling(
             break 'run out;
         }
         let mut work = Work::new(telling.steps);
+        // What a cycle's steps rest on, for telling it.
+        let ground = |g: &polygraph::Polygraph| {
+            g.through
+                .get_or_init(|| grounds::classify(h, g, observed, variant));
+        };
         if pruned.known_cycle {
+            ground(&g);
             let (found, untold_here) = known_cycles(h, &g, &g2, &inferred, (deadline, &mut work));
             out.anomalies = found;
             out.stats.explain_cut = untold_here > 0 && expired(deadline);
@@ -442,6 +449,7 @@ fn check_polygraph_telling(
             break 'run out;
         }
         if !pruned.contradictions.is_empty() {
+            ground(&g);
             let mut seen: FxHashSet<Vec<TxnId>> = FxHashSet::default();
             // One graph of the known edges for all: each contradiction's
             // cycles are looked for in it.
@@ -521,6 +529,7 @@ fn check_polygraph_telling(
             }
             Solved::Unsat(..) => {
                 let t3 = Instant::now();
+                ground(g);
                 let (core, choices) = match lz.core(invoke.as_deref(), g, g2, limits) {
                     Solved::Unsat(c, ch) if !(c.is_empty() && ch.is_empty()) => (c, ch),
                     _ => (lz.open.clone(), (0..g.choices.len()).collect()),

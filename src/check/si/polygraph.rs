@@ -122,6 +122,30 @@ pub struct Polygraph {
     /// Edges present when a selector holds (write-read edges of choices,
     /// and their anti-dependencies along known write orders).
     pub cond_known: Vec<(Sel, EdgeId)>,
+    /// Anti-dependencies whose write order a dependency path gave
+    /// ([`DepClock`], strong-session and strict variants): ranges
+    /// `lo..hi` of edge ids, ascending, each with the writer of the
+    /// version their readers read.
+    pub derived: Vec<(EdgeId, EdgeId, TxnId)>,
+    /// Which of `derived` rest on session order or real time, set before a
+    /// cycle is told (see `grounds`).
+    pub through: std::cell::OnceCell<Through>,
+}
+
+/// The anti-dependencies of [`Polygraph::derived`] that rest on session
+/// order ([`EdgeKind::Process`]) or real time ([`EdgeKind::Realtime`]),
+/// not on reads and writes alone: ranges `lo..hi` of edge ids, ascending.
+#[derive(Clone, Debug, Default)]
+pub struct Through {
+    pub ranges: Vec<(EdgeId, EdgeId, EdgeKind)>,
+}
+
+impl Through {
+    /// What edge `e` rests on beside its reads and writes, if anything.
+    pub fn of(&self, e: EdgeId) -> Option<EdgeKind> {
+        let i = self.ranges.partition_point(|r| r.1 <= e);
+        self.ranges.get(i).filter(|r| r.0 <= e).map(|r| r.2)
+    }
 }
 
 /// Most unordered writer pairs a polygraph holds (each is a constraint
@@ -976,6 +1000,8 @@ fn build_with(
         choices: Vec::new(),
         selectors: 0,
         cond_known: Vec::new(),
+        derived: Vec::new(),
+        through: std::cell::OnceCell::new(),
     };
     // Room for about an edge per micro-op (a read's write-read and
     // anti-dependency, a write's version step): growing by doubling would
@@ -1264,9 +1290,14 @@ fn build_with(
                     for &(i, j) in next {
                         let (a, b) = (unordered[i], unordered[j]);
                         let rs = readers_of(a.0);
+                        let lo = g.edges.len() as EdgeId;
                         order_edges(&mut g.edges, &mut g.known, x, rs, a, b, false);
                         let amb = amb_of(a.0);
                         amb_edges(&mut g.edges, &mut g.cond_known, tv, x, amb, b);
+                        let hi = g.edges.len() as EdgeId;
+                        if lo < hi {
+                            g.derived.push((lo, hi, a.0));
+                        }
                     }
                 }
                 None => {

@@ -5,7 +5,7 @@
 //! ([`Telling`]).
 
 use super::polygraph::{EdgeId, EdgeKind, Polygraph};
-use crate::anomaly::{Anomaly, Datum, Field, On, Path, Step};
+use crate::anomaly::{Anomaly, Datum, Field, Grounds, On, Path, Step};
 use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
 
@@ -89,6 +89,29 @@ pub(super) fn rel(k: EdgeKind) -> Rel {
     }
 }
 
+/// What edge `e` rests on beside reads and writes: session order or real
+/// time, for an anti-dependency a dependency path ordered and no data
+/// path does (see [`super::grounds`]).
+pub(super) fn through(g: &Polygraph, e: EdgeId) -> Option<EdgeKind> {
+    g.through.get().and_then(|t| t.of(e))
+}
+
+/// The name of a cycle of these edges: by its steps, and the orders its
+/// steps rest on beside them (an anti-dependency that holds through real
+/// time makes the cycle `-realtime`, as a real-time step would).
+pub(super) fn cycle_name(g: &Polygraph, edges: &[EdgeId]) -> String {
+    let steps: Vec<Rel> = edges
+        .iter()
+        .map(|&e| rel(g.edges[e as usize].kind))
+        .collect();
+    let rests: Vec<Rel> = edges
+        .iter()
+        .filter_map(|&e| through(g, e))
+        .map(rel)
+        .collect();
+    cycle::name_resting(&steps, &rests)
+}
+
 /// The step of a transaction-level edge.
 pub(super) fn step(h: &History, g: &Polygraph, e: EdgeId) -> Step {
     let ed = g.edges[e as usize];
@@ -102,7 +125,11 @@ pub(super) fn step(h: &History, g: &Polygraph, e: EdgeId) -> Step {
             On::Versions(ed.key, (ed.va != Val::NIL).then_some(ed.va), ed.vb)
         }
     };
-    Step::new(rel(ed.kind), on)
+    let mut s = Step::new(rel(ed.kind), on);
+    if let Some(k) = through(g, e) {
+        s.grounds = Grounds::Through(rel(k));
+    }
+    s
 }
 
 /// An Elle cycle anomaly from transaction-level edges in order.
@@ -118,7 +145,7 @@ pub(super) fn cycle_anomaly(h: &History, g: &Polygraph, edges: &[EdgeId]) -> Ano
             matches!(ed.kind, EdgeKind::Ww | EdgeKind::Wr | EdgeKind::Rw).then_some(ed.key)
         })
         .collect();
-    let mut a = Anomaly::new(cycle::name(&rels));
+    let mut a = Anomaly::new(cycle_name(g, edges));
     let mut txns = Vec::new();
     for &e in edges {
         let t = g.edges[e as usize].a;

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use super::polygraph::Variant;
 use super::{Outcome, Telling, check_variant, expired};
-use crate::anomaly::{Datum, Field};
+use crate::anomaly::{Anomaly, Datum, Field};
 use crate::history::model::{History, Status, from};
 
 /// The SI and serializability checks of one history within one deadline.
@@ -225,6 +225,25 @@ impl<'h> Checks<'h> {
             }
             break;
         }
+        if base != v
+            && !outcome.anomalies.is_empty()
+            && !outcome.anomalies.iter().any(|a| claims(a, base))
+        {
+            // Every cycle told rests on session order or real time (a
+            // dependency path through them orders the writers its
+            // anti-dependencies need, and such a path stands in for the
+            // data paths beside it), yet the weaker variant rejects: its
+            // own cycles say what it rules out, as Elle's graph holds them
+            // beside the others. Decided as a variant consulted for a name
+            // is (its solver bounded in decisions), so the same history
+            // always gets the same report.
+            if let Ok(i) = self.settle(base, self.deadline, Telling::FULL.naming()) {
+                let weaker = &self.decided[i].outcome;
+                if !weaker.timed_out {
+                    outcome.anomalies.extend(weaker.anomalies.iter().cloned());
+                }
+            }
+        }
         if base.serializable
             && !outcome.anomalies.is_empty()
             && !self.rejects(Variant {
@@ -267,6 +286,20 @@ fn weaker(v: Variant) -> Option<(Variant, &'static str)> {
     } else {
         None
     }
+}
+
+/// Whether anomaly `a` (a cycle's, named by its steps) rules out variant
+/// `v`: its name needs no order `v` lacks, and its claim is not narrowed
+/// to a stronger model's.
+fn claims(a: &Anomaly, v: Variant) -> bool {
+    a.rules_out.is_none()
+        && if a.name.ends_with("-realtime") {
+            v.realtime
+        } else if a.name.ends_with("-process") {
+            v.session
+        } else {
+            true
+        }
 }
 
 /// `G-single-item` with `-process` is `G-single-item-process`; with
