@@ -488,12 +488,15 @@ fn run_check(
         let text = match output {
             OutputArg::Text => text_summary(&l, &r, &models, (anomalies, &copts.anomalies)),
             OutputArg::Edn => {
-                let v = render::result_value(&l.history, &r);
+                // Written as rendered: a large violation's map is never
+                // held whole.
+                let mut out = std::io::BufWriter::new(&mut stdout);
                 if files.len() > 1 {
-                    format!(";; {}\n{v}\n", f.display())
-                } else {
-                    format!("{v}\n")
+                    let _ = writeln!(out, ";; {}", f.display());
                 }
+                let _ = render::write_result(&mut out, &l.history, &r);
+                let _ = writeln!(out);
+                String::new()
             }
             OutputArg::Json => {
                 let mut j = render::json(&render::result_value(&l.history, &r));

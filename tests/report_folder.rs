@@ -415,3 +415,29 @@ fn a_write_order_no_read_fixes_is_marked_assumed_wherever_it_is_shown() {
         "{dot}"
     );
 }
+
+#[test]
+fn the_edn_written_one_anomaly_at_a_time_is_the_result_map() {
+    // `check -o edn` writes the map as it renders each anomaly; it must
+    // read as the whole value's text, for a violation, an undecided and a
+    // valid history alike.
+    let (l, r) = long_fork();
+    let d = temp_dir("streamed");
+    let f = d.join("lost.txt");
+    std::fs::write(
+        &f,
+        "w(0,4,0,0)\nr(0,4,0,1)\nw(0,5,0,1)\nr(0,4,1,2)\nw(0,10,1,2)\n",
+    )
+    .expect("write history");
+    let lost = common::load(&f);
+    let lost_r = common::check_models(&lost, "snapshot-isolation");
+    let valid_r = common::check_models(&lost, "read-committed");
+    assert_eq!(valid_r.valid, Valid::True, "{:?}", valid_r.anomaly_types);
+    for (h, r) in [(&l, &r), (&lost, &lost_r), (&lost, &valid_r)] {
+        let mut out = Vec::new();
+        elle_si::report::render::write_result(&mut out, &h.history, r).expect("written");
+        let whole = elle_si::report::render::result_value(&h.history, r).to_string();
+        assert_eq!(String::from_utf8(out).expect("utf-8"), whole);
+    }
+    assert!(!r.anomalies.is_empty() && !lost_r.anomalies.is_empty());
+}
