@@ -515,3 +515,20 @@ fn an_incompatible_order_names_a_read_of_every_list() {
         .unwrap_or_else(|| panic!("{out}"));
     assert!(line.contains("line 4") && line.contains("line 5"), "{out}");
 }
+
+#[test]
+fn a_list_read_of_nil_is_shown_as_nil_and_an_empty_one_as_empty() {
+    // A write skew whose reads of the initial state are one `nil`, one
+    // `[]`: each op is shown as the history has it, as Elle's result maps
+    // hold the history's own ops.
+    let h = "{:type :ok, :f :txn, :value [[:r :x nil] [:append :y 1]], :process 0, :index 0}
+{:type :ok, :f :txn, :value [[:r :y []] [:append :x 1]], :process 1, :index 1}
+{:type :ok, :f :txn, :value [[:r :x [1]] [:r :y [1]]], :process 2, :index 2}
+";
+    let (code, out) = cli(&["-c", "serializable", "-o", "edn"], h);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(":value [[:r :x nil] [:append :y 1]]"), "{out}");
+    assert!(out.contains(":value [[:r :y []] [:append :x 1]]"), "{out}");
+    let (_, text) = cli(&["-c", "serializable"], h);
+    assert!(text.contains("[[:r :x nil] [:append :y 1]]"), "{text}");
+}

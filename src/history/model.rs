@@ -167,6 +167,9 @@ pub mod flag {
     /// A list read that is not a prefix of its key's version order; its
     /// elements are in [`super::History::irregular`].
     pub const IRREGULAR: u8 = 4;
+    /// A list read that returned `nil` rather than an empty list: the
+    /// same version (the initial state), shown as the history has it.
+    pub const NIL: u8 = 8;
 }
 
 /// One micro-operation.

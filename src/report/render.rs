@@ -28,7 +28,7 @@ pub fn mop_value_upto(h: &History, m: MopId, limit: usize) -> Value {
     let la = h.workload == Some(Workload::ListAppend);
     let (f, v) = if mop.is_write() {
         (if la { "append" } else { "w" }, h.value(mop.val))
-    } else if mop.from == from::UNKNOWN {
+    } else if mop.from == from::UNKNOWN || mop.has(flag::NIL) {
         ("r", Value::Nil)
     } else if la {
         let l = h.read_list(m);

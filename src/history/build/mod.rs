@@ -444,6 +444,9 @@ impl Builder {
                 }
                 RawKind::Read => {
                     let mut flags = if st.own.is_empty() { flag::EXTERNAL } else { 0 };
+                    if list_mode && m.arg == Arg::Nil {
+                        flags |= flag::NIL;
+                    }
                     while hints.first().is_some_and(|h| (h.mop as usize) < i) {
                         hints = &hints[1..];
                     }
