@@ -532,3 +532,29 @@ fn a_list_read_of_nil_is_shown_as_nil_and_an_empty_one_as_empty() {
     let (_, text) = cli(&["-c", "serializable"], h);
     assert!(text.contains("[[:r :x nil] [:append :y 1]]"), "{text}");
 }
+
+#[test]
+fn a_cycle_another_checker_told_under_another_claim_still_decides_its_model() {
+    // A fractured read: T2 missed T1's append to y, then saw its append to
+    // x (in that order, which read committed allows). SI's checker (run
+    // for read committed's G1c) tells it as a
+    // G-single-item, which read committed and PSI allow; PSI's own checker
+    // tells the same two transactions filed under PSI's claim. Told once
+    // by name and transactions, PSI's was dropped: VALID under PSI, though
+    // PSI alone says INVALID.
+    let h = "{:type :ok, :f :txn, :value [[:append :x 1] [:append :y 1]], :process 0, :index 0}
+{:type :ok, :f :txn, :value [[:r :y []] [:r :x [1]]], :process 1, :index 1}
+";
+    for model in ["parallel-snapshot-isolation", "prefix"] {
+        let (code, out) = cli(&["-c", model], h);
+        assert_eq!(code, 1, "{out}");
+        let (code, out) = cli(&["-c", &format!("read-committed,{model}")], h);
+        assert_eq!(code, 1, "{out}");
+        assert!(
+            out.contains(&format!(
+                "INVALID under {model}; valid under read-committed"
+            )),
+            "{out}"
+        );
+    }
+}

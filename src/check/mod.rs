@@ -229,7 +229,18 @@ fn merge_new(into: &mut Vec<Anomaly>, told: &mut FxHashMap<u64, Vec<usize>>, new
 }
 
 /// The anomalies kept so far, by name and transactions, and where each is.
-type Told = FxHashMap<(String, Vec<crate::history::model::TxnId>), usize>;
+/// A cycle told, by what it claims: its name, its transactions and the
+/// model its claim is narrowed to (the same cycle filed under another
+/// claim says something else: a PSI check's fractured read beside SI's
+/// G-single-item over the same two transactions).
+type Told = FxHashMap<
+    (
+        String,
+        Vec<crate::history::model::TxnId>,
+        Option<&'static str>,
+    ),
+    usize,
+>;
 
 /// Adds a variant's cycles to those found, each told once: one an earlier
 /// variant told is left out, and what it counted as not told (`:also`, on
@@ -237,7 +248,7 @@ type Told = FxHashMap<(String, Vec<crate::history::model::TxnId>), usize>;
 /// least as many (the two counts may overlap, so the larger is kept).
 fn add_told(found: &mut Vec<Anomaly>, told: &mut Told, new: Vec<Anomaly>) {
     for a in new {
-        match told.entry((a.name.clone(), a.txns.clone())) {
+        match told.entry((a.name.clone(), a.txns.clone(), a.rules_out)) {
             std::collections::hash_map::Entry::Vacant(e) => {
                 e.insert(found.len());
                 found.push(a);
@@ -317,7 +328,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     let mut told: Told = found
         .iter()
         .enumerate()
-        .map(|(i, a)| ((a.name.clone(), a.txns.clone()), i))
+        .map(|(i, a)| ((a.name.clone(), a.txns.clone(), a.rules_out), i))
         .collect();
     for v in variants {
         let outcome = checks.qualified(v);

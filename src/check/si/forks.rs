@@ -307,7 +307,13 @@ pub fn run(
             found.push(Anomaly::search_timeout(level.marker()));
         }
         for a in o.anomalies {
-            if !found.iter().any(|g| g.name == a.name && g.txns == a.txns) {
+            // Told once, unless another checker told the same cycle
+            // under another claim (SI's G-single-item over a fractured
+            // read: its claim is not this level's).
+            if !found
+                .iter()
+                .any(|g| g.name == a.name && g.txns == a.txns && g.rules_out == a.rules_out)
+            {
                 found.push(a);
             }
         }

@@ -16,8 +16,10 @@
 //! overwriter `b`; whether write-read and write-write edges alone (what
 //! every variant knows) order `w` before `b`, by a breadth-first search
 //! within the transactions that reach `b` through data and session order
-//! (vector clocks over those edges prune it), cut at [`SEARCH_BUDGET`]
-//! transactions (then taken as not: the cycle claims less); else whether
+//! (vector clocks over those edges prune it), cut after [`SEARCH_BUDGET`]
+//! transactions looked at (then taken as not: the cycle claims less; on
+//! the 262k causal store at strict serializability 256 cost a tenth of
+//! the check, and 32 names the differential histories alike); else whether
 //! data and session order do (the clocks say); else real time does.
 
 use std::cell::Cell;
@@ -28,7 +30,7 @@ use super::polygraph::{DepClock, EdgeKind, Polygraph, Through, Variant};
 use crate::check::graph::{Digraph, shortest_path};
 use crate::history::model::*;
 
-/// Most transactions one search for a data path enters.
+/// Most transactions one search for a data path looks at.
 pub(super) const SEARCH_BUDGET: usize = 32;
 
 /// What each of `g`'s derived anti-dependencies rests on beside reads and
