@@ -485,18 +485,23 @@ fn run_check(
         if worst != 3 && (code == 1 || (code == 2 && worst == 0)) {
             worst = code;
         }
-        let text = match output {
-            OutputArg::Text => text_summary(&l, &r, &models, (anomalies, &copts.anomalies)),
+        // A result that cannot be written (a full disk) fails the run by
+        // name, never passing for the verdict's exit status.
+        let written = match output {
+            OutputArg::Text => stdout
+                .write_all(text_summary(&l, &r, &models, (anomalies, &copts.anomalies)).as_bytes()),
             OutputArg::Edn => {
                 // Written as rendered: a large violation's map is never
                 // held whole.
                 let mut out = std::io::BufWriter::new(&mut stdout);
-                if files.len() > 1 {
-                    let _ = writeln!(out, ";; {}", f.display());
-                }
-                let _ = render::write_result(&mut out, &l.history, &r);
-                let _ = writeln!(out);
-                String::new()
+                (if files.len() > 1 {
+                    writeln!(out, ";; {}", f.display())
+                } else {
+                    Ok(())
+                })
+                .and_then(|()| render::write_result(&mut out, &l.history, &r))
+                .and_then(|()| writeln!(out))
+                .and_then(|()| out.flush())
             }
             OutputArg::Json => {
                 let mut j = render::json(&render::result_value(&l.history, &r));
@@ -508,10 +513,12 @@ fn run_check(
                         serde_json::Value::String(f.display().to_string()),
                     );
                 }
-                format!("{j}\n")
+                writeln!(stdout, "{j}")
             }
         };
-        let _ = stdout.write_all(text.as_bytes());
+        written
+            .and_then(|()| stdout.flush())
+            .map_err(|e| Error::io("stdout", e))?;
         if let Some((dir, plot)) = &folder {
             // Several files (a store's runs are all history.edn): a
             // folder each, named by the whole path.
@@ -547,33 +554,44 @@ fn run_stats(files: &[PathBuf], input: &InputArgs) -> Result<u8, Error> {
         let (ok, fail, info) = h.status_counts();
         let bytes = l.source.bytes().len() as f64;
         let reads = h.mops.iter().filter(|m| m.is_read()).count();
-        println!("{}", l.source.name());
-        println!("  format           {}", l.format.name());
-        println!(
-            "  workload         {}",
-            h.workload.map_or("unknown", |w| w.name())
-        );
-        println!(
-            "  ops              {} ({} client, {} skipped)",
-            s.ops, s.client_ops, s.skipped_ops
-        );
-        println!(
-            "  transactions     {} ({ok} ok, {fail} fail, {info} info)",
-            h.txns.len()
-        );
-        println!("  sessions         {}", h.sessions.len());
-        println!("  keys             {}", h.keys.len());
-        println!(
-            "  micro-ops        {} ({reads} reads, {} writes)",
-            h.mops.len(),
-            h.mops.len() - reads
-        );
-        println!("  completions only {}", s.completions_only);
-        println!(
-            "  read + compile   {:.3} s ({:.0} MB/s)",
-            secs,
-            bytes / 1e6 / secs.max(1e-9)
-        );
+        let mut t = std::io::stdout().lock();
+        // A full disk fails the run by name (println! would panic).
+        let written = (|| -> std::io::Result<()> {
+            writeln!(t, "{}", l.source.name())?;
+            writeln!(t, "  format           {}", l.format.name())?;
+            writeln!(
+                t,
+                "  workload         {}",
+                h.workload.map_or("unknown", |w| w.name())
+            )?;
+            writeln!(
+                t,
+                "  ops              {} ({} client, {} skipped)",
+                s.ops, s.client_ops, s.skipped_ops
+            )?;
+            writeln!(
+                t,
+                "  transactions     {} ({ok} ok, {fail} fail, {info} info)",
+                h.txns.len()
+            )?;
+            writeln!(t, "  sessions         {}", h.sessions.len())?;
+            writeln!(t, "  keys             {}", h.keys.len())?;
+            writeln!(
+                t,
+                "  micro-ops        {} ({reads} reads, {} writes)",
+                h.mops.len(),
+                h.mops.len() - reads
+            )?;
+            writeln!(t, "  completions only {}", s.completions_only)?;
+            writeln!(
+                t,
+                "  read + compile   {:.3} s ({:.0} MB/s)",
+                secs,
+                bytes / 1e6 / secs.max(1e-9)
+            )?;
+            t.flush()
+        })();
+        written.map_err(|e| Error::io("stdout", e))?;
     }
     Ok(worst)
 }
@@ -643,6 +661,10 @@ fn main() -> ExitCode {
     };
     match r {
         Ok(code) => ExitCode::from(code),
+        // The reader of a pipe has gone (`| head`): nothing to tell it.
+        Err(Error::Io { err, .. }) if err.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::from(3)
+        }
         Err(e) => {
             report_error(&e);
             ExitCode::from(3)

@@ -454,6 +454,40 @@ fn a_good_file_exits_0() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("transactions     1 (1 ok"));
 }
 
+/// A result that cannot be written (stdout on a full disk) fails the run
+/// by name, with status 3, in every output of `check` and in `stats`:
+/// never the verdict's status, never a panic. Linux's `/dev/full` stands
+/// for the disk; elsewhere the test says so and passes.
+#[test]
+fn output_to_a_full_disk_is_an_error_not_a_verdict() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("no /dev/full here: skipped");
+        return;
+    };
+    let log = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test-logs/la-lost-update.edn");
+    let runs: [&[&str]; 4] = [
+        &["check", "-o", "text"],
+        &["check", "-o", "edn"],
+        &["check", "-o", "json"],
+        &["stats"],
+    ];
+    for args in runs {
+        let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+            .args(args)
+            .arg(&log)
+            .stdout(full.try_clone().expect("cloning /dev/full"))
+            .output()
+            .expect("running elle-si");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("stdout") && stderr.contains("No space left"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
 /// An error on the last line of a ~100 MB file: locating and rendering it
 /// must not rescan the file per label (`cargo test --release -- --ignored
 /// --nocapture` prints the times).
