@@ -298,7 +298,17 @@ pub struct Anomaly {
     pub fields: Vec<(Field, Datum)>,
 }
 
+/// What makes two findings one: their name, transactions and claim. A
+/// cycle two checkers (or two variants) tell is told once; the same cycle
+/// told under another claim is kept, as each claim decides its own models.
+pub type Identity = (String, Vec<TxnId>, Option<&'static str>);
+
 impl Anomaly {
+    /// The finding's [`Identity`].
+    pub fn identity(&self) -> Identity {
+        (self.name.clone(), self.txns.clone(), self.rules_out)
+    }
+
     /// An anomaly of this type, with nothing else yet.
     pub fn new(name: impl Into<String>) -> Anomaly {
         Anomaly {

@@ -228,19 +228,11 @@ fn merge_new(into: &mut Vec<Anomaly>, told: &mut FxHashMap<u64, Vec<usize>>, new
     }
 }
 
-/// The anomalies kept so far, by name and transactions, and where each is.
-/// A cycle told, by what it claims: its name, its transactions and the
-/// model its claim is narrowed to (the same cycle filed under another
-/// claim says something else: a PSI check's fractured read beside SI's
-/// G-single-item over the same two transactions).
-type Told = FxHashMap<
-    (
-        String,
-        Vec<crate::history::model::TxnId>,
-        Option<&'static str>,
-    ),
-    usize,
->;
+/// The anomalies kept so far, by [`crate::anomaly::Identity`] (the same
+/// cycle filed under another claim says something else: a PSI check's
+/// fractured read beside SI's G-single-item over the same two
+/// transactions), and where each is.
+type Told = FxHashMap<crate::anomaly::Identity, usize>;
 
 /// Adds a variant's cycles to those found, each told once: one an earlier
 /// variant told is left out, and what it counted as not told (`:also`, on
@@ -248,7 +240,7 @@ type Told = FxHashMap<
 /// least as many (the two counts may overlap, so the larger is kept).
 fn add_told(found: &mut Vec<Anomaly>, told: &mut Told, new: Vec<Anomaly>) {
     for a in new {
-        match told.entry((a.name.clone(), a.txns.clone(), a.rules_out)) {
+        match told.entry(a.identity()) {
             std::collections::hash_map::Entry::Vacant(e) => {
                 e.insert(found.len());
                 found.push(a);
@@ -323,12 +315,12 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         .collect();
     variants.dedup();
     let mut checks = si::variants::Checks::new(h, deadline);
-    // What is found so far, by name and transactions: a cycle a second
-    // variant finds again is told once.
+    // What is found so far, by identity: a cycle a second variant finds
+    // again is told once.
     let mut told: Told = found
         .iter()
         .enumerate()
-        .map(|(i, a)| ((a.name.clone(), a.txns.clone(), a.rules_out), i))
+        .map(|(i, a)| (a.identity(), i))
         .collect();
     for v in variants {
         let outcome = checks.qualified(v);

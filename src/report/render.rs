@@ -227,7 +227,7 @@ pub fn step_value(h: &History, s: &Step) -> Value {
 /// when it is filed under a narrowed claim, and `:pattern` when a C4
 /// pattern applies).
 pub fn anomaly_value(h: &History, a: &Anomaly) -> Value {
-    if a.name == "empty-transaction-graph" {
+    if given_as_true(&a.name) {
         return Value::Bool(true);
     }
     let mut m: Vec<(Value, Value)> = Vec::new();
@@ -277,7 +277,7 @@ pub fn write_result(
             if j > 0 {
                 out.write_all(b", ")?;
             }
-            if t == "empty-transaction-graph" {
+            if given_as_true(t) {
                 write!(out, "{} true", kw(t))?;
                 continue;
             }
@@ -313,6 +313,12 @@ fn without_anomalies(r: &CheckResult) -> CheckResult {
     }
 }
 
+/// Whether Elle gives anomalies of type `t` as `true` rather than a list
+/// of them (an empty transaction graph has nothing to list).
+fn given_as_true(t: &str) -> bool {
+    t == "empty-transaction-graph"
+}
+
 /// Elle's result map.
 pub fn result_value(h: &History, r: &CheckResult) -> Value {
     let mut m = vec![(
@@ -334,7 +340,7 @@ pub fn result_value(h: &History, r: &CheckResult) -> Value {
         .anomalies
         .iter()
         .map(|(t, list)| {
-            let v = if t == "empty-transaction-graph" {
+            let v = if given_as_true(t) {
                 Value::Bool(true)
             } else {
                 Value::Vector(list.iter().map(|a| anomaly_value(h, a)).collect())

@@ -306,14 +306,12 @@ pub fn run(
         if o.timed_out {
             found.push(Anomaly::search_timeout(level.marker()));
         }
+        // Told once, unless another checker told the same cycle under
+        // another claim (SI's G-single-item over a fractured read: its
+        // claim is not this level's).
+        let mut told: rustc_hash::FxHashSet<_> = found.iter().map(Anomaly::identity).collect();
         for a in o.anomalies {
-            // Told once, unless another checker told the same cycle
-            // under another claim (SI's G-single-item over a fractured
-            // read: its claim is not this level's).
-            if !found
-                .iter()
-                .any(|g| g.name == a.name && g.txns == a.txns && g.rules_out == a.rules_out)
-            {
+            if told.insert(a.identity()) {
                 found.push(a);
             }
         }

@@ -100,16 +100,25 @@ pub(super) fn through(g: &Polygraph, e: EdgeId) -> Option<EdgeKind> {
 /// steps rest on beside them (an anti-dependency that holds through real
 /// time makes the cycle `-realtime`, as a real-time step would).
 pub(super) fn cycle_name(g: &Polygraph, edges: &[EdgeId]) -> String {
-    let steps: Vec<Rel> = edges
+    name_of(g, edges, &rels(g, edges))
+}
+
+/// The relations of a cycle's edges, in order.
+fn rels(g: &Polygraph, edges: &[EdgeId]) -> Vec<Rel> {
+    edges
         .iter()
         .map(|&e| rel(g.edges[e as usize].kind))
-        .collect();
+        .collect()
+}
+
+/// [`cycle_name`], given the edges' relations `steps`.
+fn name_of(g: &Polygraph, edges: &[EdgeId], steps: &[Rel]) -> String {
     let rests: Vec<Rel> = edges
         .iter()
         .filter_map(|&e| through(g, e))
         .map(rel)
         .collect();
-    cycle::name_resting(&steps, &rests)
+    cycle::name_resting(steps, &rests)
 }
 
 /// The step of a transaction-level edge.
@@ -145,7 +154,7 @@ pub(super) fn cycle_anomaly(h: &History, g: &Polygraph, edges: &[EdgeId]) -> Ano
             matches!(ed.kind, EdgeKind::Ww | EdgeKind::Wr | EdgeKind::Rw).then_some(ed.key)
         })
         .collect();
-    let mut a = Anomaly::new(cycle_name(g, edges));
+    let mut a = Anomaly::new(name_of(g, edges, &rels));
     let mut txns = Vec::new();
     for &e in edges {
         let t = g.edges[e as usize].a;
