@@ -75,7 +75,9 @@ pub enum Grounds {
     Assumed,
     /// A write order the checked model forces through this order (session
     /// order or real time) and no path of reads and writes: the writer of
-    /// the version read comes before the overwriter by it.
+    /// the version read comes before the overwriter by it. `Through(Wr)`:
+    /// by a path of reads and writes, no read showing the order itself
+    /// (the other order closes a G0 or G1c cycle).
     Through(Rel),
 }
 
@@ -87,6 +89,7 @@ impl Grounds {
             Grounds::Inferred => Some("inferred"),
             Grounds::Assumed => Some("assumed"),
             Grounds::Through(Rel::Realtime) => Some("inferred through real time"),
+            Grounds::Through(Rel::Wr | Rel::Ww) => Some("inferred through reads"),
             Grounds::Through(_) => Some("inferred through process order"),
         }
     }

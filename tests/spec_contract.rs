@@ -558,3 +558,82 @@ fn a_cycle_another_checker_told_under_another_claim_still_decides_its_model() {
         );
     }
 }
+
+/// Transactions (process, value) as a history in which every one is
+/// invoked before any completes: no real-time order between them.
+fn concurrent(txns: &[(u32, &str)]) -> String {
+    let op = |ty: &str, i: usize, &(p, v): &(u32, &str)| {
+        format!("{{:type :{ty}, :f :txn, :value {v}, :process {p}, :index {i}}}\n")
+    };
+    let n = txns.len();
+    let invokes = txns.iter().enumerate().map(|(i, t)| op("invoke", i, t));
+    let oks = txns.iter().enumerate().map(|(i, t)| op("ok", n + i, t));
+    invokes.chain(oks).collect()
+}
+
+#[test]
+fn an_order_the_other_way_round_would_make_a_g1c_decides_repeatable_read() {
+    // A wrote x=1, y=1; B read x=1 and wrote y=2; C read y=1 and x=1 and
+    // wrote x=2. No read orders A's and B's writes of y. A before B: C
+    // missed B's y and B missed C's x, a G2-item. B before A: B read A's
+    // x, a G1c. Repeatable read prohibits both: invalid either way (it was
+    // unknown: the cycle was filed as serializability's alone). SI allows
+    // the G2-item (two adjacent anti-dependencies).
+    let h = concurrent(&[
+        (0, "[[:w :x 1] [:w :y 1]]"),
+        (1, "[[:r :x 1] [:w :y 2]]"),
+        (2, "[[:r :y 1] [:r :x 1] [:w :x 2]]"),
+    ]);
+    let (code, out) = cli(&["-c", "repeatable-read", "-o", "edn"], &h);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(":anomaly-types [:G2-item]"), "{out}");
+    assert!(out.contains(":otherwise {:type :G1c"), "{out}");
+    let (code, out) = cli(&["-c", "serializable,snapshot-isolation"], &h);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("INVALID under serializable; valid under snapshot-isolation"),
+        "{out}"
+    );
+    assert!(out.contains("not: repeatable-read"), "{out}");
+}
+
+#[test]
+fn a_write_order_reads_imply_is_marked_and_claims_what_the_cycle_names() {
+    // W1 wrote x=1 (and p, which T2 read before writing x=2); W2 wrote
+    // y=1 (and q, which T4 read before writing y=2). T1 read x=1 and T4's
+    // y=2; T3 read T2's z and y=1. No read orders x's or y's writes, but
+    // W1 precedes T2 and W2 precedes T4 by reads: the other orders close
+    // G1c cycles. With them, a long fork: T1 -rw-> T2 -wr-> T3 -rw-> T4
+    // -wr-> T1, a G-nonadjacent-item that rules out repeatable read and
+    // SI (it was filed as the checked model's *-cycle-exists, and
+    // repeatable read was unknown).
+    let h = concurrent(&[
+        (0, "[[:w :x 1] [:w :p 1]]"),
+        (1, "[[:w :y 1] [:w :q 1]]"),
+        (4, "[[:r :p 1] [:w :x 2] [:w :z 1]]"),
+        (5, "[[:r :q 1] [:w :y 2]]"),
+        (2, "[[:r :x 1] [:r :y 2]]"),
+        (3, "[[:r :z 1] [:r :y 1]]"),
+    ]);
+    for model in ["snapshot-isolation", "repeatable-read", "serializable"] {
+        let (code, out) = cli(&["-c", model, "-o", "edn"], &h);
+        assert_eq!(code, 1, "{model}: {out}");
+        assert!(
+            out.contains(":anomaly-types [:G-nonadjacent-item]"),
+            "{model}: {out}"
+        );
+        assert!(
+            out.contains(":not #{:repeatable-read :snapshot-isolation}"),
+            "{model}: {out}"
+        );
+        assert!(
+            out.contains(":type :rw, :key :x, :value 1, :value' 2, :inferred? true, :through :wr"),
+            "{model}: {out}"
+        );
+    }
+    let (_, out) = cli(&["-c", "snapshot-isolation"], &h);
+    assert!(out.contains("[inferred through reads]"), "{out}");
+    // Read committed allows it (no G1c either way).
+    let (code, out) = cli(&["-c", "read-committed"], &h);
+    assert_eq!(code, 0, "{out}");
+}

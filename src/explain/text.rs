@@ -143,7 +143,16 @@ fn explain_cycle(h: &History, c: &Path, indent: &str, out: &mut String) {
     }
     if steps
         .iter()
-        .any(|s| matches!(s.grounds, Grounds::Through(_)))
+        .any(|s| matches!(s.grounds, Grounds::Through(Rel::Wr | Rel::Ww)))
+    {
+        let _ = writeln!(
+            out,
+            "{indent}([inferred through reads] steps need a write order no read shows: the writer of the version read precedes the overwriter by reads and writes, so the other order would close a G1c cycle, which every model this cycle rules out prohibits too)"
+        );
+    }
+    if steps
+        .iter()
+        .any(|s| matches!(s.grounds, Grounds::Through(Rel::Process | Rel::Realtime)))
     {
         let _ = writeln!(
             out,

@@ -21,11 +21,13 @@
 //! leaves untold is counted, never timed, so the same history always gets
 //! the same cycles.
 
+use std::cell::OnceCell;
 use std::collections::BTreeSet;
 use std::time::Instant;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::grounds::DataOrders;
 use super::polygraph::{EdgeId, EdgeKind, Polygraph, Sel};
 use super::tell::{
     any_kind, cycle_anomaly, cycle_name, data_dep, data_or_session, through, ww_only, ww_wr,
@@ -1187,21 +1189,30 @@ fn edge_bit(g: &Polygraph, e: EdgeId) -> u8 {
 
 /// The edges pruning inferred (forced by a cycle the other order of a
 /// pair would close), as a set over edge ids: telling marks the steps that
-/// rest on one.
+/// rest on one, unless data alone orders them ([`DataOrders`], asked of
+/// the cycles told only).
 pub(super) struct Inferred {
     bits: Vec<u64>,
+    /// The history's own known edges: the first this many.
+    observed: usize,
+    data: OnceCell<DataOrders>,
 }
 
 impl Inferred {
-    /// The set of `edges`, ids below `n`.
-    pub(super) fn new(n: usize, edges: &[EdgeId]) -> Inferred {
-        let mut bits = vec![0u64; n.div_ceil(64)];
-        for &e in edges {
+    /// The edges of `g` pruning added: its known edges after the first
+    /// `observed`.
+    pub(super) fn new(g: &Polygraph, observed: usize) -> Inferred {
+        let mut bits = vec![0u64; g.edges.len().div_ceil(64)];
+        for &e in g.known.get(observed..).unwrap_or_default() {
             if let Some(w) = bits.get_mut(e as usize / 64) {
                 *w |= 1 << (e % 64);
             }
         }
-        Inferred { bits }
+        Inferred {
+            bits,
+            observed,
+            data: OnceCell::new(),
+        }
     }
 
     pub(super) fn contains(&self, e: &EdgeId) -> bool {
@@ -1209,22 +1220,50 @@ impl Inferred {
             .get(*e as usize / 64)
             .is_some_and(|w| w & (1 << (e % 64)) != 0)
     }
+
+    /// Whether inferred edge `e` of `g` rests on data alone.
+    fn on_data(&self, g: &Polygraph, e: EdgeId) -> bool {
+        self.data
+            .get_or_init(|| DataOrders::new(g, self.observed, |e| self.contains(&e)))
+            .on_data(e)
+    }
+}
+
+/// Whether every model `a` claims prohibits a G1c: then a write order
+/// that data alone gives (its other order closes a G0 or G1c cycle) may
+/// stand in its cycle as the history's own.
+fn within_g1c(a: &Anomaly) -> bool {
+    use crate::spec::lattice::impossible_models;
+    let g1c = impossible_models(&[AnomalyType::G1c].into_iter().collect());
+    let names = crate::report::names_of(a).into_iter().collect();
+    impossible_models(&names).is_subset(&g1c)
 }
 
 /// An anomaly whose cycle goes through an edge that pruning inferred
 /// claims only the model checked: its name (say G0, from write-write steps
 /// pruning chose) would claim weaker models, which may well accept. Each
-/// inferred step is marked `:inferred? true`.
+/// inferred step is marked `:inferred? true`. Where data alone orders each
+/// such step's writers and the name claims no more than a G1c does, the
+/// name stands, the steps marked as inferred through reads: the other
+/// order closes a G0 or G1c cycle, which each model claimed prohibits as
+/// well.
 pub(super) fn claiming(
     mut a: Anomaly,
     g: &Polygraph,
     cyc: &[EdgeId],
     inferred: &Inferred,
 ) -> Anomaly {
-    if cyc.iter().any(|e| inferred.contains(e)) {
-        a.rules_out = Some(g.cycle_exists);
-        mark_steps(&mut a, cyc, |e| inferred.contains(e), Grounds::Inferred);
+    let mut steps = cyc.iter().filter(|e| inferred.contains(e)).peekable();
+    if steps.peek().is_none() {
+        return a;
     }
+    if steps.all(|&e| inferred.on_data(g, e)) && within_g1c(&a) {
+        let data = Grounds::Through(crate::anomaly::Rel::Wr);
+        mark_steps(&mut a, cyc, |e| inferred.contains(e), data);
+        return a;
+    }
+    a.rules_out = Some(g.cycle_exists);
+    mark_steps(&mut a, cyc, |e| inferred.contains(e), Grounds::Inferred);
     a
 }
 
@@ -1306,6 +1345,11 @@ pub(super) fn contradiction(
         k1.len() <= k2.len()
     };
     let (mut a, alt_anomaly) = if first { (a1, a2) } else { (a2, a1) };
+    if !(k1.is_subset(&k2) || k2.is_subset(&k1)) {
+        // Neither claim holds under the other order: only the variant's
+        // own graph is sure to have a cycle.
+        a.rules_out = Some(g.cycle_exists);
+    }
     a = a.field(
         Field::Otherwise,
         Datum::Alternative(alt_anomaly.name, alt_anomaly.cycle),

@@ -21,17 +21,32 @@
 //! the 262k causal store at strict serializability 256 cost a tenth of
 //! the check, and 32 names the differential histories alike); else whether
 //! data and session order do (the clocks say); else real time does.
+//!
+//! Pruning's inferences ([`DataOrders`]), under every variant: a pair of
+//! writers pruning ordered (the other order closes a cycle of the
+//! variant's graph) whose first writer reaches the second by reads and
+//! writes alone is ordered by data: the other order would close a G0 or
+//! G1c cycle, which every model that prohibits a G1c prohibits too. A
+//! cycle through such steps claims what its name claims, where that is no
+//! more than a G1c claims; found by a breadth-first search over the
+//! observed write-read and write-write edges, cut after [`DATA_BUDGET`]
+//! transactions, asked only of the steps of cycles told.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use rustc_hash::FxHashMap;
 
-use super::polygraph::{DepClock, EdgeKind, Polygraph, Through, Variant};
+use super::polygraph::{DepClock, EdgeId, EdgeKind, Polygraph, Through, Variant};
 use crate::check::graph::{Digraph, shortest_path};
 use crate::history::model::*;
 
 /// Most transactions one search for a data path looks at.
 pub(super) const SEARCH_BUDGET: usize = 32;
+
+/// Most transactions one search for a data path behind one of pruning's
+/// inferences looks at (no clock prunes it; asked once per pair of
+/// writers on a cycle told).
+pub(super) const DATA_BUDGET: usize = 256;
 
 /// What each of `g`'s derived anti-dependencies rests on beside reads and
 /// writes (`g` built for `variant` on `h`, the edges the history shows
@@ -60,23 +75,33 @@ pub(super) fn classify(h: &History, g: &Polygraph, observed: usize, variant: Var
         return through;
     };
     let adj = Digraph::from_edges(h.txns.len(), &data);
-    let mut memo: FxHashMap<(TxnId, TxnId), Option<EdgeKind>> = FxHashMap::default();
+    let mut memo: FxHashMap<(TxnId, TxnId), EdgeKind> = FxHashMap::default();
     for &(lo, hi, w) in &g.derived {
-        let b = g.edges[lo as usize].b;
+        let (b, key) = (g.edges[lo as usize].b, g.edges[lo as usize].key);
+        if read_from(h, b, key, w) {
+            // The overwriter read the version it overwrites: the history
+            // shows the order.
+            continue;
+        }
         let rests = *memo.entry((w, b)).or_insert_with(|| {
             if !clock.reaches(w, b) {
-                Some(EdgeKind::Realtime)
+                EdgeKind::Realtime
             } else if data_path(&adj, &clock, w, b) {
-                None
+                EdgeKind::Wr
             } else {
-                Some(EdgeKind::Process)
+                EdgeKind::Process
             }
         });
-        if let Some(k) = rests {
-            through.ranges.push((lo, hi, k));
-        }
+        through.ranges.push((lo, hi, rests));
     }
     through
+}
+
+/// Whether transaction `b` read `key` from a write of transaction `w`.
+fn read_from(h: &History, b: TxnId, key: KeyId, w: TxnId) -> bool {
+    h.mops[h.txns[b as usize].mops()]
+        .iter()
+        .any(|m| m.key == key && m.observed().is_some_and(|o| h.txn_of(o) == w))
 }
 
 /// Whether write-read and write-write edges lead from `w` to `b`, found
@@ -88,4 +113,58 @@ fn data_path(adj: &Digraph, clock: &DepClock, w: TxnId, b: TxnId) -> bool {
         entered.get() <= SEARCH_BUDGET && clock.reaches(t, b)
     };
     adj.out(w).contains(&b) || shortest_path(adj, w, b, within).is_some()
+}
+
+/// Which of the edges pruning inferred rest on data alone: their side's
+/// first writer reaches its second by the history's write-read and
+/// write-write edges (see the module's doc).
+pub(super) struct DataOrders {
+    /// The observed write-read and write-write edges.
+    adj: Digraph,
+    /// Each inferred edge's pair of writers, in the order pruning chose.
+    pairs: FxHashMap<EdgeId, (TxnId, TxnId)>,
+    memo: RefCell<FxHashMap<(TxnId, TxnId), bool>>,
+}
+
+impl DataOrders {
+    /// For `g` pruned, its first `observed` known edges the history's
+    /// own, `inferred` telling the edges pruning added.
+    pub(super) fn new(g: &Polygraph, observed: usize, inferred: impl Fn(EdgeId) -> bool) -> Self {
+        let data: Vec<(u32, u32)> = g.known[..observed.min(g.known.len())]
+            .iter()
+            .map(|&e| g.edges[e as usize])
+            .filter(|e| matches!(e.kind, EdgeKind::Wr | EdgeKind::Ww))
+            .map(|e| (e.a, e.b))
+            .collect();
+        let n = g.included.len();
+        let mut pairs = FxHashMap::default();
+        for con in &g.constraints {
+            for (side, pair) in [(&con.either, (con.a, con.c)), (&con.or, (con.c, con.a))] {
+                // Pruning moves a whole side into the known edges.
+                if side.first().is_some_and(|&e| inferred(e)) {
+                    pairs.extend(side.iter().map(|&e| (e, pair)));
+                }
+            }
+        }
+        DataOrders {
+            adj: Digraph::from_edges(n, &data),
+            pairs,
+            memo: RefCell::default(),
+        }
+    }
+
+    /// Whether inferred edge `e`'s order rests on data alone.
+    pub(super) fn on_data(&self, e: EdgeId) -> bool {
+        let Some(&(w, b)) = self.pairs.get(&e) else {
+            return false;
+        };
+        *self.memo.borrow_mut().entry((w, b)).or_insert_with(|| {
+            let entered = Cell::new(0usize);
+            let within = |_| {
+                entered.set(entered.get() + 1);
+                entered.get() <= DATA_BUDGET
+            };
+            self.adj.out(w).contains(&b) || shortest_path(&self.adj, w, b, within).is_some()
+        })
+    }
 }

@@ -389,7 +389,7 @@ fn check_polygraph_telling(
         // variant: a cycle through one proves that it does not, and no more.
         let observed = g.known.len();
         let pruned = prune::prune(h, &mut g, variant, deadline);
-        let inferred = cycles::Inferred::new(g.edges.len(), &g.known[observed..]);
+        let inferred = cycles::Inferred::new(&g, observed);
         stats.prune_rounds = pruned.rounds;
         stats.constraints_after = pruned.open.len();
         stats.unknown_after = pruned

@@ -132,19 +132,30 @@ pub struct Polygraph {
     pub through: std::cell::OnceCell<Through>,
 }
 
-/// The anti-dependencies of [`Polygraph::derived`] that rest on session
-/// order ([`EdgeKind::Process`]) or real time ([`EdgeKind::Realtime`]),
-/// not on reads and writes alone: ranges `lo..hi` of edge ids, ascending.
+/// What the anti-dependencies of [`Polygraph::derived`] rest on: session
+/// order ([`EdgeKind::Process`]), real time ([`EdgeKind::Realtime`]), or
+/// reads and writes alone ([`EdgeKind::Wr`]: a path of them orders the
+/// writers); ranges `lo..hi` of edge ids, ascending.
 #[derive(Clone, Debug, Default)]
 pub struct Through {
     pub ranges: Vec<(EdgeId, EdgeId, EdgeKind)>,
 }
 
 impl Through {
-    /// What edge `e` rests on beside its reads and writes, if anything.
-    pub fn of(&self, e: EdgeId) -> Option<EdgeKind> {
+    /// The range holding edge `e`'s grounds, if it is derived.
+    fn range(&self, e: EdgeId) -> Option<EdgeKind> {
         let i = self.ranges.partition_point(|r| r.1 <= e);
         self.ranges.get(i).filter(|r| r.0 <= e).map(|r| r.2)
+    }
+
+    /// What edge `e` rests on beside its reads and writes, if anything.
+    pub fn of(&self, e: EdgeId) -> Option<EdgeKind> {
+        self.range(e).filter(|&k| k != EdgeKind::Wr)
+    }
+
+    /// Whether edge `e` is derived and rests on reads and writes alone.
+    pub fn on_data(&self, e: EdgeId) -> bool {
+        self.range(e) == Some(EdgeKind::Wr)
     }
 }
 

@@ -137,16 +137,15 @@ pub(super) fn step(h: &History, g: &Polygraph, e: EdgeId) -> Step {
     let mut s = Step::new(rel(ed.kind), on);
     if let Some(k) = through(g, e) {
         s.grounds = Grounds::Through(rel(k));
+    } else if g.through.get().is_some_and(|t| t.on_data(e)) {
+        s.grounds = Grounds::Through(Rel::Wr);
     }
     s
 }
 
 /// An Elle cycle anomaly from transaction-level edges in order.
 pub(super) fn cycle_anomaly(h: &History, g: &Polygraph, edges: &[EdgeId]) -> Anomaly {
-    let rels: Vec<Rel> = edges
-        .iter()
-        .map(|&e| rel(g.edges[e as usize].kind))
-        .collect();
+    let rels = rels(g, edges);
     let keys: Vec<Option<u32>> = edges
         .iter()
         .map(|&e| {

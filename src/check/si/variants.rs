@@ -184,11 +184,10 @@ impl<'h> Checks<'h> {
     /// accept the history. So when the weaker variant does not reject,
     /// every cycle found rests on what it leaves out, and takes its suffix.
     ///
-    /// Likewise a cycle serializability finds through a constraint it had
-    /// to order (a contradiction or an unsatisfiable core) may use an order
-    /// inferred from a cycle SI allows (two adjacent anti-dependencies):
-    /// when SI does not reject, such cycles keep their names (their steps
-    /// are as told) but rule out only the serializable model checked.
+    /// A cycle through write orders pruning inferred or the solver
+    /// guessed is narrowed where it is told (`cycles::claiming`,
+    /// `cycles::unsat_witness`); a contradiction claims what both orders
+    /// of its pair prove (`cycles::contradiction`).
     ///
     /// The weaker variants are consulted for their verdicts alone, their
     /// solvers bounded by [`Telling::NAMING_DECISIONS`]: one undecided
@@ -241,22 +240,6 @@ impl<'h> Checks<'h> {
                 let weaker = &self.decided[i].outcome;
                 if !weaker.timed_out {
                     outcome.anomalies.extend(weaker.anomalies.iter().cloned());
-                }
-            }
-        }
-        if base.serializable
-            && !outcome.anomalies.is_empty()
-            && !self.rejects(Variant {
-                serializable: false,
-                ..base
-            })
-        {
-            // A cycle of known edges alone (no `:unordered` constraint
-            // chosen for it; inferred steps are already narrowed where
-            // found) is what its steps name.
-            for a in &mut outcome.anomalies {
-                if a.get(crate::anomaly::Field::Unordered).is_some() {
-                    a.rules_out.get_or_insert(base.cycle_exists());
                 }
             }
         }
