@@ -490,30 +490,26 @@ fn run_check(
         let written = match output {
             OutputArg::Text => stdout
                 .write_all(text_summary(&l, &r, &models, (anomalies, &copts.anomalies)).as_bytes()),
-            OutputArg::Edn => {
+            OutputArg::Edn | OutputArg::Json => {
                 // Written as rendered: a large violation's map is never
                 // held whole.
                 let mut out = std::io::BufWriter::new(&mut stdout);
-                (if files.len() > 1 {
-                    writeln!(out, ";; {}", f.display())
+                let name = f.display().to_string();
+                let several = files.len() > 1;
+                let syntax = match output {
+                    OutputArg::Json => render::Syntax::Json {
+                        file: several.then_some(name.as_str()),
+                    },
+                    _ => render::Syntax::Edn,
+                };
+                (if several && matches!(syntax, render::Syntax::Edn) {
+                    writeln!(out, ";; {name}")
                 } else {
                     Ok(())
                 })
-                .and_then(|()| render::write_result(&mut out, &l.history, &r))
+                .and_then(|()| render::write_result(&mut out, &l.history, &r, syntax))
                 .and_then(|()| writeln!(out))
                 .and_then(|()| out.flush())
-            }
-            OutputArg::Json => {
-                let mut j = render::json(&render::result_value(&l.history, &r));
-                if files.len() > 1
-                    && let serde_json::Value::Object(m) = &mut j
-                {
-                    m.insert(
-                        "file".into(),
-                        serde_json::Value::String(f.display().to_string()),
-                    );
-                }
-                writeln!(stdout, "{j}")
             }
         };
         written

@@ -417,10 +417,11 @@ fn a_write_order_no_read_fixes_is_marked_assumed_wherever_it_is_shown() {
 }
 
 #[test]
-fn the_edn_written_one_anomaly_at_a_time_is_the_result_map() {
-    // `check -o edn` writes the map as it renders each anomaly; it must
-    // read as the whole value's text, for a violation, an undecided and a
-    // valid history alike.
+fn the_edn_and_json_written_one_anomaly_at_a_time_are_the_result_map() {
+    // `check -o edn` and `-o json` write the map as they render each
+    // anomaly; each must read as the whole value's text, for a violation,
+    // an undecided and a valid history alike.
+    use elle_si::report::render::{Syntax, json, result_value, write_result};
     let (l, r) = long_fork();
     let d = temp_dir("streamed");
     let f = d.join("lost.txt");
@@ -433,11 +434,24 @@ fn the_edn_written_one_anomaly_at_a_time_is_the_result_map() {
     let lost_r = common::check_models(&lost, "snapshot-isolation");
     let valid_r = common::check_models(&lost, "read-committed");
     assert_eq!(valid_r.valid, Valid::True, "{:?}", valid_r.anomaly_types);
-    for (h, r) in [(&l, &r), (&lost, &lost_r), (&lost, &valid_r)] {
+    let written = |h: &elle_si::history::Loaded, r, syntax| {
         let mut out = Vec::new();
-        elle_si::report::render::write_result(&mut out, &h.history, r).expect("written");
-        let whole = elle_si::report::render::result_value(&h.history, r).to_string();
-        assert_eq!(String::from_utf8(out).expect("utf-8"), whole);
+        write_result(&mut out, &h.history, r, syntax).expect("written");
+        String::from_utf8(out).expect("utf-8")
+    };
+    for (h, r) in [(&l, &r), (&lost, &lost_r), (&lost, &valid_r)] {
+        let whole = result_value(&h.history, r);
+        assert_eq!(written(h, r, Syntax::Edn), whole.to_string());
+        assert_eq!(
+            written(h, r, Syntax::Json { file: None }),
+            json(&whole).to_string()
+        );
+        let mut named = json(&whole);
+        if let serde_json::Value::Object(m) = &mut named {
+            m.insert("file".into(), "a/history.edn".into());
+        }
+        let file = Some("a/history.edn");
+        assert_eq!(written(h, r, Syntax::Json { file }), named.to_string());
     }
     assert!(!r.anomalies.is_empty() && !lost_r.anomalies.is_empty());
 }

@@ -250,43 +250,100 @@ pub fn anomaly_value(h: &History, a: &Anomaly) -> Value {
     Value::Map(m)
 }
 
-/// Writes [`result_value`]'s text (its EDN, as `Display` gives it) to
-/// `out`, rendering one anomaly at a time: a large violation's map is
-/// never held whole (a 100k-transaction list-append history with lost
-/// updates at strict serializability: 14k cycles whose ops hold long list
-/// reads, 1.5 GB of EDN, which as one value peaked at 11 GB).
+/// The text a result map is written in.
+#[derive(Clone, Copy, Debug)]
+pub enum Syntax<'a> {
+    /// Elle's EDN, as `Display` gives [`result_value`].
+    Edn,
+    /// JSON, as [`json`] gives it (keys sorted), with a `"file"` entry
+    /// when one is named.
+    Json {
+        /// The history's file, for runs of several.
+        file: Option<&'a str>,
+    },
+}
+
+/// Writes [`result_value`]'s text in `syntax` to `out`, rendering one
+/// anomaly at a time: a large violation's map is never held whole (a
+/// 100k-transaction list-append history with lost updates at strict
+/// serializability: 14k cycles whose ops hold long list reads, 1.5 GB of
+/// EDN, which as one value peaked at 11 GB).
 pub fn write_result(
     out: &mut impl std::io::Write,
     h: &History,
     r: &CheckResult,
+    syntax: Syntax,
 ) -> std::io::Result<()> {
-    let Value::Map(entries) = result_value(h, &without_anomalies(r)) else {
-        return Ok(());
+    let frame = result_value(h, &without_anomalies(r));
+    let anomalies = "anomalies";
+    // The frame's entries as text, in order; the anomalies' value None.
+    let entries: Vec<(String, Option<String>)> = match syntax {
+        Syntax::Edn => match &frame {
+            Value::Map(m) => m
+                .iter()
+                .map(|(k, v)| (k.to_string(), (*k != kw(anomalies)).then(|| v.to_string())))
+                .collect(),
+            _ => Vec::new(),
+        },
+        Syntax::Json { file } => match json(&frame) {
+            serde_json::Value::Object(mut m) => {
+                if let Some(f) = file {
+                    m.insert("file".into(), serde_json::Value::String(f.into()));
+                }
+                m.iter()
+                    .map(|(k, v)| {
+                        let key = serde_json::Value::String(k.clone()).to_string();
+                        (key, (k != anomalies).then(|| v.to_string()))
+                    })
+                    .collect()
+            }
+            _ => Vec::new(),
+        },
+    };
+    let json_syntax = matches!(syntax, Syntax::Json { .. });
+    let (is, then, next) = if json_syntax {
+        (":", ",", ",")
+    } else {
+        (" ", ", ", " ")
+    };
+    let key = |t: &str| {
+        if json_syntax {
+            serde_json::Value::String(t.into()).to_string()
+        } else {
+            kw(t).to_string()
+        }
     };
     out.write_all(b"{")?;
     for (i, (k, v)) in entries.iter().enumerate() {
         if i > 0 {
-            out.write_all(b", ")?;
+            out.write_all(then.as_bytes())?;
         }
-        if *k != kw("anomalies") {
-            write!(out, "{k} {v}")?;
+        write!(out, "{k}{is}")?;
+        if let Some(v) = v {
+            out.write_all(v.as_bytes())?;
             continue;
         }
-        write!(out, "{k} {{")?;
+        out.write_all(b"{")?;
         for (j, (t, list)) in r.anomalies.iter().enumerate() {
             if j > 0 {
-                out.write_all(b", ")?;
+                out.write_all(then.as_bytes())?;
             }
+            write!(out, "{}{is}", key(t))?;
             if given_as_true(t) {
-                write!(out, "{} true", kw(t))?;
+                out.write_all(b"true")?;
                 continue;
             }
-            write!(out, "{} [", kw(t))?;
+            out.write_all(b"[")?;
             for (n, a) in list.iter().enumerate() {
                 if n > 0 {
-                    out.write_all(b" ")?;
+                    out.write_all(next.as_bytes())?;
                 }
-                write!(out, "{}", anomaly_value(h, a))?;
+                let v = anomaly_value(h, a);
+                if json_syntax {
+                    serde_json::to_writer(&mut *out, &json(&v)).map_err(std::io::Error::other)?;
+                } else {
+                    write!(out, "{v}")?;
+                }
             }
             out.write_all(b"]")?;
         }
