@@ -21,8 +21,11 @@ use std::time::Instant;
 
 use super::polygraph::Variant;
 use super::{Outcome, Telling, check_variant, expired};
+use rustc_hash::FxHashSet;
+
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::history::model::{History, Status, from};
+use crate::spec::AnomalyType;
 
 /// The SI and serializability checks of one history within one deadline.
 pub struct Checks<'h> {
@@ -211,7 +214,10 @@ impl<'h> Checks<'h> {
             if outcome.anomalies.is_empty() {
                 return outcome;
             }
-            if self.rejects(w) {
+            // A cycle told that claims the weaker variant proves that it
+            // rejects: no need to decide it (at strict serializability,
+            // two more polygraphs built and pruned).
+            if claims_any(&outcome.anomalies, w) || self.rejects(w) {
                 // The weaker variant can carry the claims. Narrower ones
                 // (which cycle needs what) would take a check per cycle.
                 base = w;
@@ -224,10 +230,7 @@ impl<'h> Checks<'h> {
             }
             break;
         }
-        if base != v
-            && !outcome.anomalies.is_empty()
-            && !outcome.anomalies.iter().any(|a| claims(a, base))
-        {
+        if base != v && !outcome.anomalies.is_empty() && !claims_any(&outcome.anomalies, base) {
             // Every cycle told rests on session order or real time (a
             // dependency path through them orders the writers its
             // anti-dependencies need, and such a path stands in for the
@@ -271,18 +274,24 @@ fn weaker(v: Variant) -> Option<(Variant, &'static str)> {
     }
 }
 
-/// Whether anomaly `a` (a cycle's, named by its steps) rules out variant
-/// `v`: its name needs no order `v` lacks, and its claim is not narrowed
-/// to a stronger model's.
-fn claims(a: &Anomaly, v: Variant) -> bool {
-    a.rules_out.is_none()
-        && if a.name.ends_with("-realtime") {
-            v.realtime
-        } else if a.name.ends_with("-process") {
-            v.session
-        } else {
-            true
+/// Whether some anomaly of `anomalies` (cycles named by their steps, or
+/// narrowed) rules out variant `v`: by the lattice, what it claims
+/// covers every model `v`'s own `*-cycle-exists` rules out (a name that
+/// needs an order `v` lacks, or a claim narrowed to a stronger model's,
+/// does not). Each name and claim is asked once.
+fn claims_any(anomalies: &[Anomaly], v: Variant) -> bool {
+    use crate::spec::lattice::impossible_models;
+    let Ok(own) = AnomalyType::parse(v.cycle_exists()) else {
+        return false;
+    };
+    let wanted = impossible_models(&[own].into_iter().collect());
+    let mut asked: FxHashSet<(&str, Option<&str>)> = FxHashSet::default();
+    anomalies.iter().any(|a| {
+        asked.insert((a.name.as_str(), a.rules_out)) && {
+            let names = crate::report::names_of(a).into_iter().collect();
+            wanted.is_subset(&impossible_models(&names))
         }
+    })
 }
 
 /// `G-single-item` with `-process` is `G-single-item-process`; with
