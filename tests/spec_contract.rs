@@ -415,7 +415,11 @@ fn an_rw_step_only_real_time_orders_names_its_cycle_realtime() {
         out.contains("INVALID under strong-serializable; valid under snapshot-isolation"),
         "{out}"
     );
-    assert!(out.contains("[inferred through real time]"), "{out}");
+    // The writer of the version read, Ta, completed on line 2.
+    assert!(
+        out.contains("[inferred through real time: 1 was written by line 2]"),
+        "{out}"
+    );
     let (code, out) = cli(&["-c", "strict-serializable", "-o", "edn"], h);
     assert_eq!(code, 1, "{out}");
     assert!(
@@ -631,8 +635,15 @@ fn a_write_order_reads_imply_is_marked_and_claims_what_the_cycle_names() {
             "{model}: {out}"
         );
     }
+    // The text names the writer of each version read (W1, W2 complete
+    // on lines 7 and 8).
     let (_, out) = cli(&["-c", "snapshot-isolation"], &h);
-    assert!(out.contains("[inferred through reads]"), "{out}");
+    for (v, t, line) in [("x", "T2", 7), ("y", "T4", 8)] {
+        let step = format!(
+            "read key :{v} as 1, so it did not see {t}'s write of 2 (rw) [inferred through reads: 1 was written by line {line}]"
+        );
+        assert!(out.contains(&step), "{out}");
+    }
     // Read committed allows it (no G1c either way).
     let (code, out) = cli(&["-c", "read-committed"], &h);
     assert_eq!(code, 0, "{out}");

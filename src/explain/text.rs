@@ -120,10 +120,21 @@ fn explain_cycle(h: &History, c: &Path, indent: &str, out: &mut String) {
         } else {
             ""
         };
-        let mark = step
-            .grounds
-            .mark()
-            .map_or(String::new(), |m| format!(" [{m}]"));
+        let mark = match (step.grounds.mark(), writer_seen(h, step, a)) {
+            (None, _) => String::new(),
+            // An order inferred for an rw step: who wrote the version read,
+            // the writer the inference puts before the overwriter.
+            (Some(m), Some(w)) if step.grounds != Grounds::Assumed => {
+                let who = if distinct.contains(&w) {
+                    label(w)
+                } else {
+                    place(h, w)
+                };
+                let v = shown(h, step).value;
+                format!(" [{m}: {v} was written by {who}]")
+            }
+            (Some(m), _) => format!(" [{m}]"),
+        };
         let _ = writeln!(
             out,
             "{indent}{lead}{} < {}: {why}{mark}",
@@ -159,6 +170,22 @@ fn explain_cycle(h: &History, c: &Path, indent: &str, out: &mut String) {
             "{indent}([inferred through ...] steps need a write order no read shows: the checked model takes it from process order or real time, which put the writer of the version read before the overwriter; the cycle says nothing of models without that order)"
         );
     }
+}
+
+/// For an rw step from `t`, the transaction whose write of the version
+/// `t` read it observed.
+fn writer_seen(h: &History, step: &Step, t: TxnId) -> Option<TxnId> {
+    let On::Versions(k, Some(v), _) = step.on else {
+        return None;
+    };
+    if step.rel != Rel::Rw {
+        return None;
+    }
+    h.mops[h.txns[t as usize].mops()]
+        .iter()
+        .find(|m| m.is_read() && m.key == k && m.val == v)
+        .and_then(|m| m.observed())
+        .map(|w| h.txn_of(w))
 }
 
 /// Why one step's transactions are ordered as they are.

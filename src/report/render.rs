@@ -340,7 +340,7 @@ pub fn write_result(
                 }
                 let v = anomaly_value(h, a);
                 if json_syntax {
-                    serde_json::to_writer(&mut *out, &json(&v)).map_err(std::io::Error::other)?;
+                    serde_json::to_writer(&mut *out, &json(&v)).map_err(std::io::Error::from)?;
                 } else {
                     write!(out, "{v}")?;
                 }
