@@ -648,3 +648,33 @@ fn a_write_order_reads_imply_is_marked_and_claims_what_the_cycle_names() {
     let (code, out) = cli(&["-c", "read-committed"], &h);
     assert_eq!(code, 0, "{out}");
 }
+
+#[test]
+fn an_order_whose_other_way_closes_a_cycle_as_strong_keeps_the_name() {
+    // W wrote x=1, y=2; T1 read W's y=2, wrote y=3 and x=4 (so x=1 < 4,
+    // by reads); T2 read x=1 and wrote x=5; R read x=5 and T1's y=3. No
+    // read orders 4 and 5. 4 before 5: T2 missed T1's 4 and T1's write
+    // precedes T2's, a G-single-item. 5 before 4: R missed T1's 4 yet read
+    // T1's y, a G-single-item too. Consistent view prohibits it either
+    // way (it was unknown: the cycle was filed as SI's alone).
+    let h = concurrent(&[
+        (0, "[[:w :x 1] [:w :y 2]]"),
+        (1, "[[:r :y 2] [:w :y 3] [:w :x 4]]"),
+        (2, "[[:r :x 1] [:w :x 5]]"),
+        (3, "[[:r :x 5] [:r :y 3]]"),
+    ]);
+    for model in ["consistent-view", "snapshot-isolation", "repeatable-read"] {
+        let (code, out) = cli(&["-c", model, "-o", "edn"], &h);
+        assert_eq!(code, 1, "{model}: {out}");
+        assert!(
+            out.contains(":anomaly-types [:G-single-item]"),
+            "{model}: {out}"
+        );
+        assert!(
+            out.contains(":not #{:consistent-view :repeatable-read}"),
+            "{model}: {out}"
+        );
+    }
+    let (code, out) = cli(&["-c", "read-committed"], &h);
+    assert_eq!(code, 0, "{out}");
+}

@@ -17,7 +17,7 @@ pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
     let mut out = String::new();
     match &a.cycle {
         Some(c) => {
-            explain_cycle(h, c, indent, &mut out);
+            explain_cycle(h, c, a.told.is_some(), indent, &mut out);
             if let Some(Datum::Alternative(kind, _)) = a.get(Field::Otherwise) {
                 let pair: Vec<String> = match a.get(Field::Unordered) {
                     Some(Datum::List(ts)) => ts
@@ -90,7 +90,9 @@ fn describe_txn(h: &History, t: TxnId) -> String {
     s
 }
 
-fn explain_cycle(h: &History, c: &Path, indent: &str, out: &mut String) {
+/// `filed`: the anomaly is filed under a narrowed claim (its inferred
+/// steps rest on the checked model's own rules).
+fn explain_cycle(h: &History, c: &Path, filed: bool, indent: &str, out: &mut String) {
     let (txns, steps) = (&c.txns, &c.steps);
     // Elle's :cycle repeats the first transaction at its end.
     let distinct: Vec<TxnId> = {
@@ -147,10 +149,17 @@ fn explain_cycle(h: &History, c: &Path, indent: &str, out: &mut String) {
         "{indent}a cycle: no order of these transactions explains what they saw."
     );
     if steps.iter().any(|s| s.grounds == Grounds::Inferred) {
-        let _ = writeln!(
-            out,
-            "{indent}([inferred] steps are not in the history: the checked model forces them, given other transactions' reads; the cycle shows that model fails, and says nothing of weaker ones)"
-        );
+        let _ = if filed {
+            writeln!(
+                out,
+                "{indent}([inferred] steps are not in the history: the checked model forces them, given other transactions' reads; the cycle shows that model fails, and says nothing of weaker ones)"
+            )
+        } else {
+            writeln!(
+                out,
+                "{indent}([inferred] steps are not in the history: the other order of those writes closes another cycle of the history's own dependencies, which every model this cycle rules out prohibits too)"
+            )
+        };
     }
     if steps
         .iter()

@@ -21,7 +21,7 @@
 //! leaves untold is counted, never timed, so the same history always gets
 //! the same cycles.
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
 use std::time::Instant;
 
@@ -924,7 +924,7 @@ pub(super) fn known_cycles(
         if out.is_empty()
             && let Some(c) = fallback_cycle(&full, &whole, whole_cyclic.first().copied())
         {
-            out.push(claiming(cycle_anomaly(h, g, &c), g, &c, inferred));
+            out.push(claiming(cycle_anomaly(h, g, &c), (h, g, g2), &c, inferred));
         }
         (out, untold)
     };
@@ -1067,7 +1067,12 @@ pub(super) fn known_cycles(
                 names.push(name);
             }
             *per_comp.entry(c).or_default() += 1;
-            out.push(claiming(cycle_anomaly(h, g, &cyc), g, &cyc, inferred));
+            out.push(claiming(
+                cycle_anomaly(h, g, &cyc),
+                (h, g, g2),
+                &cyc,
+                inferred,
+            ));
         }
     }
     work.unshare();
@@ -1189,14 +1194,27 @@ fn edge_bit(g: &Polygraph, e: EdgeId) -> u8 {
 
 /// The edges pruning inferred (forced by a cycle the other order of a
 /// pair would close), as a set over edge ids: telling marks the steps that
-/// rest on one, unless data alone orders them ([`DataOrders`], asked of
+/// rest on one, and narrows the cycle's claim unless the other order
+/// closes a cycle of the history's own edges that claims as much (asked of
 /// the cycles told only).
 pub(super) struct Inferred {
     bits: Vec<u64>,
     /// The history's own known edges: the first this many.
     observed: usize,
     data: OnceCell<DataOrders>,
+    /// G2 over the history's own known edges, for the other orders'
+    /// cycles; their searches' components and work.
+    own: OnceCell<Vec<Vec<(u32, EdgeId)>>>,
+    searches: RefCell<(Components, Work)>,
+    /// Per constraint, what the other order's cycle claims (None: none
+    /// found among the history's own edges).
+    other: RefCell<FxHashMap<usize, Option<BTreeSet<crate::spec::Model>>>>,
 }
+
+/// Work the searches for the other orders' cycles may take in all, a
+/// fraction of a telling's ([`Telling::TELL_STEPS`]); past it a cycle's
+/// claim is narrowed.
+const OTHER_ORDER_STEPS: u64 = 20_000_000;
 
 impl Inferred {
     /// The edges of `g` pruning added: its known edges after the first
@@ -1212,6 +1230,9 @@ impl Inferred {
             bits,
             observed,
             data: OnceCell::new(),
+            own: OnceCell::new(),
+            searches: RefCell::new((Components::new(), Work::new(OTHER_ORDER_STEPS))),
+            other: RefCell::default(),
         }
     }
 
@@ -1221,35 +1242,76 @@ impl Inferred {
             .is_some_and(|w| w & (1 << (e % 64)) != 0)
     }
 
-    /// Whether inferred edge `e` of `g` rests on data alone.
-    fn on_data(&self, g: &Polygraph, e: EdgeId) -> bool {
+    fn data(&self, g: &Polygraph) -> &DataOrders {
         self.data
             .get_or_init(|| DataOrders::new(g, self.observed, |e| self.contains(&e)))
-            .on_data(e)
     }
+
+    /// Whether inferred edge `e` of `g` rests on data alone.
+    fn on_data(&self, g: &Polygraph, e: EdgeId) -> bool {
+        self.data(g).on_data(e)
+    }
+
+    /// What the cycle the other order of inferred edge `e`'s pair closes
+    /// among the history's own edges claims, if one is found.
+    fn other_claims(
+        &self,
+        h: &History,
+        g: &Polygraph,
+        g2: &G2,
+        e: EdgeId,
+    ) -> Option<BTreeSet<crate::spec::Model>> {
+        let (c, side) = self.data(g).other_side(g, e)?;
+        if let Some(k) = self.other.borrow().get(&c) {
+            return k.clone();
+        }
+        let own = self.own.get_or_init(|| {
+            let mut adj: Vec<Vec<(u32, EdgeId)>> = vec![Vec::new(); g2.nodes];
+            let mut buf = Vec::new();
+            for &e in g.known.get(..self.observed).unwrap_or_default() {
+                buf.clear();
+                g2.map(g, e, &mut buf);
+                for &(u, v) in &buf {
+                    adj[u as usize].push((v, e));
+                }
+            }
+            adj
+        });
+        let claims = {
+            let (comps, work) = &mut *self.searches.borrow_mut();
+            strongest_cycle_over(g, g2, own, comps, side.iter().copied(), (None, work))
+                .map(|cyc| claims_of(&cycle_anomaly(h, g, &cyc)))
+        };
+        self.other.borrow_mut().insert(c, claims.clone());
+        claims
+    }
+}
+
+/// The models anomaly `a` rules out.
+fn claims_of(a: &Anomaly) -> BTreeSet<crate::spec::Model> {
+    let names = crate::report::names_of(a).into_iter().collect();
+    crate::spec::lattice::impossible_models(&names)
 }
 
 /// Whether every model `a` claims prohibits a G1c: then a write order
 /// that data alone gives (its other order closes a G0 or G1c cycle) may
 /// stand in its cycle as the history's own.
 fn within_g1c(a: &Anomaly) -> bool {
-    use crate::spec::lattice::impossible_models;
-    let g1c = impossible_models(&[AnomalyType::G1c].into_iter().collect());
-    let names = crate::report::names_of(a).into_iter().collect();
-    impossible_models(&names).is_subset(&g1c)
+    let g1c = crate::spec::lattice::impossible_models(&[AnomalyType::G1c].into_iter().collect());
+    claims_of(a).is_subset(&g1c)
 }
 
 /// An anomaly whose cycle goes through an edge that pruning inferred
 /// claims only the model checked: its name (say G0, from write-write steps
 /// pruning chose) would claim weaker models, which may well accept. Each
-/// inferred step is marked `:inferred? true`. Where data alone orders each
-/// such step's writers and the name claims no more than a G1c does, the
-/// name stands, the steps marked as inferred through reads: the other
-/// order closes a G0 or G1c cycle, which each model claimed prohibits as
-/// well.
+/// inferred step is marked `:inferred? true`. The name stands where, for
+/// each such step, the other order of its writers closes a cycle of the
+/// history's own edges that claims every model the name does: each such
+/// model fails whichever order holds. Steps data alone orders (the other
+/// order closes a G0 or G1c cycle) are marked as inferred through reads.
 pub(super) fn claiming(
     mut a: Anomaly,
-    g: &Polygraph,
+    (h, g, g2): (&History, &Polygraph, &G2),
     cyc: &[EdgeId],
     inferred: &Inferred,
 ) -> Anomaly {
@@ -1257,9 +1319,26 @@ pub(super) fn claiming(
     if steps.peek().is_none() {
         return a;
     }
-    if steps.all(|&e| inferred.on_data(g, e)) && within_g1c(&a) {
-        let data = Grounds::Through(crate::anomaly::Rel::Wr);
+    let data = Grounds::Through(crate::anomaly::Rel::Wr);
+    if steps.clone().all(|&e| inferred.on_data(g, e)) && within_g1c(&a) {
         mark_steps(&mut a, cyc, |e| inferred.contains(e), data);
+        return a;
+    }
+    let claims = claims_of(&a);
+    let stands = |e: EdgeId| {
+        (inferred.on_data(g, e) && within_g1c(&a))
+            || inferred
+                .other_claims(h, g, g2, e)
+                .is_some_and(|k| claims.is_subset(&k))
+    };
+    if steps.all(|&e| stands(e)) {
+        mark_steps(
+            &mut a,
+            cyc,
+            |e| inferred.contains(e) && inferred.on_data(g, *e),
+            data,
+        );
+        mark_steps(&mut a, cyc, |e| inferred.contains(e), Grounds::Inferred);
         return a;
     }
     a.rules_out = Some(g.cycle_exists);
@@ -1321,12 +1400,12 @@ pub(super) fn contradiction(
     let sides: FxHashSet<EdgeId> = con.either.iter().chain(&con.or).copied().collect();
     let (a1, a2) = (
         assuming(
-            claiming(cycle_anomaly(h, g, &c1), g, &c1, inferred),
+            claiming(cycle_anomaly(h, g, &c1), (h, g, g2), &c1, inferred),
             &c1,
             &sides,
         ),
         assuming(
-            claiming(cycle_anomaly(h, g, &c2), g, &c2, inferred),
+            claiming(cycle_anomaly(h, g, &c2), (h, g, g2), &c2, inferred),
             &c2,
             &sides,
         ),

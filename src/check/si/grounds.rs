@@ -30,7 +30,9 @@
 //! cycle through such steps claims what its name claims, where that is no
 //! more than a G1c claims; found by a breadth-first search over the
 //! observed write-read and write-write edges, cut after [`DATA_BUDGET`]
-//! transactions, asked only of the steps of cycles told.
+//! transactions, asked only of the steps of cycles told. (The telling
+//! also asks, for other inferred steps, what the other order's own cycle
+//! claims: `cycles::Inferred`, from each step's [`DataOrders::other_side`].)
 
 use std::cell::{Cell, RefCell};
 
@@ -115,14 +117,25 @@ fn data_path(adj: &Digraph, clock: &DepClock, w: TxnId, b: TxnId) -> bool {
     adj.out(w).contains(&b) || shortest_path(adj, w, b, within).is_some()
 }
 
+/// A side of a constraint pruning chose.
+#[derive(Clone, Copy)]
+struct Forced {
+    /// Its pair of writers, in the order chosen.
+    pair: (TxnId, TxnId),
+    /// The constraint.
+    constraint: usize,
+    /// Whether its `either` side was chosen.
+    either: bool,
+}
+
 /// Which of the edges pruning inferred rest on data alone: their side's
 /// first writer reaches its second by the history's write-read and
 /// write-write edges (see the module's doc).
 pub(super) struct DataOrders {
     /// The observed write-read and write-write edges.
     adj: Digraph,
-    /// Each inferred edge's pair of writers, in the order pruning chose.
-    pairs: FxHashMap<EdgeId, (TxnId, TxnId)>,
+    /// Each inferred edge's side of its constraint.
+    pairs: FxHashMap<EdgeId, Forced>,
     memo: RefCell<FxHashMap<(TxnId, TxnId), bool>>,
 }
 
@@ -138,11 +151,19 @@ impl DataOrders {
             .collect();
         let n = g.included.len();
         let mut pairs = FxHashMap::default();
-        for con in &g.constraints {
-            for (side, pair) in [(&con.either, (con.a, con.c)), (&con.or, (con.c, con.a))] {
+        for (c, con) in g.constraints.iter().enumerate() {
+            for (side, pair, either) in [
+                (&con.either, (con.a, con.c), true),
+                (&con.or, (con.c, con.a), false),
+            ] {
                 // Pruning moves a whole side into the known edges.
                 if side.first().is_some_and(|&e| inferred(e)) {
-                    pairs.extend(side.iter().map(|&e| (e, pair)));
+                    let f = Forced {
+                        pair,
+                        constraint: c,
+                        either,
+                    };
+                    pairs.extend(side.iter().map(|&e| (e, f)));
                 }
             }
         }
@@ -155,7 +176,7 @@ impl DataOrders {
 
     /// Whether inferred edge `e`'s order rests on data alone.
     pub(super) fn on_data(&self, e: EdgeId) -> bool {
-        let Some(&(w, b)) = self.pairs.get(&e) else {
+        let Some(&Forced { pair: (w, b), .. }) = self.pairs.get(&e) else {
             return false;
         };
         *self.memo.borrow_mut().entry((w, b)).or_insert_with(|| {
@@ -166,5 +187,18 @@ impl DataOrders {
             };
             self.adj.out(w).contains(&b) || shortest_path(&self.adj, w, b, within).is_some()
         })
+    }
+
+    /// The edges of the side pruning did not choose, for inferred edge
+    /// `e`, and its constraint.
+    pub(super) fn other_side<'g>(
+        &self,
+        g: &'g Polygraph,
+        e: EdgeId,
+    ) -> Option<(usize, &'g [EdgeId])> {
+        let f = self.pairs.get(&e)?;
+        let con = &g.constraints[f.constraint];
+        let other = if f.either { &con.or } else { &con.either };
+        Some((f.constraint, other))
     }
 }
