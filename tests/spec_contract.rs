@@ -599,6 +599,13 @@ fn an_order_the_other_way_round_would_make_a_g1c_decides_repeatable_read() {
         "{out}"
     );
     assert!(out.contains("not: repeatable-read"), "{out}");
+    // The text gives the other order's cycle in one line (A completed on
+    // line 4, B on line 5).
+    let (_, out) = cli(&["-c", "repeatable-read"], &h);
+    assert!(
+        out.contains("the other order closes a G1c cycle instead (line 4 -> line 5 -> line 4)"),
+        "{out}"
+    );
 }
 
 #[test]

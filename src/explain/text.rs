@@ -18,7 +18,7 @@ pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
     match &a.cycle {
         Some(c) => {
             explain_cycle(h, c, a.told.is_some(), indent, &mut out);
-            if let Some(Datum::Alternative(kind, _)) = a.get(Field::Otherwise) {
+            if let Some(Datum::Alternative(kind, other)) = a.get(Field::Otherwise) {
                 let pair: Vec<String> = match a.get(Field::Unordered) {
                     Some(Datum::List(ts)) => ts
                         .iter()
@@ -29,9 +29,14 @@ pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
                         .collect(),
                     _ => Vec::new(),
                 };
+                // The other cycle in one line: its transactions in order.
+                let through = other.as_ref().map_or(String::new(), |p| {
+                    let ts: Vec<String> = p.txns.iter().map(|&t| place(h, t)).collect();
+                    format!(" ({})", ts.join(" -> "))
+                });
                 let _ = writeln!(
                     out,
-                    "{indent}([assumed]: no read fixes the order of the writes at {}: the other order closes a {kind} cycle instead; -o edn shows it under :otherwise)",
+                    "{indent}([assumed]: no read fixes the order of the writes at {}: the other order closes a {kind} cycle instead{through}; -o edn shows it under :otherwise)",
                     pair.join(" and ")
                 );
             }
