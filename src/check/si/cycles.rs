@@ -1266,16 +1266,8 @@ impl Inferred {
             return k.clone();
         }
         let own = self.own.get_or_init(|| {
-            let mut adj: Vec<Vec<(u32, EdgeId)>> = vec![Vec::new(); g2.nodes];
-            let mut buf = Vec::new();
-            for &e in g.known.get(..self.observed).unwrap_or_default() {
-                buf.clear();
-                g2.map(g, e, &mut buf);
-                for &(u, v) in &buf {
-                    adj[u as usize].push((v, e));
-                }
-            }
-            adj
+            let observed = g.known.get(..self.observed).unwrap_or_default();
+            g2.adjacency_over(g, observed.iter().copied())
         });
         let claims = {
             let (comps, work) = &mut *self.searches.borrow_mut();
@@ -1288,17 +1280,9 @@ impl Inferred {
 }
 
 /// The models anomaly `a` rules out.
-fn claims_of(a: &Anomaly) -> BTreeSet<crate::spec::Model> {
+pub(super) fn claims_of(a: &Anomaly) -> BTreeSet<crate::spec::Model> {
     let names = crate::report::names_of(a).into_iter().collect();
     crate::spec::lattice::impossible_models(&names)
-}
-
-/// Whether every model `a` claims prohibits a G1c: then a write order
-/// that data alone gives (its other order closes a G0 or G1c cycle) may
-/// stand in its cycle as the history's own.
-fn within_g1c(a: &Anomaly) -> bool {
-    let g1c = crate::spec::lattice::impossible_models(&[AnomalyType::G1c].into_iter().collect());
-    claims_of(a).is_subset(&g1c)
 }
 
 /// An anomaly whose cycle goes through an edge that pruning inferred
@@ -1319,19 +1303,19 @@ pub(super) fn claiming(
     if steps.peek().is_none() {
         return a;
     }
-    let data = Grounds::Through(crate::anomaly::Rel::Wr);
-    if steps.clone().all(|&e| inferred.on_data(g, e)) && within_g1c(&a) {
-        mark_steps(&mut a, cyc, |e| inferred.contains(e), data);
-        return a;
-    }
     let claims = claims_of(&a);
+    // Every model claimed prohibits a G1c: a write order data alone gives
+    // (its other order closes a G0 or G1c cycle) stands as the history's.
+    let g1c = crate::spec::lattice::impossible_models(&[AnomalyType::G1c].into_iter().collect());
+    let within_g1c = claims.is_subset(&g1c);
     let stands = |e: EdgeId| {
-        (inferred.on_data(g, e) && within_g1c(&a))
+        (within_g1c && inferred.on_data(g, e))
             || inferred
                 .other_claims(h, g, g2, e)
                 .is_some_and(|k| claims.is_subset(&k))
     };
     if steps.all(|&e| stands(e)) {
+        let data = Grounds::Through(crate::anomaly::Rel::Wr);
         mark_steps(
             &mut a,
             cyc,
@@ -1410,10 +1394,7 @@ pub(super) fn contradiction(
             &sides,
         ),
     );
-    let claims = |a: &Anomaly| {
-        crate::spec::lattice::impossible_models(&crate::report::names_of(a).into_iter().collect())
-    };
-    let (k1, k2) = (claims(&a1), claims(&a2));
+    let (k1, k2) = (claims_of(&a1), claims_of(&a2));
     let first = if k1 == k2 {
         c1.len() <= c2.len()
     } else if k1.is_subset(&k2) {

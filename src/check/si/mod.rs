@@ -578,9 +578,18 @@ impl G2 {
 
     /// Labelled adjacency of the known edges (plus extra ones).
     fn adjacency(&self, g: &Polygraph, extra: &[EdgeId]) -> Vec<Vec<(u32, EdgeId)>> {
+        self.adjacency_over(g, g.known.iter().chain(extra).copied())
+    }
+
+    /// G2's adjacency over these polygraph edges alone.
+    fn adjacency_over(
+        &self,
+        g: &Polygraph,
+        edges: impl IntoIterator<Item = EdgeId>,
+    ) -> Vec<Vec<(u32, EdgeId)>> {
         let mut adj: Vec<Vec<(u32, EdgeId)>> = vec![Vec::new(); self.nodes];
         let mut buf = Vec::new();
-        for &e in g.known.iter().chain(extra) {
+        for e in edges {
             buf.clear();
             self.map(g, e, &mut buf);
             for &(u, v) in &buf {

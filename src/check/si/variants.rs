@@ -19,10 +19,11 @@
 
 use std::time::Instant;
 
-use super::polygraph::Variant;
-use super::{Outcome, Telling, check_variant, expired};
 use rustc_hash::FxHashSet;
 
+use super::cycles::claims_of;
+use super::polygraph::Variant;
+use super::{Outcome, Telling, check_variant, expired};
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::history::model::{History, Status, from};
 use crate::spec::AnomalyType;
@@ -286,12 +287,9 @@ fn claims_any(anomalies: &[Anomaly], v: Variant) -> bool {
     };
     let wanted = impossible_models(&[own].into_iter().collect());
     let mut asked: FxHashSet<(&str, Option<&str>)> = FxHashSet::default();
-    anomalies.iter().any(|a| {
-        asked.insert((a.name.as_str(), a.rules_out)) && {
-            let names = crate::report::names_of(a).into_iter().collect();
-            wanted.is_subset(&impossible_models(&names))
-        }
-    })
+    anomalies
+        .iter()
+        .any(|a| asked.insert((a.name.as_str(), a.rules_out)) && wanted.is_subset(&claims_of(a)))
 }
 
 /// `G-single-item` with `-process` is `G-single-item-process`; with
