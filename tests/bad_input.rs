@@ -363,6 +363,14 @@ const CASES: &[Case] = &[
         9,
         ":index is out of range",
     ),
+    (
+        // What `elle-si gen` writes beside a history, picked up by a glob.
+        "h.edn.faults.edn",
+        b"[{:fault :lost-update, :elle :lost-update, :txns [1 2], :keys [1]}]\n",
+        1,
+        2,
+        "not a Jepsen op: a map with neither :type nor :process",
+    ),
 ];
 
 #[test]

@@ -249,8 +249,22 @@ impl<'a, S: OpSink> EdnReader<'a, S> {
         &mut self,
         op: &OpFields,
     ) -> Result<Option<(ClientOp, Option<ParseError>)>, ParseError> {
-        let Process::Int(process) = op.process else {
-            return Ok(None);
+        let process = match op.process {
+            Process::Int(p) => p,
+            // A map with neither key is no op of any kind, client or not
+            // (the generator's `*.faults.edn` beside a history is one):
+            // skipped, it would leave a history silently empty.
+            Process::Missing if op.typ.is_none() => {
+                return Err(ParseError::new(
+                    op.start,
+                    "not a Jepsen op: a map with neither :type nor :process",
+                )
+                .with_help(
+                    "every op of a history has :type and :process; `elle-si gen` writes \
+                     its faults beside the history as FILE.faults.edn, which is not a history",
+                ));
+            }
+            _ => return Ok(None),
         };
         let Some(typ) = op.typ else {
             return Err(ParseError::new(op.start, "client op has no :type")
