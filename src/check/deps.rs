@@ -1,5 +1,8 @@
 //! The dependencies every graph checker starts from: which transactions
-//! take part, session order, and write-read edges from external reads.
+//! take part, session order, real time, write-read edges from external
+//! reads, and the write orders list reads reveal.
+
+use rustc_hash::FxHashSet;
 
 use crate::history::model::*;
 
@@ -214,4 +217,65 @@ pub fn has_edges(h: &History) -> bool {
         (Some(r), Some(w)) => r != w || many_r[k] || many_w[k],
         _ => false,
     })
+}
+
+/// Write-write edges the list-append version orders reveal. Along the
+/// observed prefix (the longest read) consecutive writers are ordered. An
+/// append no read observed still follows every observed element (a list
+/// read shows all appends ordered before its last element, and no read
+/// shows this one), so the last observed writer precedes each unread
+/// append's writer; the unread appends' order among themselves is
+/// unknown, so none is claimed. On keys whose reads disagree (an
+/// incompatible order, reported as such) only the longest read's order is
+/// taken, as Elle does.
+pub fn ww_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
+    let mut e = Vec::new();
+    let incompatible = incompatible_keys(h);
+    for (k, o) in h.orders.iter().enumerate() {
+        let mut prev: Option<TxnId> = None;
+        let mut chain: Vec<TxnId> = Vec::new();
+        for w in o.versions() {
+            if w == from::THIN_AIR {
+                continue;
+            }
+            let t = h.txn_of(w);
+            if !inc[t as usize] {
+                continue;
+            }
+            if let Some(p) = prev
+                && p != t
+            {
+                e.push((p, t));
+            }
+            chain.push(t);
+            prev = Some(t);
+        }
+        let Some(last) = prev else { continue };
+        // On a key reads disagree on, the recovered order (the longest
+        // read) still orders what it shows, as Elle takes it, but where
+        // appends no read saw fall is anyone's guess.
+        if incompatible.contains(&(k as KeyId)) {
+            continue;
+        }
+        chain.sort_unstable();
+        for &w in &o.unobserved {
+            let t = h.txn_of(w);
+            // A writer already placed along the prefix keeps its place: its
+            // unread append says the read was intermediate, not an order.
+            if inc[t as usize] && chain.binary_search(&t).is_err() {
+                e.push((last, t));
+            }
+        }
+    }
+    e.sort_unstable();
+    e.dedup();
+    e
+}
+
+/// Keys some list read disagrees on (an incompatible order).
+pub fn incompatible_keys(h: &History) -> FxHashSet<KeyId> {
+    h.irregular
+        .keys()
+        .map(|&r| h.mops[r as usize].key)
+        .collect()
 }

@@ -4,6 +4,7 @@
 pub mod basic;
 pub mod causal;
 pub(crate) mod clocks;
+mod committed;
 pub(crate) mod deps;
 pub mod entry;
 pub(crate) mod graph;
@@ -17,6 +18,7 @@ use crate::anomaly::{Anomaly, Datum, Field};
 use crate::error::Error;
 use crate::history::Loaded;
 use crate::report::{self, CheckResult, Valid};
+use crate::spec::anomaly::settled_without_polygraph;
 use crate::spec::{AnomalyType, Checker, Decider, Model, lattice};
 
 /// What to check: typed, so that no model or anomaly can be asked for by
@@ -201,7 +203,12 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
     match plan(opts) {
         Ok(p) => check_plan(loaded, opts, &p),
         Err(e) => {
-            let mut r = report::result_map(&BTreeSet::new(), &BTreeSet::new(), Vec::new());
+            let mut r = report::result_map(
+                &BTreeSet::new(),
+                &BTreeSet::new(),
+                Vec::new(),
+                BTreeSet::new(),
+            );
             r.valid = Valid::Unknown;
             r.notes.push(e.to_string());
             r
@@ -308,11 +315,32 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     if let Some(m) = causal_cut {
         found.push(Anomaly::search_timeout(m.friendly()));
     }
-    let mut variants: Vec<si::polygraph::Variant> = plan
+    // The parts of the request (each model, the anomalies asked by name)
+    // that ask the polygraph only for cycles of dependencies, which some
+    // version order may have none of; the polygraph runs unless every
+    // part is settled so and no model is decided by it.
+    let parts: Vec<BTreeSet<AnomalyType>> = opts
+        .models
+        .iter()
+        .map(|&m| lattice::prohibited_by(&[m]))
+        .chain((!opts.anomalies.is_empty()).then(|| lattice::anomalies_implying(&opts.anomalies)))
+        .collect();
+    let ruled_out = committed::ruled_out(h, parts.iter());
+    let polygraph = |d: Decider| matches!(d, Decider::Complete(c) if c.is_polygraph());
+    let skip = !opts.models.iter().any(|m| match m.decider() {
+        Decider::ImpliedBy(s) => polygraph(s.decider()),
+        d => polygraph(d),
+    }) && parts
+        .iter()
+        .all(|p| settled_without_polygraph(p, &ruled_out));
+    let checkers: BTreeSet<Checker> = plan
         .checkers
         .iter()
-        .filter_map(|&c| si_variant(c))
+        .copied()
+        .filter(|&c| !(skip && c.is_polygraph()))
         .collect();
+    let mut variants: Vec<si::polygraph::Variant> =
+        checkers.iter().filter_map(|&c| si_variant(c)).collect();
     variants.dedup();
     let mut checks = si::variants::Checks::new(h, deadline);
     // What is found so far, by identity: a cycle a second variant finds
@@ -358,7 +386,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         }
         add_told(&mut found, &mut told, outcome.anomalies);
     }
-    si::forks::run(h, &plan.checkers, deadline, &mut found, &mut notes);
+    si::forks::run(h, &checkers, deadline, &mut found, &mut notes);
     // Models decided through a stronger one: what that one rejects leaves
     // them undecided, and is reported as the reason.
     let mut reasons = BTreeSet::new();
@@ -377,7 +405,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
             violated
         })
         .collect();
-    let mut r = report::result_map(&plan.prohibited, &reasons, found);
+    let mut r = report::result_map(&plan.prohibited, &reasons, found, ruled_out);
     r.notes = notes;
     if !undecided.is_empty() && r.valid == Valid::True {
         r.valid = Valid::Unknown;

@@ -11,7 +11,8 @@ pub mod svg;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::anomaly::Anomaly;
-use crate::spec::{AnomalyType, Checker, Decider, Model, anomaly::pattern_name, lattice};
+use crate::spec::anomaly::{pattern_name, settled_without_polygraph};
+use crate::spec::{AnomalyType, Checker, Decider, Model, lattice};
 
 /// Elle's three-valued verdict.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -68,6 +69,11 @@ pub struct CheckResult {
     /// their verdict is unknown, and what the stronger one prohibits is
     /// reported as the reason.
     pub undecided: Vec<(Model, Model)>,
+    /// Cycles of dependencies (G0, G1c, ...) that no version order of the
+    /// history needs: a cycle the polygraph's checkers tell whose steps
+    /// only look like one says nothing of a part that asks them for
+    /// nothing else ([`settled_without_polygraph`]).
+    pub ruled_out: BTreeSet<AnomalyType>,
 }
 
 impl CheckResult {
@@ -171,7 +177,7 @@ pub fn verdict_under(r: &CheckResult, prohibited: &BTreeSet<AnomalyType>, basis:
         Valid::False
     } else if *basis == Basis::Undecided
         || undecided_check
-        || any(told_names, &mine)
+        || (!settled_without_polygraph(prohibited, &r.ruled_out) && any(told_names, &mine))
         || (*basis == Basis::Anomalies && r.valid == Valid::Unknown)
     {
         Valid::Unknown
@@ -211,15 +217,17 @@ pub fn result_map(
     prohibited: &BTreeSet<AnomalyType>,
     reasons: &BTreeSet<AnomalyType>,
     found: Vec<Anomaly>,
+    ruled_out: BTreeSet<AnomalyType>,
 ) -> CheckResult {
     let mut all: BTreeSet<AnomalyType> = BTreeSet::new();
     let mut anomalies: BTreeMap<String, Vec<Anomaly>> = BTreeMap::new();
     let mut bad = false;
+    let settled = settled_without_polygraph(prohibited, &ruled_out);
     for a in found {
         let a = a.filed();
         let names = names_of(&a);
         let is_bad = names.iter().any(|n| prohibited.contains(n));
-        let maybe = !is_bad && told_names(&a).iter().any(|n| prohibited.contains(n));
+        let maybe = !is_bad && !settled && told_names(&a).iter().any(|n| prohibited.contains(n));
         let unknown =
             UNKNOWN_TYPES.contains(&a.name.as_str()) || names.iter().any(|n| reasons.contains(n));
         all.extend(names);
@@ -237,6 +245,7 @@ pub fn result_map(
             also_not: BTreeSet::new(),
             notes: Vec::new(),
             undecided: Vec::new(),
+            ruled_out,
         };
     }
     let (not, also_not) = lattice::boundary(&all);
@@ -248,5 +257,6 @@ pub fn result_map(
         also_not,
         notes: Vec::new(),
         undecided: Vec::new(),
+        ruled_out,
     }
 }

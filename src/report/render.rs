@@ -367,6 +367,7 @@ fn without_anomalies(r: &CheckResult) -> CheckResult {
         also_not: r.also_not.clone(),
         notes: Vec::new(),
         undecided: Vec::new(),
+        ruled_out: std::collections::BTreeSet::new(),
     }
 }
 

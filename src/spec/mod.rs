@@ -85,6 +85,20 @@ pub enum Checker {
     ParallelSnapshotIsolation,
 }
 
+impl Checker {
+    /// Whether it runs over the dependency polygraph (SI's and
+    /// serializability's checkers, prefix and parallel SI).
+    pub fn is_polygraph(self) -> bool {
+        matches!(
+            self,
+            Checker::SnapshotIsolation { .. }
+                | Checker::Serializable { .. }
+                | Checker::Prefix
+                | Checker::ParallelSnapshotIsolation
+        )
+    }
+}
+
 /// How elle-si decides a model.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Decider {

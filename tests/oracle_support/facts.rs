@@ -86,6 +86,51 @@ pub fn infos(h: &History) -> Vec<usize> {
         .collect()
 }
 
+/// The part of a read of `k` returning `vs` that came from outside its
+/// transaction, whose micro-ops before it are `before`: None for a
+/// register read after its own write (nothing did); an error when the
+/// read contradicts the transaction's own writes (Elle's `:internal`).
+fn from_outside<'a>(
+    workload: Workload,
+    before: &[Op],
+    k: Key,
+    vs: &'a [Val],
+) -> Result<Option<&'a [Val]>, &'static str> {
+    let mine: Vec<Val> = before
+        .iter()
+        .filter_map(|o| match o {
+            Op::Write(kk, v) if *kk == k => Some(*v),
+            _ => None,
+        })
+        .collect();
+    match workload {
+        Workload::Register => match mine.last() {
+            Some(last) if vs != [*last] => Err("internal: not its own last write"),
+            Some(_) => Ok(None),
+            None => Ok(Some(vs)),
+        },
+        Workload::List if mine.is_empty() => Ok(Some(vs)),
+        Workload::List => {
+            if vs.len() < mine.len() || vs[vs.len() - mine.len()..] != mine[..] {
+                return Err("internal: not ending in its own appends");
+            }
+            Ok(Some(&vs[..vs.len() - mine.len()]))
+        }
+    }
+}
+
+/// Whether a committed transaction read a key it wrote without seeing
+/// its own writes (Elle's `:internal`, which Elle's read committed does
+/// not prohibit).
+pub fn internal(h: &History) -> bool {
+    h.txns.iter().filter(|t| t.status == Status::Ok).any(|t| {
+        t.ops.iter().enumerate().any(|(p, op)| match op {
+            Op::Read(k, vs) => from_outside(h.workload, &t.ops[..p], *k, vs).is_err(),
+            _ => false,
+        })
+    })
+}
+
 /// Interprets `h` with the `:info` transactions in `committed_infos` (bit i
 /// of the mask for the i-th of [`infos`]) taken as committed.
 pub fn interpret(h: &History, committed_infos: u32) -> Interp {
@@ -145,34 +190,10 @@ pub fn interpret(h: &History, committed_infos: u32) -> Interp {
         for (p, op) in txn.ops.iter().enumerate() {
             let Op::Read(k, vs) = op else { continue };
             let k = *k;
-            let mine: Vec<Val> = txn.ops[..p]
-                .iter()
-                .filter_map(|o| match o {
-                    Op::Write(kk, v) if *kk == k => Some(*v),
-                    _ => None,
-                })
-                .collect();
-            // The part of the value that came from outside.
-            let ext: &[Val] = match h.workload {
-                Workload::Register => {
-                    if let Some(last) = mine.last() {
-                        if vs.as_slice() != [*last] {
-                            return Interp::Broken("internal: not its own last write");
-                        }
-                        continue;
-                    }
-                    vs
-                }
-                Workload::List => {
-                    if !mine.is_empty() {
-                        if vs.len() < mine.len() || vs[vs.len() - mine.len()..] != mine[..] {
-                            return Interp::Broken("internal: not ending in its own appends");
-                        }
-                        &vs[..vs.len() - mine.len()]
-                    } else {
-                        vs
-                    }
-                }
+            let ext = match from_outside(h.workload, &txn.ops[..p], k, vs) {
+                Ok(Some(ext)) => ext,
+                Ok(None) => continue,
+                Err(why) => return Interp::Broken(why),
             };
             for &v in ext {
                 match writer(k, v) {

@@ -3,10 +3,8 @@
 //! by a per-session frontier at causal consistency with clocks
 //! (`derive_causal`, with `Buckets` for the reader's sources) or by a
 //! search per read and session otherwise (`derive_search`); `co_edges`
-//! and `ww_edges` give causal order's edges and the write order the
-//! lists reveal.
-
-use rustc_hash::FxHashSet;
+//! gives causal order's edges (the write order the lists reveal is
+//! `check::deps::ww_edges`).
 
 use super::driver::{Ctx, INIT, Level, Triangle};
 use crate::check::deps::{external_source, outside_from};
@@ -350,65 +348,4 @@ pub(super) fn co_edges(ctx: &Ctx) -> Vec<(u32, u32)> {
         }
     }
     e
-}
-
-/// Write-write edges the list-append version orders reveal. Along the
-/// observed prefix (the longest read) consecutive writers are ordered. An
-/// append no read observed still follows every observed element (a list
-/// read shows all appends ordered before its last element, and no read
-/// shows this one), so the last observed writer precedes each unread
-/// append's writer; the unread appends' order among themselves is
-/// unknown, so none is claimed. On keys whose reads disagree (an
-/// incompatible order, reported as such) only the longest read's order is
-/// taken, as Elle does.
-pub(super) fn ww_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
-    let mut e = Vec::new();
-    let incompatible = incompatible_keys(h);
-    for (k, o) in h.orders.iter().enumerate() {
-        let mut prev: Option<TxnId> = None;
-        let mut chain: Vec<TxnId> = Vec::new();
-        for w in o.versions() {
-            if w == from::THIN_AIR {
-                continue;
-            }
-            let t = h.txn_of(w);
-            if !inc[t as usize] {
-                continue;
-            }
-            if let Some(p) = prev
-                && p != t
-            {
-                e.push((p, t));
-            }
-            chain.push(t);
-            prev = Some(t);
-        }
-        let Some(last) = prev else { continue };
-        // On a key reads disagree on, the recovered order (the longest
-        // read) still orders what it shows, as Elle takes it, but where
-        // appends no read saw fall is anyone's guess.
-        if incompatible.contains(&(k as KeyId)) {
-            continue;
-        }
-        chain.sort_unstable();
-        for &w in &o.unobserved {
-            let t = h.txn_of(w);
-            // A writer already placed along the prefix keeps its place: its
-            // unread append says the read was intermediate, not an order.
-            if inc[t as usize] && chain.binary_search(&t).is_err() {
-                e.push((last, t));
-            }
-        }
-    }
-    e.sort_unstable();
-    e.dedup();
-    e
-}
-
-/// Keys some list read disagrees on (an incompatible order).
-pub(super) fn incompatible_keys(h: &History) -> FxHashSet<KeyId> {
-    h.irregular
-        .keys()
-        .map(|&r| h.mops[r as usize].key)
-        .collect()
 }

@@ -7,10 +7,11 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::derive::{co_edges, derive, ww_edges};
+use super::derive::{co_edges, derive};
 use super::findings::{Spans, cyclic_co, instance, kind, sessionless, ww_cycle};
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::check::clocks::{TreeClock, Vectors};
+use crate::check::deps::ww_edges;
 use crate::check::deps::{included, so_edges, wr_edges};
 use crate::check::graph::{Digraph, sccs, shortest_path};
 use crate::history::model::*;

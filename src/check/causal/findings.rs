@@ -87,7 +87,7 @@ pub(super) fn cycle_anomaly(
 
 /// A key on which `a`'s append directly precedes `b`'s in a version order,
 /// or on which `a` wrote the last observed element and `b` an append no
-/// read observed (see `ww_edges`).
+/// read observed (see `check::deps::ww_edges`).
 pub(super) fn ww_between(h: &History, a: TxnId, b: TxnId) -> Option<(KeyId, Val, Val)> {
     let range = h.txns[b as usize].mops();
     let start = range.start;
