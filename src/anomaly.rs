@@ -302,14 +302,26 @@ pub struct Anomaly {
 }
 
 /// What makes two findings one: their name, transactions and claim. A
-/// cycle two checkers (or two variants) tell is told once; the same cycle
-/// told under another claim is kept, as each claim decides its own models.
+/// cycle two checkers (or two variants) tell is told once, from whichever
+/// transaction each starts; the same cycle told under another claim is
+/// kept, as each claim decides its own models.
 pub type Identity = (String, Vec<TxnId>, Option<&'static str>);
 
 impl Anomaly {
     /// The finding's [`Identity`].
     pub fn identity(&self) -> Identity {
-        (self.name.clone(), self.txns.clone(), self.rules_out)
+        let mut txns = self.txns.clone();
+        // A cycle's transactions from its least: one cycle, one identity.
+        if self.cycle.is_some()
+            && let Some(first) = txns
+                .iter()
+                .enumerate()
+                .min_by_key(|&(_, t)| *t)
+                .map(|p| p.0)
+        {
+            txns.rotate_left(first);
+        }
+        (self.name.clone(), txns, self.rules_out)
     }
 
     /// An anomaly of this type, with nothing else yet.

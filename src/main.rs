@@ -1,6 +1,15 @@
 //! The `elle-si` command: check histories, print their statistics, convert
 //! between formats.
 
+/// `eprintln!` that cannot panic: with stderr closed (`2>&1 | head`) the
+/// message is lost, not the run's exit status.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 mod cli;
 
 use std::io::{IsTerminal, Write};
@@ -198,7 +207,7 @@ fn run_convert(
     };
     let notes = convert::convert(input, output, &opts)?;
     for n in &notes.lines {
-        eprintln!("{}: {n}", input.display());
+        say!("{}: {n}", input.display());
     }
     Ok(0)
 }
@@ -249,16 +258,16 @@ fn report_error(e: &Error) {
     match e {
         Error::Input(ie) => {
             let report = miette::Report::new((**ie).clone());
-            eprintln!("{report:?}");
+            say!("{report:?}");
         }
-        other => eprintln!("error: {other}"),
+        other => say!("error: {other}"),
     }
 }
 
 fn verbose_notes(l: &Loaded) {
     let s = &l.history.stats;
     let h = &l.history;
-    eprintln!(
+    say!(
         "{}: {} format, {} workload, {} ops ({} client, {} skipped), {} transactions in {} sessions",
         l.source.name(),
         l.format.name(),
@@ -270,13 +279,13 @@ fn verbose_notes(l: &Loaded) {
         h.sessions.len()
     );
     if s.completions_only {
-        eprintln!(
+        say!(
             "{}: the file holds completions only: each op stands alone as a transaction",
             l.source.name()
         );
     }
     if s.dangling_invokes > 0 {
-        eprintln!(
+        say!(
             "{}: {} invocation{} never completed: kept as indeterminate",
             l.source.name(),
             s.dangling_invokes,
@@ -470,7 +479,7 @@ fn run_check(
             ..copts.clone()
         };
         for n in &l.notes.lines {
-            eprintln!("{}: {n}", l.source.name());
+            say!("{}: {n}", l.source.name());
         }
         if input.verbose {
             verbose_notes(&l);
@@ -478,7 +487,7 @@ fn run_check(
         let r = check::entry::check_loaded(&l, Some((f, opts)), &copts)?;
         if input.verbose {
             for n in &r.notes {
-                eprintln!("{}: {n}", l.source.name());
+                say!("{}: {n}", l.source.name());
             }
         }
         let code = r.valid.exit_code() as u8;

@@ -464,7 +464,8 @@ fn a_good_file_exits_0() {
 
 /// A result that cannot be written (stdout on a full disk) fails the run
 /// by name, with status 3, in every output of `check` and in `stats`:
-/// never the verdict's status, never a panic. Linux's `/dev/full` stands
+/// never the verdict's status, never a panic; so does an error report
+/// that cannot be written. Linux's `/dev/full` stands
 /// for the disk; elsewhere the test says so and passes.
 #[test]
 fn output_to_a_full_disk_is_an_error_not_a_verdict() {
@@ -494,6 +495,19 @@ fn output_to_a_full_disk_is_an_error_not_a_verdict() {
         );
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+    // Bad input whose report cannot be written either (stderr on the full
+    // disk, or closed: `2>&1 | head`): the status stays 3, never a panic's.
+    let dir = own_dir("stderr-full");
+    let bad = dir.join("h.edn");
+    std::fs::write(&bad, "{:a 1}\n").expect("writing");
+    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .arg("check")
+        .arg(&bad)
+        .stderr(full.try_clone().expect("cloning /dev/full"))
+        .output()
+        .expect("running elle-si");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
 }
 
 /// An error on the last line of a ~100 MB file: locating and rendering it
@@ -600,6 +614,11 @@ fn an_empty_file_is_bad_input_but_an_empty_store_run_is_unknown() {
     let dir = own_dir("empty");
     let file = dir.join("h.edn");
     std::fs::write(&file, "\n  \n").expect("writing");
+    let (code, _, err) = check_cli(&file);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("h.edn: empty history"), "{err}");
+    // So is a vector of no op (the generator's faults when none fired).
+    std::fs::write(&file, "[]\n").expect("writing");
     let (code, _, err) = check_cli(&file);
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("h.edn: empty history"), "{err}");

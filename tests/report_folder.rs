@@ -46,6 +46,8 @@ fn long_fork_folder(
     .expect("written")
 }
 
+/// Every file under `dir` whose extension is `ext` (every file for ""),
+/// sorted.
 fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -55,7 +57,7 @@ fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
         let p = e.path();
         if p.is_dir() {
             out.extend(files(&p, ext));
-        } else if p.extension().is_some_and(|x| x == ext) {
+        } else if ext.is_empty() || p.extension().is_some_and(|x| x == ext) {
             out.push(p);
         }
     }
@@ -454,4 +456,41 @@ fn the_edn_and_json_written_one_anomaly_at_a_time_are_the_result_map() {
         assert_eq!(written(h, r, Syntax::Json { file }), named.to_string());
     }
     assert!(!r.anomalies.is_empty() && !lost_r.anomalies.is_empty());
+}
+
+#[test]
+fn a_folder_written_again_holds_this_run_s_files_and_the_user_s() {
+    let d = temp_dir("again");
+    let dir = d.join("elle");
+    let ds = dir.to_string_lossy().to_string();
+    std::fs::create_dir_all(dir.join("G2-item")).expect("a folder");
+    // The user's own files, one named as elle-si names its pictures
+    // (beyond the 12 it draws): kept.
+    std::fs::write(dir.join("notes.md"), "mine").expect("a file");
+    std::fs::write(dir.join("G2-item").join("99.svg"), "mine").expect("a file");
+    let (code, out, err) = elle_si(&["check", "-c", "serializable", "-d", &ds, LONG_FORK]);
+    assert_eq!(code, 1, "{out}{err}");
+    for f in ["G-nonadjacent-item.txt", "G2-item.txt", "G2-item/0.svg"] {
+        assert!(dir.join(f).is_file(), "{f} not written");
+    }
+    // At read committed the long fork is valid: nothing of the first run's
+    // anomalies is left but what the user put there.
+    let (code, out, err) = elle_si(&["check", "-c", "read-committed", "-d", &ds, LONG_FORK]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(dir.join("index.html").is_file());
+    let left: Vec<String> = files(&dir, "")
+        .into_iter()
+        .map(|p| {
+            p.strip_prefix(&dir)
+                .expect("inside")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(
+        left,
+        [".elle-si-files", "G2-item/99.svg", "index.html", "notes.md"],
+        "{left:?}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
 }

@@ -747,3 +747,20 @@ fn read_committed_is_decided_where_snapshot_isolation_s_cycle_rests_on_its_own_o
         "{out}"
     );
 }
+
+#[test]
+fn a_cycle_two_checkers_tell_from_different_transactions_is_told_once() {
+    // Each reads the other's write: C4's read committed and SI's checker
+    // both tell the G1c, each starting from another of the two.
+    let h = concurrent(&[(0, "[[:w :x 1] [:r :y 1]]"), (1, "[[:w :y 1] [:r :x 1]]")]);
+    let l = load_str("g1c.edn", &h);
+    for models in [
+        vec![Model::ReadCommitted],
+        vec![Model::ReadCommitted, Model::SnapshotIsolation],
+    ] {
+        let r = run(&l, &models, &[]);
+        assert_eq!(r.valid, Valid::False, "{models:?}");
+        let told = r.anomalies.get("G1c").map_or(0, Vec::len);
+        assert_eq!(told, 1, "{models:?}: {:?}", r.anomalies.get("G1c"));
+    }
+}

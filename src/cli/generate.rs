@@ -207,7 +207,7 @@ pub fn run(args: &GenArgs) -> Result<u8, Error> {
     let opts = args.options();
     opts.check()?;
     for f in opts.inapplicable_faults() {
-        eprintln!(
+        say!(
             "note: --{} cannot fire in the {} store with {}: its level allows it (or the workload cannot show it)",
             f.name(),
             opts.db.name(),
@@ -244,7 +244,7 @@ pub fn run(args: &GenArgs) -> Result<u8, Error> {
         .iter()
         .map(|(f, n)| format!("{n} {}", f.name()))
         .collect();
-    eprintln!(
+    say!(
         "{} transactions ({} ok, {} fail, {} info) in the {} store; faults fired: {}",
         s.txns,
         s.ok,

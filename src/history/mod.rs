@@ -227,6 +227,13 @@ fn load_source(
         }
         (Err(e), _) => return Err(e),
     };
+    // An EDN file of no op at all (`[]`, the generator's faults of a run
+    // where none fired) is as empty as an empty file.
+    if format == Format::Edn && history.stats.ops == 0 && !empty_ok && opts.format.is_none() {
+        return Err(
+            InputError::whole(source.name(), "empty history: the file holds no ops").into(),
+        );
+    }
     Ok(Loaded {
         history,
         anomalies,

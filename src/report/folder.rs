@@ -9,6 +9,10 @@
 //! picture whose DOT is longer is not drawn, as Elle skips it, and the
 //! .txt says so) and `:plot-timeout` (a picture that took longer to lay
 //! out and draw is dropped, and the .txt says so).
+//!
+//! A folder written again (the CLI's `--directory` on a second run) holds
+//! this run's files alone: what an earlier run wrote and this one does not
+//! is removed, by the list each run leaves in it ([`MANIFEST`]).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -93,6 +97,83 @@ fn write_file(path: &Path, text: &str) -> Result<(), Error> {
     std::fs::write(path, text).map_err(|e| Error::io(path.display(), e))
 }
 
+/// The list, in the folder, of the files elle-si wrote there (one path
+/// relative to the folder per line), so that the next run into the same
+/// folder removes those it does not write again: a type the history no
+/// longer shows leaves no `<type>.txt` or pictures behind. Files elle-si
+/// did not write are never touched.
+const MANIFEST: &str = ".elle-si-files";
+
+/// The files a run wrote (relative paths), and those an earlier run
+/// listed.
+struct Manifest {
+    earlier: Vec<String>,
+    now: Vec<String>,
+}
+
+impl Manifest {
+    fn read(dir: &Path) -> Manifest {
+        let earlier = std::fs::read_to_string(dir.join(MANIFEST))
+            .map(|t| {
+                t.lines()
+                    .filter(|l| Manifest::ours(l))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Manifest {
+            earlier,
+            now: Vec::new(),
+        }
+    }
+
+    /// A path elle-si writes: `<name>` or `<name>/<name>`, names of the
+    /// safe characters [`file_name`] keeps, never `.` or `..` (a listed
+    /// line that is not is ignored, never removed).
+    fn ours(line: &str) -> bool {
+        let parts: Vec<&str> = line.split('/').collect();
+        parts.len() <= 2
+            && parts.iter().all(|p| {
+                !p.is_empty()
+                    && !p.starts_with('.')
+                    && p.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            })
+    }
+
+    /// Writes `text` to `rel` in `dir`, and lists it.
+    fn write(&mut self, dir: &Path, rel: String, text: &str) -> Result<(), Error> {
+        write_file(&dir.join(&rel), text)?;
+        self.now.push(rel);
+        Ok(())
+    }
+
+    /// Removes what the earlier run wrote and this one did not (and the
+    /// folders that leaves empty), then lists this run's files.
+    fn finish(self, dir: &Path) -> Result<(), Error> {
+        let now: std::collections::BTreeSet<&str> = self.now.iter().map(String::as_str).collect();
+        let mut emptied = std::collections::BTreeSet::new();
+        for rel in self.earlier.iter().filter(|r| !now.contains(r.as_str())) {
+            let path = dir.join(rel);
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(path.display(), e)),
+            }
+            if let Some((sub, _)) = rel.split_once('/') {
+                emptied.insert(sub);
+            }
+        }
+        for sub in emptied {
+            // Only if empty: a folder holding anything else stays.
+            let _ = std::fs::remove_dir(dir.join(sub));
+        }
+        let mut list = self.now.join("\n");
+        list.push('\n');
+        write_file(&dir.join(MANIFEST), &list)
+    }
+}
+
 /// Each requested model's verdict ([`crate::report::model_verdicts`]).
 fn model_verdicts(r: &CheckResult, models: &[Model]) -> Vec<ModelVerdict> {
     crate::report::model_verdicts(r, models)
@@ -129,6 +210,7 @@ pub fn write_folder(
     opts: &PlotOptions,
 ) -> Result<Written, Error> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+    let mut manifest = Manifest::read(dir);
     let mut written = Written::default();
     let mut sections = Vec::new();
     for (t, list) in &r.anomalies {
@@ -187,8 +269,8 @@ pub fn write_folder(
                             std::fs::create_dir_all(&sub)
                                 .map_err(|e| Error::io(sub.display(), e))?;
                         }
-                        write_file(&sub.join(format!("{i}.dot")), &dot)?;
-                        write_file(&sub.join(format!("{i}.svg")), &s)?;
+                        manifest.write(dir, format!("{fname}/{i}.dot"), &dot)?;
+                        manifest.write(dir, format!("{fname}/{i}.svg"), &s)?;
                         let _ = writeln!(txt, "  picture: {fname}/{i}.svg ({fname}/{i}.dot)");
                         svg = Some(s);
                         pictures += 1;
@@ -220,7 +302,7 @@ pub fn write_folder(
             });
         }
         written.pictures += pictures;
-        write_file(&dir.join(format!("{fname}.txt")), &txt)?;
+        manifest.write(dir, format!("{fname}.txt"), &txt)?;
         sections.push(Section {
             name: t.clone(),
             count: crate::anomaly::found(list) as usize,
@@ -241,7 +323,8 @@ pub fn write_folder(
         also_not: r.also_not.iter().cloned().collect(),
         sections,
     };
-    write_file(&dir.join("index.html"), &html::page(&page))?;
+    manifest.write(dir, "index.html".to_string(), &html::page(&page))?;
+    manifest.finish(dir)?;
     Ok(written)
 }
 

@@ -261,7 +261,7 @@ impl<'a, S: OpSink> EdnReader<'a, S> {
                 )
                 .with_help(
                     "every op of a history has :type and :process; `elle-si gen` writes \
-                     its faults beside the history as FILE.faults.edn, which is not a history",
+                     its faults beside the history as FILE.faults.edn, which is not a history.",
                 ));
             }
             _ => return Ok(None),
