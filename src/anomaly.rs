@@ -5,6 +5,7 @@
 //! `explain/` render it.
 
 use crate::history::model::{KeyId, MopId, TxnId, Val};
+use crate::spec::AnomalyType;
 
 /// A step's relation, as Elle labels it (`:ww`, `:wr`, `:rw`, `:process`,
 /// `:realtime`), and C4's `:ao`: the arbitration order, which for two
@@ -364,6 +365,19 @@ impl Anomaly {
     /// telling cut short) rather than a check that gave none.
     pub fn is_telling_cut(&self) -> bool {
         self.name == "cycle-search-timeout" && self.get(Field::Reason).is_some()
+    }
+
+    /// For a check that gave no verdict ([`Anomaly::search_timeout`]),
+    /// the claim it was deciding when it names one (a variant's
+    /// `*-cycle-exists`; a causal level names no anomaly).
+    pub fn undecided_claim(&self) -> Option<AnomalyType> {
+        if self.name != "cycle-search-timeout" {
+            return None;
+        }
+        match self.get(Field::AnomalySpecType) {
+            Some(Datum::Kw(k)) => AnomalyType::parse(k).ok(),
+            _ => None,
+        }
     }
 
     /// The anomaly with this C4 pattern.

@@ -315,29 +315,45 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     if let Some(m) = causal_cut {
         found.push(Anomaly::search_timeout(m.friendly()));
     }
-    // The parts of the request (each model, the anomalies asked by name)
-    // that ask the polygraph only for cycles of dependencies, which some
-    // version order may have none of; the polygraph runs unless every
-    // part is settled so and no model is decided by it.
-    let parts: Vec<BTreeSet<AnomalyType>> = opts
+    // The parts of the request (each model, the anomalies asked by name):
+    // what each prohibits, the checkers that decide it, and whether the
+    // polygraph decides it. A part that asks the polygraph only for
+    // cycles of dependencies, which some version order may have none of,
+    // is settled without it; a polygraph checker runs only for the parts
+    // that are not.
+    let polygraph = |d: Decider| matches!(d, Decider::Complete(c) if c.is_polygraph());
+    let parts: Vec<(BTreeSet<AnomalyType>, BTreeSet<Checker>, bool)> = opts
         .models
         .iter()
-        .map(|&m| lattice::prohibited_by(&[m]))
-        .chain((!opts.anomalies.is_empty()).then(|| lattice::anomalies_implying(&opts.anomalies)))
+        .map(|&m| {
+            let by_polygraph = match m.decider() {
+                Decider::ImpliedBy(s) => polygraph(s.decider()),
+                d => polygraph(d),
+            };
+            (
+                lattice::prohibited_by(&[m]),
+                report::finders_of(m),
+                by_polygraph,
+            )
+        })
+        .chain((!opts.anomalies.is_empty()).then(|| {
+            let prohibited = lattice::anomalies_implying(&opts.anomalies);
+            let finders = prohibited.iter().flat_map(|a| a.finders().iter().copied());
+            (prohibited.clone(), finders.collect(), false)
+        }))
         .collect();
-    let ruled_out = committed::ruled_out(h, parts.iter());
-    let polygraph = |d: Decider| matches!(d, Decider::Complete(c) if c.is_polygraph());
-    let skip = !opts.models.iter().any(|m| match m.decider() {
-        Decider::ImpliedBy(s) => polygraph(s.decider()),
-        d => polygraph(d),
-    }) && parts
-        .iter()
-        .all(|p| settled_without_polygraph(p, &ruled_out));
+    let ruled_out = committed::ruled_out(h, parts.iter().map(|p| &p.0));
     let checkers: BTreeSet<Checker> = plan
         .checkers
         .iter()
         .copied()
-        .filter(|&c| !(skip && c.is_polygraph()))
+        .filter(|&c| {
+            !c.is_polygraph()
+                || parts.iter().any(|(prohibited, finders, by_polygraph)| {
+                    finders.contains(&c)
+                        && (*by_polygraph || !settled_without_polygraph(prohibited, &ruled_out))
+                })
+        })
         .collect();
     let mut variants: Vec<si::polygraph::Variant> =
         checkers.iter().filter_map(|&c| si_variant(c)).collect();

@@ -165,19 +165,29 @@ pub fn verdict_under(r: &CheckResult, prohibited: &BTreeSet<AnomalyType>, basis:
         (Basis::Checked(_), _) => false,
         _ => true,
     };
+    // Whether the polygraph's findings cannot decide this part (its
+    // cycles of dependencies ruled out).
+    let settled = settled_without_polygraph(prohibited, &r.ruled_out);
     // A check that gave no verdict in time (a telling cut short says why,
-    // and its verdict stands).
+    // and its verdict stands; the polygraph's, for a settled part, did
+    // not have to give one).
     let undecided_check = r
         .anomalies
         .iter()
         .filter(|(t, _)| UNKNOWN_TYPES.contains(&t.as_str()))
         .flat_map(|(_, list)| list)
-        .any(|a| !a.is_telling_cut());
+        .any(|a| {
+            let polygraph_s = a.undecided_claim().is_some_and(|c| {
+                !c.finders().is_empty() && c.finders().iter().all(|f| f.is_polygraph())
+            });
+            let excused = a.is_telling_cut() || (settled && polygraph_s);
+            !excused
+        });
     if any(names_of, &|_| true) {
         Valid::False
     } else if *basis == Basis::Undecided
         || undecided_check
-        || (!settled_without_polygraph(prohibited, &r.ruled_out) && any(told_names, &mine))
+        || (!settled && any(told_names, &mine))
         || (*basis == Basis::Anomalies && r.valid == Valid::Unknown)
     {
         Valid::Unknown
@@ -258,5 +268,43 @@ pub fn result_map(
         notes: Vec::new(),
         undecided: Vec::new(),
         ruled_out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_settled_part_is_decided_whatever_the_polygraph_did() {
+        let rc = lattice::prohibited_by(&[Model::ReadCommitted]);
+        let ser = lattice::prohibited_by(&[Model::Serializable]);
+        let mut whole = rc.clone();
+        whole.extend(ser.iter().copied());
+        let rc_basis = Basis::Checked(finders_of(Model::ReadCommitted));
+        let ser_basis = Basis::Checked(finders_of(Model::Serializable));
+        // A cycle SI's checker told resting on orders SI forces, its steps
+        // a G0; serializability's check out of time.
+        let mut inferred = Anomaly::new("G0");
+        inferred.txns = vec![1, 2, 3];
+        inferred.rules_out = Some("PL-SI-cycle-exists");
+        let timeout = Anomaly::search_timeout("PL-3-cycle-exists");
+        let ruled_out: BTreeSet<AnomalyType> =
+            [AnomalyType::G0, AnomalyType::G1c].into_iter().collect();
+        for (found, ser_verdict) in [(inferred, Valid::False), (timeout, Valid::Unknown)] {
+            // Unless no version order needs a G0 or G1c, read committed
+            // cannot tell.
+            let r = result_map(
+                &whole,
+                &BTreeSet::new(),
+                vec![found.clone()],
+                BTreeSet::new(),
+            );
+            assert_eq!(verdict_under(&r, &rc, &rc_basis), Valid::Unknown);
+            let r = result_map(&whole, &BTreeSet::new(), vec![found], ruled_out.clone());
+            assert_eq!(r.valid, ser_verdict);
+            assert_eq!(verdict_under(&r, &rc, &rc_basis), Valid::True);
+            assert_eq!(verdict_under(&r, &ser, &ser_basis), ser_verdict);
+        }
     }
 }
