@@ -649,22 +649,51 @@ fn errors_carry_no_stray_code_and_a_directory_has_no_position() {
 #[test]
 fn a_guessed_format_that_fails_says_what_was_guessed_and_why() {
     let dir = own_dir("guess");
-    // elle-cli's ops, one JSON object a line, the last one cut off.
-    let p = dir.join("ops");
-    std::fs::write(
-        &p,
-        "{\"index\": 0, \"type\": \"ok\", \"process\": 0, \"f\": \"txn\", \"value\": [[\"append\", 1, 2]]}\n{\"type\": \"ok\", \"pro",
-    )
-    .expect("writing");
-    let (code, _, err) = check_cli(&p);
-    assert_eq!(code, Some(3), "{err}");
-    let folded = err
-        .split(|c: char| c.is_whitespace() || c == '│')
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
-    assert!(folded.contains("read as json because of"), "{err}");
-    assert!(!folded.contains("dbcop"), "{err}");
+    let fold = |err: &str| {
+        err.split(|c: char| c.is_whitespace() || c == '│')
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let json_op = "{\"index\": 0, \"type\": \"ok\", \"process\": 0, \"f\": \"txn\", \"value\": [[\"append\", 1, 2]]}";
+    // elle-cli's ops (a JSON array of them; one a line is none of its
+    // formats): the first bad, so the guess may be wrong; then, in an
+    // array, the second cut off, so the guess read a record and the record
+    // is what is bad. Likewise an EDN vector's.
+    for (name, text, hint) in [
+        (
+            "first",
+            format!("[{},\n{json_op}]\n", json_op.replace(", 1, 2", ", 1")),
+            true,
+        ),
+        (
+            "second",
+            format!("[\n{json_op},\n{{\"type\": \"ok\", \"pro"),
+            false,
+        ),
+        ("edn.edn", format!("[\n{OP}x\n{OP}\n]\n"), true),
+        ("edn2.edn", format!("[\n{OP}\n{OP}x\n]\n"), false),
+    ] {
+        let p = dir.join(name);
+        std::fs::write(&p, &text).expect("writing");
+        let (code, _, err) = check_cli(&p);
+        assert_eq!(code, Some(3), "{name}: {err}");
+        let folded = fold(&err);
+        assert_eq!(folded.contains("because of"), hint, "{name}: {err}");
+        assert_eq!(folded.contains("give -f"), hint, "{name}: {err}");
+        if hint {
+            let guessed = if name.ends_with(".edn") {
+                "edn"
+            } else {
+                "json"
+            };
+            assert!(
+                folded.contains(&format!("read as {guessed} because of")),
+                "{name}: {err}"
+            );
+        }
+        assert!(!folded.contains("dbcop"), "{name}: {err}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -155,3 +155,43 @@ fn refuses_what_it_cannot_do() {
     assert!(run.status.success());
     assert!(String::from_utf8_lossy(&run.stderr).contains("cannot fire"));
 }
+
+#[test]
+fn an_aborted_read_with_nothing_aborted_says_so() {
+    // The causal store's registers abort nothing of their own: the fault
+    // has no aborted write to show until some are rolled back.
+    let run_with = |abort: &str| {
+        let run = bin()
+            .args([
+                "gen",
+                "--workload",
+                "rw-register",
+                "--db",
+                "causal",
+                "--sessions",
+                "5",
+                "--txns-per-session",
+                "100",
+                "--aborted-read",
+                "0.5",
+                "--abort-rate",
+                abort,
+            ])
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        String::from_utf8_lossy(&run.stderr).into_owned()
+    };
+    let none = run_with("0");
+    assert!(none.contains("faults fired: none"), "{none}");
+    assert!(none.contains("--aborted-read fired nothing"), "{none}");
+    assert!(none.contains("give --abort-rate"), "{none}");
+    let some = run_with("0.2");
+    assert!(some.contains("aborted-read"), "{some}");
+    assert!(!some.contains("fired nothing"), "{some}");
+    assert!(!some.contains("faults fired: none"), "{some}");
+}

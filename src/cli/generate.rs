@@ -233,6 +233,18 @@ pub fn run(args: &GenArgs) -> Result<u8, Error> {
         }
     };
     let s = &report.stats;
+    // An aborted read needs an aborted write to see: a store that aborts
+    // nothing of its own (the causal store's registers, read atomic,
+    // prefix) gives it none unless asked to roll some back.
+    if opts.faults.rate(Fault::AbortedRead) > 0.0
+        && s.fail == 0
+        && !report.faults.iter().any(|f| f.fault == Fault::AbortedRead)
+    {
+        say!(
+            "note: --aborted-read fired nothing: no transaction aborted in the {} store; give --abort-rate too",
+            opts.db.name()
+        );
+    }
     let mut counts: Vec<(Fault, usize)> = Vec::new();
     for f in &report.faults {
         match counts.iter_mut().find(|(g, _)| *g == f.fault) {

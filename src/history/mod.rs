@@ -152,6 +152,17 @@ pub fn load(
     )
 }
 
+/// Whether 1-based `line` (0: the file as a whole) lies in the first
+/// record of `bytes`: no line with content comes before it but a lone
+/// opening bracket (a whole-file vector or list).
+fn in_first_record(bytes: &[u8], line: usize) -> bool {
+    !bytes
+        .split(|&b| b == b'\n')
+        .take(line.saturating_sub(1))
+        .map(<[u8]>::trim_ascii)
+        .any(|l| !l.is_empty() && l != b"[" && l != b"(")
+}
+
 /// A Jepsen store's history (`history.edn`) may be empty: the run recorded
 /// nothing, which is a run to report as unchecked (`:unknown`), not bad
 /// input. Any other empty file is refused.
@@ -215,9 +226,10 @@ fn load_source(
     };
     let (history, anomalies) = match (read, why) {
         (Ok(r), _) => r,
-        // A guessed format that does not parse: say what was guessed and
-        // why, so a wrong guess is seen as one.
-        (Err(Error::Input(e)), Some(why)) => {
+        // A guessed format that does not parse at its first record: say
+        // what was guessed and why, so a wrong guess is seen as one. Past
+        // a first record it read, the guess was right and the record is bad.
+        (Err(Error::Input(e)), Some(why)) if in_first_record(source.bytes(), e.line) => {
             return Err(e
                 .add_help(format!(
                     "read as {} because of {why}; give -f to read it as another format",
