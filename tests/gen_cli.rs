@@ -11,6 +11,18 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_elle-si"))
 }
 
+/// The command's output, its exit a success (else its stderr is the
+/// failure).
+fn succeeded(cmd: &mut Command) -> std::process::Output {
+    let run = cmd.output().unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    run
+}
+
 fn temp_dir(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("elle-si-gen-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{e}"));
@@ -21,34 +33,29 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
 fn writes_the_history_and_the_fault_record() {
     let dir = temp_dir("cli");
     let out = dir.join("h.edn");
-    let run = bin()
-        .args([
-            "gen",
-            "--sessions",
-            "5",
-            "--txns-per-session",
-            "30",
-            "--ops-per-txn",
-            "5",
-            "--keys",
-            "6",
-            "--db",
-            "snapshot-isolation",
-            "--aborted-read",
-            "1",
-            "--abort-rate",
-            "0.2",
-            "--seed",
-            "3",
-            "-o",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+    succeeded(
+        bin()
+            .args([
+                "gen",
+                "--sessions",
+                "5",
+                "--txns-per-session",
+                "30",
+                "--ops-per-txn",
+                "5",
+                "--keys",
+                "6",
+                "--db",
+                "snapshot-isolation",
+                "--aborted-read",
+                "1",
+                "--abort-rate",
+                "0.2",
+                "--seed",
+                "3",
+                "-o",
+            ])
+            .arg(&out),
     );
     let l = load(&out, LoadOptions::default(), None).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(l.history.txns.len(), 150);
@@ -94,23 +101,15 @@ fn writes_the_history_and_the_fault_record() {
 
 #[test]
 fn presets_and_stdout() {
-    let run = bin()
-        .args([
-            "gen",
-            "--preset",
-            "general-rh",
-            "--txns-per-session",
-            "4",
-            "--format",
-            "text",
-        ])
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let run = succeeded(bin().args([
+        "gen",
+        "--preset",
+        "general-rh",
+        "--txns-per-session",
+        "4",
+        "--format",
+        "text",
+    ]));
     let text = String::from_utf8_lossy(&run.stdout);
     assert!(text.lines().count() >= 100 * 7, "{}", text.lines().count());
     assert!(
@@ -161,29 +160,21 @@ fn an_aborted_read_with_nothing_aborted_says_so() {
     // The causal store's registers abort nothing of their own: the fault
     // has no aborted write to show until some are rolled back.
     let run_with = |abort: &str| {
-        let run = bin()
-            .args([
-                "gen",
-                "--workload",
-                "rw-register",
-                "--db",
-                "causal",
-                "--sessions",
-                "5",
-                "--txns-per-session",
-                "100",
-                "--aborted-read",
-                "0.5",
-                "--abort-rate",
-                abort,
-            ])
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        let run = succeeded(bin().args([
+            "gen",
+            "--workload",
+            "rw-register",
+            "--db",
+            "causal",
+            "--sessions",
+            "5",
+            "--txns-per-session",
+            "100",
+            "--aborted-read",
+            "0.5",
+            "--abort-rate",
+            abort,
+        ]));
         String::from_utf8_lossy(&run.stderr).into_owned()
     };
     let none = run_with("0");
