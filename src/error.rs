@@ -179,6 +179,12 @@ impl InputError {
         self
     }
 
+    /// The byte offset the error points at, when it has one (an error
+    /// located by line alone, or of the whole file, has none).
+    pub fn offset(&self) -> Option<usize> {
+        self.src.as_ref().map(|_| self.span.0)
+    }
+
     /// An error at a line with no byte offset (line 0: the whole file).
     pub fn at_line(file: &str, line: usize, message: impl Into<String>) -> InputError {
         InputError {

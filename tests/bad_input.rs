@@ -622,6 +622,14 @@ fn an_empty_file_is_bad_input_but_an_empty_store_run_is_unknown() {
     let (code, _, err) = check_cli(&file);
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("h.edn: empty history"), "{err}");
+    assert!(!err.contains("FILE.faults.edn"), "{err}");
+    // The generator's faults of a run where none fired say what they are.
+    let faults = dir.join("h.edn.faults.edn");
+    std::fs::write(&faults, "[]\n").expect("writing");
+    let (code, _, err) = check_cli(&faults);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("empty history"), "{err}");
+    assert!(err.contains("FILE.faults.edn"), "{err}");
     // A Jepsen run that recorded nothing: checked, and nothing could be.
     let run = dir.join("store/t/20250101T000000.000Z");
     std::fs::create_dir_all(&run).expect("scratch");
@@ -655,6 +663,8 @@ fn a_guessed_format_that_fails_says_what_was_guessed_and_why() {
             .collect::<Vec<_>>()
             .join(" ")
     };
+    // A micro-op of four elements.
+    let bad_op = OP.replace("[:append 1 1]", "[:append 1 1 1]");
     let json_op = "{\"index\": 0, \"type\": \"ok\", \"process\": 0, \"f\": \"txn\", \"value\": [[\"append\", 1, 2]]}";
     // elle-cli's ops (a JSON array of them; one a line is none of its
     // formats): the first bad, so the guess may be wrong; then, in an
@@ -671,8 +681,29 @@ fn a_guessed_format_that_fails_says_what_was_guessed_and_why() {
             format!("[\n{json_op},\n{{\"type\": \"ok\", \"pro"),
             false,
         ),
-        ("edn.edn", format!("[\n{OP}x\n{OP}\n]\n"), true),
-        ("edn2.edn", format!("[\n{OP}\n{OP}x\n]\n"), false),
+        ("edn.edn", format!("[\n{bad_op}\n{OP}\n]\n"), true),
+        ("edn2.edn", format!("[\n{OP}\n{bad_op}\n]\n"), false),
+        // Records, not lines: a whole array on one line, its second
+        // element bad; a first op over several lines, bad in its middle;
+        // a comment before a bad first op.
+        (
+            "one-line.json",
+            format!("[{json_op}, {{\"type\": 3}}]"),
+            false,
+        ),
+        ("one-line.edn", format!("{OP} {bad_op}\n"), false),
+        (
+            "spread.edn",
+            "{:type :invoke,\n :f :txn,\n :value [[:append 1 1 1]],\n :process 0}\n".to_string(),
+            true,
+        ),
+        (
+            "comment.edn",
+            format!("; a history\n{bad_op}\n{OP}\n"),
+            true,
+        ),
+        // One op a line: no format of elle-cli's, and said how to mend.
+        ("lines", format!("{json_op}\n{json_op}\n"), true),
     ] {
         let p = dir.join(name);
         std::fs::write(&p, &text).expect("writing");
@@ -693,6 +724,9 @@ fn a_guessed_format_that_fails_says_what_was_guessed_and_why() {
             );
         }
         assert!(!folded.contains("dbcop"), "{name}: {err}");
+        if name == "lines" {
+            assert!(folded.contains("put the ops between [ and ]"), "{err}");
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -152,15 +152,77 @@ pub fn load(
     )
 }
 
-/// Whether 1-based `line` (0: the file as a whole) lies in the first
-/// record of `bytes`: no line with content comes before it but a lone
-/// opening bracket (a whole-file vector or list).
-fn in_first_record(bytes: &[u8], line: usize) -> bool {
-    !bytes
-        .split(|&b| b == b'\n')
-        .take(line.saturating_sub(1))
-        .map(<[u8]>::trim_ascii)
-        .any(|l| !l.is_empty() && l != b"[" && l != b"(")
+/// Whether error `e` lies in the first record of `bytes`, so that the
+/// format guessed may be what is wrong: an error of the file as a whole,
+/// or one no later than the end of [`first_record`].
+fn in_first_record(bytes: &[u8], e: &InputError) -> bool {
+    let at = match e.offset() {
+        Some(at) => at,
+        None if e.line == 0 => return true,
+        // A line alone: its start.
+        None => bytes
+            .split_inclusive(|&b| b == b'\n')
+            .take(e.line - 1)
+            .map(<[u8]>::len)
+            .sum(),
+    };
+    at < first_record(bytes)
+}
+
+/// Where the first record of `bytes` ends: past leading blanks, commas,
+/// `;` comments and one opening bracket (a whole-file vector or array),
+/// a map or object's closing brace (strings and nesting skipped), else
+/// the end of the first line with content (a line-based format).
+fn first_record(bytes: &[u8]) -> usize {
+    let mut i = 0;
+    let mut opened = false;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b';' => {
+                i += bytes[i..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .unwrap_or(bytes.len() - i)
+            }
+            b'[' | b'(' if !opened => {
+                opened = true;
+                i += 1;
+            }
+            b',' => i += 1,
+            _ if b.is_ascii_whitespace() => i += 1,
+            _ => break,
+        }
+    }
+    if bytes.get(i) != Some(&b'{') {
+        return i + bytes[i..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .unwrap_or(bytes.len() - i);
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (j, &b) in bytes.iter().enumerate().skip(i) {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' | b'(' => depth += 1,
+            b'}' | b']' | b')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return j + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    bytes.len()
 }
 
 /// A Jepsen store's history (`history.edn`) may be empty: the run recorded
@@ -229,7 +291,7 @@ fn load_source(
         // A guessed format that does not parse at its first record: say
         // what was guessed and why, so a wrong guess is seen as one. Past
         // a first record it read, the guess was right and the record is bad.
-        (Err(Error::Input(e)), Some(why)) if in_first_record(source.bytes(), e.line) => {
+        (Err(Error::Input(e)), Some(why)) if in_first_record(source.bytes(), &e) => {
             return Err(e
                 .add_help(format!(
                     "read as {} because of {why}; give -f to read it as another format",
@@ -242,9 +304,16 @@ fn load_source(
     // An EDN file of no op at all (`[]`, the generator's faults of a run
     // where none fired) is as empty as an empty file.
     if format == Format::Edn && history.stats.ops == 0 && !empty_ok && opts.format.is_none() {
-        return Err(
-            InputError::whole(source.name(), "empty history: the file holds no ops").into(),
-        );
+        let e = InputError::whole(source.name(), "empty history: the file holds no ops");
+        return Err(if source.name().ends_with(".faults.edn") {
+            e.add_help(
+                "`elle-si gen` writes the faults that fired beside its history as \
+                 FILE.faults.edn (here none), which is not a history: check FILE",
+            )
+        } else {
+            e
+        }
+        .into());
     }
     Ok(Loaded {
         history,

@@ -36,6 +36,16 @@ fn run(src: &[u8], b: &mut Builder) -> PResult<()> {
     let mut raw = RawTxn::default();
     let mut line_at = (0usize, 1u32);
     let mut indices = Indices::default();
+    if c.peek() == Some(b'{') {
+        // One op object a line (JSON lines) is no format of elle-cli's.
+        return Err(ParseError::new(
+            c.pos,
+            "expected the history (a JSON array of ops), found an op object on its own",
+        )
+        .with_help(
+            "elle-cli reads one JSON array: put the ops between [ and ], separated by commas",
+        ));
+    }
     c.array("the history", |c, _| {
         let (v, at) = c.value::<J>()?;
         b.stats().ops += 1;
