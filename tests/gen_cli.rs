@@ -186,3 +186,34 @@ fn an_aborted_read_with_nothing_aborted_says_so() {
     assert!(!some.contains("fired nothing"), "{some}");
     assert!(!some.contains("faults fired: none"), "{some}");
 }
+
+#[test]
+fn a_fault_that_fired_nothing_says_what_it_needs() {
+    // Few sessions over 10,000 uniform keys: no two writers of a key meet.
+    let gen_with = |extra: &[&str]| {
+        let run = succeeded(
+            bin()
+                .args(["gen", "--db", "snapshot-isolation", "--lost-update", "0.1"])
+                .args(extra),
+        );
+        String::from_utf8_lossy(&run.stderr).into_owned()
+    };
+    let quiet = gen_with(&["--sessions", "10", "--txns-per-session", "100"]);
+    assert!(quiet.contains("faults fired: none"), "{quiet}");
+    assert!(quiet.contains("--lost-update fired nothing"), "{quiet}");
+    assert!(quiet.contains("more contention"), "{quiet}");
+    let contended = gen_with(&[
+        "--sessions",
+        "25",
+        "--txns-per-session",
+        "400",
+        "--ops-per-txn",
+        "8",
+        "--keys",
+        "1000",
+        "--distribution",
+        "zipf",
+    ]);
+    assert!(contended.contains("lost-update"), "{contended}");
+    assert!(!contended.contains("fired nothing"), "{contended}");
+}

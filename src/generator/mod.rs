@@ -272,6 +272,30 @@ impl Fault {
         }
     }
 
+    /// What a transaction needs for the fault to fire in it, said when an
+    /// enabled fault fired nothing.
+    pub fn needs(self) -> String {
+        let contention = "more contention may give one (fewer keys, --distribution zipf, \
+                          more sessions or ops per transaction)";
+        let what = match self {
+            Fault::LostUpdate => {
+                "a transaction that read a key and wrote it after another committed a write of it"
+            }
+            Fault::LongFork | Fault::FracturedRead | Fault::CausalityViolation => {
+                "a read a concurrent commit can be hidden from"
+            }
+            Fault::AbortedRead => "a read of a key an aborted transaction wrote (--abort-rate)",
+            Fault::IntermediateRead => "a read of a key its writer wrote twice in one transaction",
+            Fault::NonRepeatableRead => {
+                "a transaction that reads a key twice while another commits a write of it"
+            }
+            Fault::StaleSessionRead => "a transaction that reads a key its session wrote before",
+            Fault::ThinAirRead => "a read",
+            Fault::DuplicateAppend => "an append",
+        };
+        format!("it needs {what}; {contention}")
+    }
+
     /// The fault of this kebab-case name.
     pub fn parse(s: &str) -> Option<Fault> {
         Fault::ALL.into_iter().find(|f| f.name() == s)
