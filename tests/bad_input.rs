@@ -364,6 +364,15 @@ const CASES: &[Case] = &[
         ":index is out of range",
     ),
     (
+        // An op map that lacks its closing brace: the next op is where
+        // a key would be.
+        "unclosed-op.edn",
+        b"{:type :invoke, :process 0, :f :txn, :value [[:w 1 1]]\n{:type :ok, :process 0, :f :txn, :value [[:w 1 1]]}\n",
+        2,
+        1,
+        "an op map begins before the one above is closed (no closing `}`)",
+    ),
+    (
         // What `elle-si gen` writes beside a history, picked up by a glob.
         "h.edn.faults.edn",
         b"[{:fault :lost-update, :elle :lost-update, :txns [1 2], :keys [1]}]\n",

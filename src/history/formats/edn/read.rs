@@ -408,6 +408,17 @@ impl<'a, S: OpSink> EdnReader<'a, S> {
                         }
                     }
                 }
+                Some(b'{') if seen & 4 != 0 => {
+                    // A map where a key belongs, after the op's :type: the
+                    // op map most likely lacks its closing brace, and this
+                    // is the next op.
+                    return Err(ParseError::new(
+                        key_at,
+                        "an op map begins before the one above is closed (no closing `}`)",
+                    )
+                    .with_related(open, 1, "the op map opened here")
+                    .with_help("close the op map before the next op begins"));
+                }
                 Some(_) => {
                     // Jepsen's op keys are all keywords; anything else means
                     // this is not an op map (a map of ops, a JSON-ish map).
