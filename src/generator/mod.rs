@@ -272,28 +272,41 @@ impl Fault {
         }
     }
 
-    /// What a transaction needs for the fault to fire in it, said when an
-    /// enabled fault fired nothing.
+    /// What a transaction needs for the fault to fire in it, and what may
+    /// give one, said when an enabled fault fired nothing.
     pub fn needs(self) -> String {
         let contention = "more contention may give one (fewer keys, --distribution zipf, \
                           more sessions or ops per transaction)";
-        let what = match self {
-            Fault::LostUpdate => {
-                "a transaction that read a key and wrote it after another committed a write of it"
-            }
+        // Any read or append will do: only the rate or the size is short.
+        let more = "more transactions or a higher rate may give one";
+        let (what, remedy) = match self {
+            Fault::LostUpdate => (
+                "a transaction that read a key and wrote it after another committed a write of it",
+                contention,
+            ),
             Fault::LongFork | Fault::FracturedRead | Fault::CausalityViolation => {
-                "a read a concurrent commit can be hidden from"
+                ("a read a concurrent commit can be hidden from", contention)
             }
-            Fault::AbortedRead => "a read of a key an aborted transaction wrote (--abort-rate)",
-            Fault::IntermediateRead => "a read of a key its writer wrote twice in one transaction",
-            Fault::NonRepeatableRead => {
-                "a transaction that reads a key twice while another commits a write of it"
-            }
-            Fault::StaleSessionRead => "a transaction that reads a key its session wrote before",
-            Fault::ThinAirRead => "a read",
-            Fault::DuplicateAppend => "an append",
+            Fault::AbortedRead => (
+                "a read of a key an aborted transaction wrote (--abort-rate)",
+                contention,
+            ),
+            Fault::IntermediateRead => (
+                "a read of a key its writer wrote twice in one transaction",
+                contention,
+            ),
+            Fault::NonRepeatableRead => (
+                "a transaction that reads a key twice while another commits a write of it",
+                contention,
+            ),
+            Fault::StaleSessionRead => (
+                "a transaction that reads a key its session wrote before",
+                contention,
+            ),
+            Fault::ThinAirRead => ("a read", more),
+            Fault::DuplicateAppend => ("an append", more),
         };
-        format!("it needs {what}; {contention}")
+        format!("it needs {what}; {remedy}")
     }
 
     /// The fault of this kebab-case name.
