@@ -388,7 +388,7 @@ fn check_polygraph_telling(
         // Edges pruning adds are forced only if the history satisfies the
         // variant: a cycle through one proves that it does not, and no more.
         let observed = g.known.len();
-        let pruned = prune::prune(h, &mut g, variant, deadline);
+        let pruned = prune::prune(h, &mut g, variant, deadline, telling.cycles);
         let inferred = cycles::Inferred::new(&g, observed);
         stats.prune_rounds = pruned.rounds;
         stats.constraints_after = pruned.open.len();

@@ -643,7 +643,9 @@ fn attempt(
     stats.unknown_before = g.unknown_edges;
     stats.construct_s = t0.elapsed().as_secs_f64();
     let t1 = std::time::Instant::now();
-    let pruned = super::prune::prune(h, &mut g, variant, until);
+    // To the fixpoint: the keys a failed attempt releases come from what
+    // pruning found.
+    let pruned = super::prune::prune(h, &mut g, variant, until, true);
     stats.prune_rounds = pruned.rounds;
     stats.constraints_after = pruned.open.len();
     stats.prune_s = t1.elapsed().as_secs_f64();
