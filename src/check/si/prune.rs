@@ -1,7 +1,9 @@
 //! Pruning (PolySI, Algorithm 1): a side of a constraint whose edge would
 //! close a cycle in the known induced graph cannot hold, so the other side
 //! becomes known; when both sides would, the history is a violation. This
-//! runs to a fixpoint and usually leaves few constraints, or none.
+//! runs to a fixpoint and usually leaves few constraints, or none; for a
+//! verdict alone over many constraints, until a round settles little
+//! ([`MIN_ROUND_SHARE`]), the solver taking the rest.
 //!
 //! For snapshot isolation a cycle must have two adjacent anti-dependencies
 //! to be allowed, so the graph that matters is H: dependencies, and
