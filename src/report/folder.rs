@@ -12,7 +12,7 @@
 //!
 //! A folder written again (the CLI's `--directory` on a second run) holds
 //! this run's files alone: what an earlier run wrote and this one does not
-//! is removed, by the list each run leaves in it ([`MANIFEST`]).
+//! is removed, by the list each run leaves in it (`.elle-si-files`).
 
 use std::fmt::Write as _;
 use std::path::Path;
