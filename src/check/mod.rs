@@ -18,7 +18,7 @@ use crate::anomaly::{Anomaly, Datum, Field};
 use crate::error::Error;
 use crate::history::Loaded;
 use crate::report::{self, CheckResult, Valid};
-use crate::spec::anomaly::settled_without_polygraph;
+use crate::spec::anomaly::{finders, settled_without_polygraph};
 use crate::spec::{AnomalyType, Checker, Decider, Model, lattice};
 
 /// What to check: typed, so that no model or anomaly can be asked for by
@@ -124,9 +124,7 @@ pub fn plan(opts: &CheckOptions) -> Result<Plan, Error> {
                 checkers.insert(c);
             }
             Decider::ElleAnomalies => {
-                for a in lattice::prohibited_by(&[m]) {
-                    checkers.extend(a.finders().iter().copied());
-                }
+                checkers.extend(finders(&lattice::prohibited_by(&[m])));
             }
             Decider::ImpliedBy(s) => {
                 if let Decider::Complete(c) = s.decider() {
@@ -138,14 +136,11 @@ pub fn plan(opts: &CheckOptions) -> Result<Plan, Error> {
     }
     let mut unfindable = Vec::new();
     for &a in &opts.anomalies {
-        let finders: BTreeSet<Checker> = lattice::anomalies_implying(&[a])
-            .iter()
-            .flat_map(|b| b.finders().iter().copied())
-            .collect();
-        if finders.is_empty() {
+        let found_by = finders(&lattice::anomalies_implying(&[a]));
+        if found_by.is_empty() {
             unfindable.push(a.name());
         }
-        checkers.extend(finders);
+        checkers.extend(found_by);
     }
     if !unfindable.is_empty() {
         return Err(Error::Usage(format!(
@@ -169,11 +164,7 @@ pub fn plan(opts: &CheckOptions) -> Result<Plan, Error> {
 pub fn findable() -> Vec<&'static str> {
     AnomalyType::ALL
         .iter()
-        .filter(|a| {
-            lattice::anomalies_implying(&[**a])
-                .iter()
-                .any(|b| !b.finders().is_empty())
-        })
+        .filter(|a| !finders(&lattice::anomalies_implying(&[**a])).is_empty())
         .map(|a| a.name())
         .collect()
 }
@@ -338,8 +329,8 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         })
         .chain((!opts.anomalies.is_empty()).then(|| {
             let prohibited = lattice::anomalies_implying(&opts.anomalies);
-            let finders = prohibited.iter().flat_map(|a| a.finders().iter().copied());
-            (prohibited.clone(), finders.collect(), false)
+            let found_by = finders(&prohibited);
+            (prohibited, found_by, false)
         }))
         .collect();
     let ruled_out = committed::ruled_out(h, parts.iter().map(|p| &p.0));

@@ -155,18 +155,14 @@ pub fn load(
 /// Whether error `e` lies in the first record of `bytes`, so that the
 /// format guessed may be what is wrong: an error of the file as a whole,
 /// or one no later than the end of [`first_record`].
-fn in_first_record(bytes: &[u8], e: &InputError) -> bool {
+fn in_first_record(source: &Source, e: &InputError) -> bool {
     let at = match e.offset() {
         Some(at) => at,
         None if e.line == 0 => return true,
         // A line alone: its start.
-        None => bytes
-            .split_inclusive(|&b| b == b'\n')
-            .take(e.line - 1)
-            .map(<[u8]>::len)
-            .sum(),
+        None => source.line_span(e.line).0,
     };
-    at < first_record(bytes)
+    at < first_record(source.bytes())
 }
 
 /// Where the first record of `bytes` ends: past leading blanks, commas,
@@ -174,16 +170,12 @@ fn in_first_record(bytes: &[u8], e: &InputError) -> bool {
 /// a map or object's closing brace (strings and nesting skipped), else
 /// the end of the first line with content (a line-based format).
 fn first_record(bytes: &[u8]) -> usize {
+    let line_end = |i: usize| memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |p| i + p);
     let mut i = 0;
     let mut opened = false;
     while let Some(&b) = bytes.get(i) {
         match b {
-            b';' => {
-                i += bytes[i..]
-                    .iter()
-                    .position(|&c| c == b'\n')
-                    .unwrap_or(bytes.len() - i)
-            }
+            b';' => i = line_end(i),
             b'[' | b'(' if !opened => {
                 opened = true;
                 i += 1;
@@ -194,10 +186,7 @@ fn first_record(bytes: &[u8]) -> usize {
         }
     }
     if bytes.get(i) != Some(&b'{') {
-        return i + bytes[i..]
-            .iter()
-            .position(|&c| c == b'\n')
-            .unwrap_or(bytes.len() - i);
+        return line_end(i);
     }
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
     for (j, &b) in bytes.iter().enumerate().skip(i) {
@@ -291,7 +280,7 @@ fn load_source(
         // A guessed format that does not parse at its first record: say
         // what was guessed and why, so a wrong guess is seen as one. Past
         // a first record it read, the guess was right and the record is bad.
-        (Err(Error::Input(e)), Some(why)) if in_first_record(source.bytes(), &e) => {
+        (Err(Error::Input(e)), Some(why)) if in_first_record(&source, &e) => {
             return Err(e
                 .add_help(format!(
                     "read as {} because of {why}; give -f to read it as another format",

@@ -11,7 +11,7 @@ pub mod svg;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::anomaly::Anomaly;
-use crate::spec::anomaly::{pattern_name, settled_without_polygraph};
+use crate::spec::anomaly::{finders, pattern_name, settled_without_polygraph};
 use crate::spec::{AnomalyType, Checker, Decider, Model, lattice};
 
 /// Elle's three-valued verdict.
@@ -127,10 +127,7 @@ pub enum Basis {
 pub fn finders_of(m: Model) -> BTreeSet<Checker> {
     match m.decider() {
         Decider::Complete(c) => BTreeSet::from([c]),
-        Decider::ElleAnomalies => lattice::prohibited_by(&[m])
-            .iter()
-            .flat_map(|a| a.finders().iter().copied())
-            .collect(),
+        Decider::ElleAnomalies => finders(&lattice::prohibited_by(&[m])),
         Decider::ImpliedBy(s) => finders_of(s),
     }
 }

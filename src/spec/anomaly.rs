@@ -217,7 +217,7 @@ const DEPENDENCY_CYCLES: &[(AnomalyType, bool, bool)] = &[
 pub fn dependency_cycles_only(prohibited: &BTreeSet<AnomalyType>) -> Option<(bool, bool)> {
     let mut through = None;
     for &a in prohibited {
-        if !a.finders().iter().any(|c| c.is_polygraph()) {
+        if !a.polygraph_finds() {
             continue;
         }
         let &(_, process, realtime) = DEPENDENCY_CYCLES.iter().find(|(c, ..)| *c == a)?;
@@ -246,7 +246,7 @@ pub fn settled_without_polygraph(
     !ruled_out.is_empty()
         && prohibited
             .iter()
-            .filter(|a| a.finders().iter().any(|c| c.is_polygraph()))
+            .filter(|a| a.polygraph_finds())
             .all(|a| ruled_out.contains(a))
 }
 
@@ -349,6 +349,19 @@ impl AnomalyType {
             _ => &[],
         }
     }
+
+    /// Whether a checker over the dependency polygraph can report it.
+    pub fn polygraph_finds(self) -> bool {
+        self.finders().iter().any(|c| c.is_polygraph())
+    }
+}
+
+/// The checkers that can report an anomaly of any of these types.
+pub fn finders<'a>(anomalies: impl IntoIterator<Item = &'a AnomalyType>) -> BTreeSet<Checker> {
+    anomalies
+        .into_iter()
+        .flat_map(|a| a.finders().iter().copied())
+        .collect()
 }
 
 /// The kebab-case anomaly name of a C4 pattern (`FracturedReadCO` ->
