@@ -213,13 +213,21 @@ fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
 /// then when that stalls by a violation in a window of growing size
 /// ([`refute::stalled`]); by the bounded-sessions search where it
 /// applies, else (or to name a cycle) by its own graph: build, prune,
-/// solve, tell. `telling` says how much of a violation to tell.
+/// solve, tell. `telling` says how much of a violation to tell; `look`,
+/// the variant's [`first_look`] when it was taken already (on a history
+/// with nothing to narrow).
 fn check_variant(
     h: &History,
     variant: Variant,
     deadline: Option<Instant>,
     telling: Telling,
+    look: Option<Look>,
 ) -> Outcome {
+    match look {
+        Some(Look::Decided(o)) => return o,
+        Some(Look::Open(guessed)) => return check_rest(h, variant, deadline, telling, guessed),
+        None => {}
+    }
     let Some(n) = narrow::narrow(h, variant, deadline) else {
         return check_given(h, variant, deadline, telling);
     };
@@ -248,39 +256,108 @@ fn check_given(
     deadline: Option<Instant>,
     telling: Telling,
 ) -> Outcome {
-    let witnessed = |stats: Stats, kept: Kept| Outcome {
+    match first_look(h, variant, deadline, refute::Looks::All) {
+        Look::Decided(o) => o,
+        Look::Open(guessed) => check_rest(h, variant, deadline, telling, guessed),
+    }
+}
+
+/// What the logged order of writes showed of a variant ([`first_look`]).
+enum Look {
+    /// A verdict: the order is a witness, or the keys of one of its short
+    /// cycles refute the variant.
+    Decided(Outcome),
+    /// Neither; where the order closes cycles, what [`check_rest`] goes on
+    /// from.
+    Open(Option<Guessed>),
+}
+
+/// A guessed order that closes cycles ([`witness::Guess::Release`]): the
+/// keys they run through, the order, and how many of its short cycles'
+/// keys were looked at.
+struct Guessed {
+    keys: Vec<bool>,
+    cycles: Box<witness::Cycles>,
+    looked: refute::Looks,
+}
+
+/// The cheap first look at a variant: its logged order of writes as a
+/// witness ([`witness::guess`]), else a violation on the keys of that
+/// order's short cycles ([`refute::by_keys`], all of them or a glance at
+/// the first few). Linear in micro-ops but for the suspects' parts, so it
+/// comes before anything else is built; a glance comes before the
+/// stronger variants' attempts ([`variants::Checks`]).
+fn first_look(
+    h: &History,
+    variant: Variant,
+    deadline: Option<Instant>,
+    looks: refute::Looks,
+) -> Look {
+    match witness::guess(h, variant) {
+        witness::Guess::None => Look::Open(None),
+        witness::Guess::Holds => Look::Decided(witnessed(Stats::default(), Kept::Whole)),
+        witness::Guess::Release { keys, cycles } => {
+            if let Some(refuted) = refute::by_keys(h, variant, deadline, &cycles, looks) {
+                // The logged order's short cycles are where a violation
+                // most likely is: looked at before any witness is tried,
+                // so that an invalid history does not pay for one (a 10k
+                // causal store at SI: a 184k-constraint attempt, then
+                // refuted on one key).
+                return Look::Decided(refuted);
+            }
+            Look::Open(Some(Guessed {
+                keys,
+                cycles,
+                looked: looks,
+            }))
+        }
+    }
+}
+
+/// A valid outcome, by a witness that kept `kept` of the logged order.
+fn witnessed(stats: Stats, kept: Kept) -> Outcome {
+    Outcome {
         anomalies: Vec::new(),
         timed_out: false,
         stats: Stats {
             witnessed: Some(kept),
             ..stats
         },
-    };
+    }
+}
+
+/// [`check_given`] past its [`first_look`].
+fn check_rest(
+    h: &History,
+    variant: Variant,
+    deadline: Option<Instant>,
+    telling: Telling,
+    guessed: Option<Guessed>,
+) -> Outcome {
     let mut band = None;
-    match witness::guess(h, variant) {
-        witness::Guess::None => {}
-        witness::Guess::Holds => return witnessed(Stats::default(), Kept::Whole),
-        witness::Guess::Release { keys, cycles } => {
-            if let Some(refuted) = refute::by_keys(h, variant, deadline, &cycles) {
-                // The logged order's short cycles are where a violation
-                // most likely is: looked at before any witness is tried,
-                // so that an invalid history does not pay for one (a 10k
-                // causal store at SI: a 184k-constraint attempt, then
-                // refuted on one key).
-                return refuted;
-            }
-            let (when, inc) = cycles.into_order();
-            match witness::route(h, &keys, &inc) {
-                witness::Route::Released => {
-                    // The guess kept where it closed no cycle, the rest
-                    // solved.
-                    if let Some(stats) = witness::released(h, variant, deadline, &keys, &when) {
-                        return witnessed(stats, Kept::Part);
-                    }
+    if let Some(Guessed {
+        keys,
+        cycles,
+        looked,
+    }) = guessed
+    {
+        if looked == refute::Looks::Glance
+            && let Some(refuted) =
+                refute::by_keys(h, variant, deadline, &cycles, refute::Looks::All)
+        {
+            return refuted;
+        }
+        let (when, inc) = cycles.into_order();
+        match witness::route(h, &keys, &inc) {
+            witness::Route::Released => {
+                // The guess kept where it closed no cycle, the rest
+                // solved.
+                if let Some(stats) = witness::released(h, variant, deadline, &keys, &when) {
+                    return witnessed(stats, Kept::Part);
                 }
-                witness::Route::Banded if telling.cycles => band = Some((keys, when, inc)),
-                witness::Route::Banded | witness::Route::Whole => {}
             }
+            witness::Route::Banded if telling.cycles => band = Some((keys, when, inc)),
+            witness::Route::Banded | witness::Route::Whole => {}
         }
     }
     // The guess closes cycles through most keys (a causal store's racing
