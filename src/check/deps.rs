@@ -148,6 +148,24 @@ pub fn wr_edges_of(h: &History, inc: &[bool], read: impl Fn(usize) -> bool) -> V
     e
 }
 
+/// Whether [`realtime_edges`] has any: some included transaction
+/// completed (ok) before another was invoked. Linear, nothing built.
+pub fn has_realtime(h: &History, inc: &[bool]) -> bool {
+    let timed = || {
+        h.txns
+            .iter()
+            .zip(inc)
+            .filter(|&(t, &i)| i && t.invoke.is_some())
+            .map(|(t, _)| t)
+    };
+    let first_done = timed()
+        .filter(|t| t.status == Status::Committed)
+        .map(|t| t.complete.index)
+        .min();
+    let last_invoked = timed().filter_map(|t| t.invoke).map(|p| p.index).max();
+    matches!((first_done, last_invoked), (Some(d), Some(i)) if d < i)
+}
+
 /// Real-time order as Elle builds it: an almost transitively reduced set
 /// of edges `a -> b` for `a` completed (ok) before `b` was invoked. Scanning
 /// ops in history order, completed transactions wait in a buffer until a
@@ -278,4 +296,47 @@ pub fn incompatible_keys(h: &History) -> FxHashSet<KeyId> {
         .keys()
         .map(|&r| h.mops[r as usize].key)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generator::GenOptions;
+    use crate::history::Format;
+
+    #[test]
+    fn has_realtime_says_whether_real_time_has_an_edge() {
+        // Jepsen histories (invocations), one session each (every pair
+        // concurrent or not), and text histories (no invocations).
+        let cases = [
+            (5, Format::Edn, true),
+            (1, Format::Edn, true),
+            (5, Format::Text, false),
+        ];
+        for (sessions, format, expect) in cases {
+            let h = super::super::tests::generated(&GenOptions {
+                sessions,
+                txns_per_session: 20,
+                ops_per_txn: 3,
+                keys: 5,
+                workload: Workload::RwRegister,
+                format,
+                ..GenOptions::default()
+            });
+            let inc = included(&h);
+            let edges = !realtime_edges(&h, &inc).is_empty();
+            assert_eq!(has_realtime(&h, &inc), edges, "{sessions} {format:?}");
+            assert_eq!(edges, expect, "{sessions} {format:?}");
+        }
+        // A single transaction orders nothing.
+        let h = super::super::tests::generated(&GenOptions {
+            sessions: 1,
+            txns_per_session: 1,
+            ops_per_txn: 2,
+            workload: Workload::RwRegister,
+            ..GenOptions::default()
+        });
+        let inc = included(&h);
+        assert!(!has_realtime(&h, &inc) && realtime_edges(&h, &inc).is_empty());
+    }
 }

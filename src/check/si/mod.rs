@@ -223,10 +223,8 @@ fn check_variant(
     telling: Telling,
     look: Option<Look>,
 ) -> Outcome {
-    match look {
-        Some(Look::Decided(o)) => return o,
-        Some(Look::Open(guessed)) => return check_rest(h, variant, deadline, telling, guessed),
-        None => {}
+    if let Some(look) = look {
+        return look.go_on(h, variant, deadline, telling);
     }
     let Some(n) = narrow::narrow(h, variant, deadline) else {
         return check_given(h, variant, deadline, telling);
@@ -256,10 +254,7 @@ fn check_given(
     deadline: Option<Instant>,
     telling: Telling,
 ) -> Outcome {
-    match first_look(h, variant, deadline, refute::Looks::All) {
-        Look::Decided(o) => o,
-        Look::Open(guessed) => check_rest(h, variant, deadline, telling, guessed),
-    }
+    first_look(h, variant, deadline, refute::Looks::All).go_on(h, variant, deadline, telling)
 }
 
 /// What the logged order of writes showed of a variant ([`first_look`]).
@@ -270,6 +265,22 @@ enum Look {
     /// Neither; where the order closes cycles, what [`check_rest`] goes on
     /// from.
     Open(Option<Guessed>),
+}
+
+impl Look {
+    /// The variant's outcome from here: the verdict, or [`check_rest`].
+    fn go_on(
+        self,
+        h: &History,
+        variant: Variant,
+        deadline: Option<Instant>,
+        telling: Telling,
+    ) -> Outcome {
+        match self {
+            Look::Decided(o) => o,
+            Look::Open(guessed) => check_rest(h, variant, deadline, telling, guessed),
+        }
+    }
 }
 
 /// A guessed order that closes cycles ([`witness::Guess::Release`]): the
