@@ -21,7 +21,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::check::clocks::Vectors;
+use crate::check::clocks::{Chains, Vectors, chains};
 use crate::check::deps::{included, realtime_edges, so_edges};
 use crate::check::graph::{Digraph, topo_order};
 use crate::history::model::*;
@@ -272,13 +272,21 @@ impl Scope<'_> {
 }
 
 /// Vector clocks over session order, write-read and real time: the
-/// dependencies known before any write order. Exact only with session
-/// order among the edges (each session a chain).
+/// dependencies known before any write order, one entry per chain of a
+/// chain cover ([`chains`]). Exact only with session order among the
+/// edges (each session within a chain).
 pub(super) struct DepClock {
     v: Vectors,
+    /// Each transaction's chain.
     sess: Vec<u32>,
+    /// Each transaction's place in its chain, from 1.
     pos: Vec<u32>,
 }
+
+/// Most clock entries a [`DepClock`] holds (4 bytes each: 1 GiB): a
+/// history whose chains would take more gets no clock, and its writers
+/// are ordered by known edges and pruning alone.
+pub(super) const MAX_CLOCK_ENTRIES: usize = 1 << 28;
 
 impl DepClock {
     fn new(h: &History, inc: &[bool], g: &Polygraph) -> Option<DepClock> {
@@ -294,14 +302,26 @@ impl DepClock {
 
     /// The clocks of dependency `edges` `(a, b)` among the included
     /// transactions, session order among them; None when they close a
-    /// cycle.
+    /// cycle, or when the clocks would hold more than
+    /// [`MAX_CLOCK_ENTRIES`].
     pub(super) fn from_edges(h: &History, inc: &[bool], edges: &[(u32, u32)]) -> Option<DepClock> {
         let n = h.txns.len();
         let dg = Digraph::from_edges(n, edges);
         let topo = topo_order(&dg, inc)?;
-        let sess: Vec<u32> = h.txns.iter().map(|t| t.session).collect();
-        let pos: Vec<u32> = h.txns.iter().map(|t| t.seq + 1).collect();
-        let mut v = Vectors::new(n, h.sessions.len());
+        let Chains {
+            chain: sess,
+            pos,
+            count: width,
+        } = chains(
+            &dg,
+            &topo,
+            |t| Some(h.txns[t as usize].session),
+            h.sessions.len(),
+        );
+        if width.saturating_mul(n) > MAX_CLOCK_ENTRIES {
+            return None;
+        }
+        let mut v = Vectors::new(n, width);
         for &a in &topo {
             v.raise(a, sess[a as usize], pos[a as usize]);
             for &b in dg.out(a) {
@@ -444,6 +464,16 @@ impl DepClock {
     /// candidate position (`u32::MAX`: none), so that each candidate is
     /// tested by one pass over its clock row.
     fn minimal(&self, ws: &[(TxnId, Val)], cands: &mut Vec<usize>, at: &mut Vec<u32>) {
+        // Fewer candidates than chains: each tested against the others
+        // (many short sessions make many chains, each writer few).
+        if cands.len() < self.v.width() {
+            let all = std::mem::take(cands);
+            cands.extend(all.iter().copied().filter(|&j| {
+                let t = ws[j].0;
+                !all.iter().any(|&k| k != j && self.reaches(ws[k].0, t))
+            }));
+            return;
+        }
         at.clear();
         at.resize(self.v.width(), u32::MAX);
         for &k in cands.iter() {

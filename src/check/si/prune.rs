@@ -22,7 +22,7 @@
 //! writers) are not known, so they never force anything here; a forced
 //! side's selector edges join [`Polygraph::cond_known`].
 
-use crate::check::clocks::Vectors;
+use crate::check::clocks::{Vectors, chains};
 use crate::check::graph::{Digraph, topo_order};
 use crate::check::si::polygraph::{EdgeId, Polygraph, Variant};
 use crate::history::model::*;
@@ -151,12 +151,20 @@ impl Oracle {
 /// transaction's first copy raises its session entry; reachability between
 /// first copies is then exact.
 pub fn session_oracle(h: &History, g2: &Digraph, topo: &[u32], variant: Variant) -> Oracle {
-    let sess: Vec<u32> = h.txns.iter().map(|t| t.session).collect();
-    let pos: Vec<u32> = h.txns.iter().map(|t| t.seq + 1).collect();
-    let mut v = Vectors::new(g2.len(), h.sessions.len());
+    let txn = |a: u32| if variant.serializable { a } else { a / 2 };
+    // One entry per chain of first copies (sessions among them).
+    let first = |a: u32| (variant.g2_node(txn(a)) == a).then(|| h.txns[txn(a) as usize].session);
+    let cover = chains(g2, topo, first, h.sessions.len());
+    if cover.count.saturating_mul(g2.len()) > super::polygraph::MAX_CLOCK_ENTRIES {
+        return Oracle::None;
+    }
+    let at = |t: usize| variant.g2_node(t as TxnId) as usize;
+    let sess: Vec<u32> = (0..h.txns.len()).map(|t| cover.chain[at(t)]).collect();
+    let pos: Vec<u32> = (0..h.txns.len()).map(|t| cover.pos[at(t)]).collect();
+    let mut v = Vectors::new(g2.len(), cover.count);
     for &a in topo {
-        let t = if variant.serializable { a } else { a / 2 };
-        if variant.g2_node(t) == a {
+        let t = txn(a);
+        if variant.g2_node(t) == a && pos[t as usize] != u32::MAX {
             v.raise(a, sess[t as usize], pos[t as usize]);
         }
         for &b in g2.out(a) {
@@ -222,7 +230,7 @@ pub struct Folded {
 }
 
 impl Folded {
-    pub fn new(h: &History, k: &Known, o: &Oracle) -> Option<Folded> {
+    pub fn new(k: &Known, o: &Oracle) -> Option<Folded> {
         let Oracle::Vectors {
             v,
             sess,
@@ -233,7 +241,7 @@ impl Folded {
             return None;
         };
         let n = k.dep_out.len();
-        let width = h.sessions.len();
+        let width = v.width();
         let mut rw_in_reach = vec![0u32; n * width];
         for a in 0..n {
             let row = &mut rw_in_reach[a * width..(a + 1) * width];
@@ -416,7 +424,7 @@ pub fn prune(
         if matches!(o, Oracle::None) {
             break;
         }
-        let folded = Folded::new(h, &known, &o);
+        let folded = Folded::new(&known, &o);
         let mut still = Vec::with_capacity(open.len());
         let mut forced: Vec<EdgeId> = Vec::new();
         let mut forced_if: Vec<(crate::check::si::polygraph::Sel, EdgeId)> = Vec::new();
