@@ -148,6 +148,14 @@ pub fn wr_edges_of(h: &History, inc: &[bool], read: impl Fn(usize) -> bool) -> V
     e
 }
 
+/// Whether [`so_edges`] has any: some session holds two included
+/// transactions.
+pub fn has_session_order(h: &History, inc: &[bool]) -> bool {
+    h.sessions
+        .iter()
+        .any(|s| s.txns.iter().filter(|&&t| inc[t as usize]).nth(1).is_some())
+}
+
 /// Whether [`realtime_edges`] has any: some included transaction
 /// completed (ok) before another was invoked. Linear, nothing built.
 pub fn has_realtime(h: &History, inc: &[bool]) -> bool {
@@ -305,7 +313,7 @@ mod tests {
     use crate::history::Format;
 
     #[test]
-    fn has_realtime_says_whether_real_time_has_an_edge() {
+    fn has_realtime_and_has_session_order_say_whether_either_has_an_edge() {
         // Jepsen histories (invocations), one session each (every pair
         // concurrent or not), and text histories (no invocations).
         let cases = [
@@ -327,6 +335,7 @@ mod tests {
             let edges = !realtime_edges(&h, &inc).is_empty();
             assert_eq!(has_realtime(&h, &inc), edges, "{sessions} {format:?}");
             assert_eq!(edges, expect, "{sessions} {format:?}");
+            assert_eq!(has_session_order(&h, &inc), !so_edges(&h, &inc).is_empty());
         }
         // A single transaction orders nothing.
         let h = super::super::tests::generated(&GenOptions {
@@ -338,5 +347,6 @@ mod tests {
         });
         let inc = included(&h);
         assert!(!has_realtime(&h, &inc) && realtime_edges(&h, &inc).is_empty());
+        assert!(!has_session_order(&h, &inc) && so_edges(&h, &inc).is_empty());
     }
 }

@@ -147,8 +147,9 @@ impl Oracle {
     }
 }
 
-/// Vector clocks over G2 for a variant with session order: a
-/// transaction's first copy raises its session entry; reachability between
+/// Vector clocks over G2 for a variant with session order, one entry per
+/// chain of first copies ([`chains`]: sessions lie within chains): a
+/// transaction's first copy raises its chain's entry; reachability between
 /// first copies is then exact.
 pub fn session_oracle(h: &History, g2: &Digraph, topo: &[u32], variant: Variant) -> Oracle {
     let txn = |a: u32| if variant.serializable { a } else { a / 2 };
@@ -163,9 +164,8 @@ pub fn session_oracle(h: &History, g2: &Digraph, topo: &[u32], variant: Variant)
     let pos: Vec<u32> = (0..h.txns.len()).map(|t| cover.pos[at(t)]).collect();
     let mut v = Vectors::new(g2.len(), cover.count);
     for &a in topo {
-        let t = txn(a);
-        if variant.g2_node(t) == a && pos[t as usize] != u32::MAX {
-            v.raise(a, sess[t as usize], pos[t as usize]);
+        if first(a).is_some() {
+            v.raise(a, cover.chain[a as usize], cover.pos[a as usize]);
         }
         for &b in g2.out(a) {
             v.join(b, a);

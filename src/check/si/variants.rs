@@ -222,10 +222,7 @@ impl<'h> Checks<'h> {
     fn sessioned(&mut self) -> bool {
         let h = self.h;
         *self.sessions.get_or_insert_with(|| {
-            let inc = crate::check::deps::included(h);
-            h.sessions
-                .iter()
-                .any(|s| s.txns.iter().filter(|&&t| inc[t as usize]).nth(1).is_some())
+            crate::check::deps::has_session_order(h, &crate::check::deps::included(h))
         })
     }
 
