@@ -7,7 +7,8 @@
 //! Data flow: a variant's outcome is either remembered or made by
 //! [`super::check_variant`] (build, prune, solve, tell); a variant whose
 //! session order or real time orders no two transactions is the variant
-//! without it, and takes that one's outcome; a variant is
+//! without it (but session order stays beside real time), and takes that
+//! one's outcome; a variant is
 //! first given a glance of its own (its logged order, a few suspects),
 //! then tried with real time, then with session order (it passes whenever
 //! one of those does, and they are far cheaper); the outcome a caller sees
