@@ -3,7 +3,8 @@
 //! history of a tiny shape; the oracle itself on classic anomalies whose
 //! verdicts are derived by hand; and the checker bugs it found, each a
 //! minimal history (ignored until fixed). The long run, many more and
-//! larger histories (`ORACLE_SEED`, `ORACLE_COUNT` to vary it):
+//! larger histories (`ORACLE_SEED`, `ORACLE_COUNT` and `ORACLE_MAX_TXNS`
+//! to vary it):
 //!
 //! ```text
 //! cargo test --release --test oracle -- --ignored long_
@@ -81,7 +82,7 @@ fn long_random() {
         &mut t,
         env("ORACLE_SEED", 2026),
         env("ORACLE_COUNT", 30000) as usize,
-        7,
+        env("ORACLE_MAX_TXNS", 7) as usize,
     );
     report(&t);
     assert!(
@@ -557,4 +558,53 @@ fn bug_prefix_read_after_own_append() {
             ),
         ],
     );
+}
+
+/// p0: `[:append 0 1] [:append 0 2]`; p1: `[:append 0 3] [:r 0 [1 3]]`:
+/// p1 appended onto p0's state between its two appends, and read it back
+/// (long_random seed 77 found it: the read's last element is p1's own, so
+/// no G1b was seen).
+fn own_append_onto_intermediate_state() -> History {
+    hist(
+        Workload::List,
+        vec![
+            (0, vec![w(0, 1), w(0, 2)]),
+            (1, vec![w(0, 3), r(0, &[1, 3])]),
+        ],
+    )
+}
+
+/// p0: `[:append 0 1] [:append 0 2]`; p1: `[:append 0 3]`; p2:
+/// `[:r 0 [1 3]]`: the same state, read by a third.
+fn append_onto_intermediate_state_read() -> History {
+    hist(
+        Workload::List,
+        vec![
+            (0, vec![w(0, 1), w(0, 2)]),
+            (1, vec![w(0, 3)]),
+            (2, vec![r(0, &[1, 3])]),
+        ],
+    )
+}
+
+#[test]
+fn bug_list_read_of_an_append_onto_an_intermediate_state() {
+    for h in [
+        own_append_onto_intermediate_state(),
+        append_onto_intermediate_state_read(),
+    ] {
+        agree(
+            &h,
+            &[
+                (Level::Axiom(Sessionless, RC), "read-committed", false),
+                (Level::Adya(1), "read-committed", false),
+                (Level::Axiom(Sessionless, SER), "serializable", false),
+                (
+                    Level::Axiom(SessionRealtime, SER),
+                    "strict-serializable",
+                    false,
+                ),
+            ],
+        );
+    }
 }

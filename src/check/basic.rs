@@ -144,14 +144,26 @@ fn list_reads(h: &History, out: &mut Vec<Anomaly>) {
     }
 }
 
-/// A committed list read that shows a transaction's append without, before
-/// it, an append that transaction made earlier to the key: `[2]` (or
-/// `[2 1]`) after one transaction appended 1 then 2. No execution produces
-/// that list. Elle has no name of its own for it; its nearest is
-/// `incompatible-order`: the read and the writer's own appends (1 before 2)
-/// are two views of the key's list that no single order explains. Reported
-/// once per such position in a key's order, by its shortest committed
-/// reader other than the writer, with both views as `:values`.
+/// A committed list read that shows a state no execution produces, given
+/// one transaction's appends to the key:
+///
+/// - an append without, before it, an append that transaction made
+///   earlier to the key: `[2]` (or `[2 1]`) after one transaction appended
+///   1 then 2;
+/// - an append that was not the transaction's last to the key, followed by
+///   another transaction's element: `[1 3]` after one appended 1 then 2
+///   (another's 3 went onto a state that existed only inside the first;
+///   the reader may be the one that appended 3, its own append read
+///   back over that state).
+///
+/// Elle has no name of its own for either; its nearest is
+/// `incompatible-order`: the read and the writer's own appends (1 before
+/// 2) are two views of the key's list that no single order explains.
+/// Reported once per such position in a key's order, by its shortest
+/// committed reader other than the writer, with both views as `:values`.
+/// (Where a read shows the writer's later append too, `[1 3 2]`, the order
+/// itself is a write cycle, told as G0 by the dependency graph; a read
+/// that ends at the earlier append, `[1]`, is a G1b.)
 fn skipped_appends(h: &History, out: &mut Vec<Anomaly>) {
     // Each write's first position in its key's order.
     const ABSENT: u32 = u32::MAX;
@@ -163,28 +175,47 @@ fn skipped_appends(h: &History, out: &mut Vec<Anomaly>) {
             }
         }
     }
-    // (key, position) whose append skips an earlier one of its transaction.
-    let mut bad: FxHashMap<KeyId, Vec<u32>> = FxHashMap::default();
+    // Per key, the (position, writer) whose list never was.
+    let mut bad: FxHashMap<KeyId, Vec<(u32, TxnId)>> = FxHashMap::default();
     // Per key, within one transaction: the furthest position of its
-    // appends so far, or ABSENT once one is missing from the order.
-    let mut furthest: FxHashMap<KeyId, u32> = FxHashMap::default();
-    for t in &h.txns {
+    // appends so far, or ABSENT once one is missing from the order; and
+    // the position of its last append so far.
+    let mut furthest: FxHashMap<KeyId, (u32, u32)> = FxHashMap::default();
+    for (t, txn) in h.txns.iter().enumerate() {
         furthest.clear();
-        for (i, m) in h.mops[t.mops()].iter().enumerate() {
+        for (i, m) in h.mops[txn.mops()].iter().enumerate() {
             if !m.is_write() {
                 continue;
             }
-            let p = pos[t.start as usize + i];
-            if let Some(&f) = furthest.get(&m.key)
-                && p != ABSENT
-                && (f == ABSENT || f > p)
-            {
-                bad.entry(m.key).or_default().push(p);
+            let p = pos[txn.start as usize + i];
+            if let Some(&(f, last)) = furthest.get(&m.key) {
+                if p != ABSENT && (f == ABSENT || f > p) {
+                    bad.entry(m.key).or_default().push((p, t as TxnId));
+                }
+                // The earlier append is followed by another transaction's
+                // element (not a repeat of an earlier one), and this one
+                // is nowhere in the order (where it is, further on, the
+                // order is a write cycle, which the graph tells). Not for
+                // an aborted writer, whose appends never took effect (a
+                // read of one is its G1a).
+                let next = last.wrapping_add(1);
+                if last != ABSENT
+                    && p == ABSENT
+                    && txn.status != Status::Aborted
+                    && let Some(o) = h.orders.get(m.key as usize)
+                    && (next as usize) < o.writes.len()
+                    && !o.repeats.contains(&next)
+                    && o.writes[next as usize] < from::THIN_AIR
+                    && h.txn_of(o.writes[next as usize]) != t as TxnId
+                {
+                    bad.entry(m.key).or_default().push((next, t as TxnId));
+                }
             }
-            let f = furthest.entry(m.key).or_insert(p);
-            if p == ABSENT || *f != ABSENT && p > *f {
-                *f = p;
+            let e = furthest.entry(m.key).or_insert((p, p));
+            if p == ABSENT || e.0 != ABSENT && p > e.0 {
+                e.0 = p;
             }
+            e.1 = p;
         }
     }
     if bad.is_empty() {
@@ -192,20 +223,21 @@ fn skipped_appends(h: &History, out: &mut Vec<Anomaly>) {
     }
     for ps in bad.values_mut() {
         ps.sort_unstable();
+        ps.dedup();
     }
-    // The shortest committed regular reader of each bad position.
-    let mut first: FxHashMap<(KeyId, u32), (u32, MopId)> = FxHashMap::default();
+    // The shortest committed regular reader of each bad position, other
+    // than the transaction whose appends it contradicts.
+    let mut first: FxHashMap<(KeyId, u32, TxnId), (u32, MopId)> = FxHashMap::default();
     for (r, m) in committed_reads(h) {
         let Some(ps) = bad.get(&m.key) else { continue };
         if m.has(flag::IRREGULAR) {
             continue;
         }
-        let o = &h.orders[m.key as usize];
-        for &p in ps.iter().take_while(|&&p| p < m.len) {
-            if h.txn_of(o.writes[p as usize]) == m.txn {
+        for &(p, writer) in ps.iter().take_while(|&&(p, _)| p < m.len) {
+            if writer == m.txn {
                 continue;
             }
-            let e = first.entry((m.key, p)).or_insert((m.len, r));
+            let e = first.entry((m.key, p, writer)).or_insert((m.len, r));
             if m.len < e.0 {
                 *e = (m.len, r);
             }
@@ -213,9 +245,8 @@ fn skipped_appends(h: &History, out: &mut Vec<Anomaly>) {
     }
     let mut found: Vec<_> = first.into_iter().collect();
     found.sort_unstable();
-    for ((k, p), (len, r)) in found {
+    for ((k, _, writer), (len, r)) in found {
         let o = &h.orders[k as usize];
-        let writer = h.txn_of(o.writes[p as usize]);
         let reader = h.mops[r as usize].txn;
         let appended: Vec<Val> = h.mops[h.txns[writer as usize].mops()]
             .iter()
