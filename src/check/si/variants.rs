@@ -8,13 +8,12 @@
 //! [`super::check_variant`] (build, prune, solve, tell); a variant whose
 //! session order or real time orders no two transactions is the variant
 //! without it (but session order stays beside real time), and takes that
-//! one's outcome; a variant is
-//! first given a glance of its own (its logged order, a few suspects),
-//! then tried with real time, then with session order (it passes whenever
-//! one of those does, and they are far cheaper); the outcome a caller sees
-//! is then qualified by what the weaker variants reject (Elle's
-//! `-process` / `-realtime` suffixes, PolySI's write orders inferred
-//! through cycles SI allows).
+//! one's outcome; a variant is first given a glance of its own (its
+//! logged order, a few suspects), then tried with real time, then with
+//! session order (it passes whenever one of those does, and they are far
+//! cheaper); the outcome a caller sees is then qualified by what the
+//! weaker variants reject (Elle's `-process` / `-realtime` suffixes,
+//! PolySI's write orders inferred through cycles SI allows).
 //!
 //! What is told is proportional to what is asked ([`Telling`]): a variant
 //! tried only for its verdict (a stronger one tried first, a weaker
