@@ -25,12 +25,13 @@
 //!
 //! Data flow: the included transactions in time order (completion, or the
 //! file's order where sessions interleave, else each one's place in its
-//! session); windows of [`WINDOW`] of them, each overlapping the next by
-//! half; a window's polygraph may hold at most [`WINDOW_PAIRS`] unordered
-//! writer pairs, else the window halves (down to [`MIN_WINDOW`]). Each
-//! window gets at most [`WINDOW_TIME`], all of them [`BUDGET`]; the first
-//! that finds a violation decides. Memory is that of one window's polygraph plus a few arrays
-//! per transaction.
+//! session); windows of [`WINDOW`] of them (of [`WIDE_WINDOW`] beyond
+//! pruning's reach, whose violations span more: [`window_size`]), each
+//! overlapping the next by half; a window's polygraph may hold at most
+//! [`WINDOW_PAIRS`] unordered writer pairs, else the window halves (down
+//! to [`MIN_WINDOW`]). Each window gets at most [`WINDOW_TIME`], all of
+//! them [`BUDGET`]; the first that finds a violation decides. Memory is
+//! that of one window's polygraph plus a few arrays per transaction.
 //!
 //! A small sessionless history whose whole polygraph stalls in the solver
 //! ([`stalled`]) is refuted the same way, in windows of growing size: its
@@ -58,6 +59,12 @@ use crate::history::model::*;
 
 /// Transactions per window.
 pub const WINDOW: usize = 8192;
+
+/// Transactions per window of a history beyond pruning's reach (more than
+/// [`super::prune::BITSET_LIMIT`] transactions, whose whole polygraph the
+/// solver gets unpruned): half that limit, so that each window is pruned
+/// (its bitsets a quarter of the limit's, 50 MB).
+pub const WIDE_WINDOW: usize = super::prune::BITSET_LIMIT / 2;
 
 /// The fewest pairs of writers of a key (over all keys) for which a
 /// history is refuted this way: smaller ones are checked whole at once, as
@@ -208,14 +215,43 @@ fn window(
     o
 }
 
+/// Transactions per window of a history of `n` included ones: [`WINDOW`],
+/// or [`WIDE_WINDOW`] beyond pruning's reach. Measured (2026-11-28) on
+/// issue 19's 262,144-transaction causal store at serializability: its
+/// windows of 8,192 refute nothing within their [`BUDGET`]; of its 26
+/// windows of 20,000 (each overlapping the next by half), checked each as
+/// a history of its own, 11 are invalid (1-2 s each) and 4 undecided in
+/// 20 s. Here the fourth is the first to refute (places 30,000 to 50,000:
+/// 5 pruning rounds in 1.0 s, a cycle of five transactions whose two
+/// anti-dependencies rest on write orders other transactions' reads
+/// force), the three before it each stopped at [`WINDOW_TIME`] while
+/// pruning; its 65,536-transaction sibling likewise.
+fn window_size(n: usize) -> usize {
+    if n > super::prune::BITSET_LIMIT {
+        WIDE_WINDOW
+    } else {
+        WINDOW
+    }
+}
+
 /// The first violation found in a window of the history, for a sessionless
 /// variant of a history whose writers make at least [`MIN_PAIRS`] pairs; `None` when the variant
 /// does not take this route or no window refutes (the whole is then to be
 /// checked).
 pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) -> Option<Outcome> {
+    windows_within(h, variant, deadline, WINDOW_TIME)
+}
+
+/// [`windows`], each window given at most `each`.
+fn windows_within(
+    h: &History,
+    variant: Variant,
+    deadline: Option<Instant>,
+    each: Duration,
+) -> Option<Outcome> {
     let (inc, order) = refuted_first(h, variant)?;
     let mut part = vec![false; h.txns.len()];
-    let mut size = WINDOW;
+    let mut size = window_size(order.len());
     let mut lo = 0;
     let budget = Instant::now() + BUDGET;
     while lo < order.len() {
@@ -223,7 +259,7 @@ pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) 
             return None;
         }
         let hi = (lo + size).min(order.len());
-        let until = Instant::now() + WINDOW_TIME;
+        let until = Instant::now() + each;
         let until = Some(deadline.map_or(until, |d| d.min(until)));
         let mut o = window(
             h,
@@ -641,6 +677,7 @@ mod tests {
     use crate::anomaly::{On, Path, Rel};
     use crate::generator::{Db, Distribution, Fault, GenOptions};
     use crate::history::{Format, Workload};
+    use rustc_hash::FxHashSet;
 
     /// Whether transaction `t` reads / writes key `x`.
     fn touches(h: &History, t: TxnId, x: KeyId, write: bool) -> bool {
@@ -714,6 +751,84 @@ mod tests {
             refuted >= 4 && passed >= 16,
             "{refuted} refuted, {passed} passed"
         );
+    }
+
+    /// The text-format history `text` without its first `skip`
+    /// transactions, and without the reads of what they wrote: a
+    /// projection, so a violation of it is one of the whole.
+    fn without_first(text: &str, skip: usize) -> String {
+        // `r(key,value,session,txn)`: the last two fields name the
+        // transaction.
+        let txn_of = |line: &str| line.split(',').skip(2).collect::<String>();
+        let mut seen = 0;
+        let mut last = String::new();
+        let kept: Vec<&str> = text
+            .lines()
+            .filter(|l| {
+                let t = txn_of(l);
+                if t != last {
+                    seen += 1;
+                    last = t;
+                }
+                seen > skip
+            })
+            .collect();
+        let key_val = |l: &str| {
+            let mut f = l[2..].split(',');
+            (f.next().map(str::to_owned), f.next().map(str::to_owned))
+        };
+        let written: FxHashSet<_> = kept
+            .iter()
+            .filter(|l| l.starts_with('w'))
+            .map(|l| key_val(l))
+            .collect();
+        kept.iter()
+            .filter(|l| {
+                let (k, v) = key_val(l);
+                l.starts_with('w') || v.as_deref() == Some("0") || written.contains(&(k, v))
+            })
+            .map(|l| format!("{l}\n"))
+            .collect()
+    }
+
+    #[test]
+    fn a_history_beyond_pruning_is_refuted_in_wide_windows() {
+        // Issue 19's causal store (64 sessions, 8 ops, 10,000 uniform
+        // keys), without its first 30,000 transactions: 46,800, more than
+        // pruning takes whole. Its first window of 20,000 holds a
+        // violation at serializability, and pruning finds its cycle.
+        let g = GenOptions {
+            sessions: 64,
+            txns_per_session: 1200,
+            ops_per_txn: 8,
+            workload: Workload::RwRegister,
+            format: Format::Text,
+            db: Db::Causal,
+            seed: 0,
+            ..GenOptions::default()
+        };
+        let text = crate::generator::generate(&g).expect("generates").history;
+        let h = load_text(&without_first(&String::from_utf8_lossy(&text), 30_000));
+        assert_eq!(h.txns.len(), 46_800);
+        assert_eq!(window_size(h.txns.len()), WIDE_WINDOW);
+        assert_eq!(window_size(super::super::prune::BITSET_LIMIT), WINDOW);
+        // The window's own time is not what is tested here.
+        let o =
+            windows_within(&h, PLAIN_SER, None, Duration::from_secs(60)).expect("a window refutes");
+        assert!(!o.timed_out && !o.anomalies.is_empty());
+        let part = o.stats.part.expect("a part");
+        assert_eq!(
+            (part.size, part.from, part.of),
+            (WIDE_WINDOW as u32, 0, 46_800)
+        );
+        let mut cycles = 0;
+        for a in &o.anomalies {
+            if let Some(c) = &a.cycle {
+                assert!(real(&h, c), "{c:?}");
+                cycles += 1;
+            }
+        }
+        assert!(cycles > 0);
     }
 
     #[test]
