@@ -179,8 +179,15 @@ pub fn session_oracle(h: &History, g2: &Digraph, topo: &[u32], variant: Variant)
     }
 }
 
-/// Bitset reachability for an acyclic H, when it fits.
-pub fn oracle(hg: &Digraph, topo: &[u32], inc: &[bool]) -> Oracle {
+/// Bitset reachability for an acyclic H, when it fits and is built
+/// before `deadline` (else [`Oracle::None`]: at SI and 40,000
+/// transactions a build takes seconds).
+pub fn oracle(
+    hg: &Digraph,
+    topo: &[u32],
+    inc: &[bool],
+    deadline: Option<std::time::Instant>,
+) -> Oracle {
     let n = hg.len();
     let count = inc.iter().filter(|&&b| b).count();
     if count > BITSET_LIMIT {
@@ -192,7 +199,10 @@ pub fn oracle(hg: &Digraph, topo: &[u32], inc: &[bool]) -> Oracle {
     }
     let words = count.div_ceil(64).max(1);
     let mut bits = vec![0u64; count * words];
-    for &a in topo.iter().rev() {
+    for (i, &a) in topo.iter().rev().enumerate() {
+        if i % 1024 == 0 && super::expired(deadline) {
+            return Oracle::None;
+        }
         let da = dense[a as usize] as usize;
         for &b in hg.out(a) {
             let db = dense[b as usize] as usize;
@@ -389,7 +399,10 @@ pub fn prune(
     let mut mapped = 0;
     let mut graph = None;
     // The last round settled too little to go on: the edges it forced
-    // are checked for a cycle, and nothing more is pruned.
+    // are checked for a cycle, and nothing more is pruned. So it is when
+    // the deadline has passed, before a round builds its reachability
+    // (at 40,000 transactions and SI, seconds of work the deadline would
+    // otherwise not cut).
     let mut last = false;
     loop {
         rounds += 1;
@@ -404,7 +417,7 @@ pub fn prune(
             let Some(topo) = topo_order(&g2, &g2_mask) else {
                 return done(open, Vec::new(), true, rounds, None);
             };
-            if open.is_empty() || last {
+            if open.is_empty() || last || super::expired(deadline) {
                 graph = Some((g2, topo));
                 break;
             }
@@ -416,10 +429,10 @@ pub fn prune(
             let Some(topo) = topo_order(&hg, &g.included) else {
                 return done(open, Vec::new(), true, rounds, None);
             };
-            if open.is_empty() || last {
+            if open.is_empty() || last || super::expired(deadline) {
                 break;
             }
-            oracle(&hg, &topo, &g.included)
+            oracle(&hg, &topo, &g.included, deadline)
         };
         if matches!(o, Oracle::None) {
             break;
@@ -471,4 +484,28 @@ pub fn prune(
         graph = None;
     }
     done(open, Vec::new(), false, rounds, graph)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn reachability_is_not_built_past_the_deadline() {
+        // 0 -> 1 -> 2.
+        let g = Digraph::from_edges(3, &[(0, 1), (1, 2)]);
+        let (topo, inc) = ([0, 1, 2], [true; 3]);
+        let o = oracle(&g, &topo, &inc, None);
+        assert_eq!(
+            (o.reaches(0, 2), o.reaches(2, 0)),
+            (Some(true), Some(false))
+        );
+        let past = Instant::now()
+            .checked_sub(Duration::from_secs(1))
+            .expect("a past instant");
+        let cut = oracle(&g, &topo, &inc, Some(past));
+        assert!(matches!(cut, Oracle::None));
+        assert_eq!(cut.reaches(0, 2), None);
+    }
 }
