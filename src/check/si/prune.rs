@@ -512,13 +512,8 @@ mod tests {
         // Random DAGs over a shuffled topological order, dense enough that
         // most edges are implied by others (what the build skips), some
         // nodes left out.
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rng = super::super::tests::Rng(0x2545_f491_4f6c_dd1d);
+        let mut next = |m: u64| rng.next(m);
         for _ in 0..40 {
             let n = 2 + next(150) as usize;
             let mut topo: Vec<u32> = (0..n as u32).collect();
