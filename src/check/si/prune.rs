@@ -13,10 +13,15 @@
 //! dependency successor of `b` reaches `a` (or is `a`). For serializability
 //! every edge counts alike.
 //!
-//! Reachability in H comes from vector clocks over sessions when session
-//! order is part of the graph (sessions are then chains), from bitsets for
-//! histories up to [`BITSET_LIMIT`] transactions, and otherwise pruning is
-//! skipped and the solver decides alone.
+//! Data flow, each round: the known edges as G2 (for SI, each transaction
+//! two nodes, the second entered by an anti-dependency and left by a
+//! dependency, so that G2's paths between first copies are H's), its
+//! topological order (none: the known edges close a cycle), reachability
+//! in H from that, then each open constraint's sides. Reachability comes
+//! from vector clocks over sessions when session order is part of the
+//! graph (sessions are then chains), from bitsets for histories up to
+//! [`BITSET_LIMIT`] transactions, and otherwise pruning is skipped and the
+//! solver decides alone.
 //!
 //! Edges that hold only under a selector (reads with several candidate
 //! writers) are not known, so they never force anything here; a forced
@@ -30,25 +35,24 @@ use crate::history::model::*;
 /// Largest history (in transactions) for bitset reachability: n²/8 bytes.
 pub const BITSET_LIMIT: usize = 40_000;
 
-/// Known adjacency, by kind.
+/// Known adjacency, by kind: what a side's check walks (reachability
+/// comes from G2, [`oracle`]).
 pub struct Known {
     pub dep_out: Vec<Vec<u32>>,
     pub rw_in: Vec<Vec<u32>>,
-    pub rw_out: Vec<Vec<u32>>,
 }
 
 impl Known {
     pub fn new(g: &Polygraph, n: usize) -> Known {
-        // Each list sized once: growing 3n lists push by push costs more
+        // Each list sized once: growing 2n lists push by push costs more
         // than counting first.
-        let (mut dep_out, mut rw_in, mut rw_out) = (vec![0u32; n], vec![0u32; n], vec![0u32; n]);
+        let (mut dep_out, mut rw_in) = (vec![0u32; n], vec![0u32; n]);
         for &e in &g.known {
             let e = g.edges[e as usize];
             if e.kind.is_dep() {
                 dep_out[e.a as usize] += 1;
             } else {
                 rw_in[e.b as usize] += 1;
-                rw_out[e.a as usize] += 1;
             }
         }
         let lists = |c: Vec<u32>| -> Vec<Vec<u32>> {
@@ -59,7 +63,6 @@ impl Known {
         let mut k = Known {
             dep_out: lists(dep_out),
             rw_in: lists(rw_in),
-            rw_out: lists(rw_out),
         };
         for &e in &g.known {
             k.add(g, e);
@@ -73,31 +76,7 @@ impl Known {
             self.dep_out[e.a as usize].push(e.b);
         } else {
             self.rw_in[e.b as usize].push(e.a);
-            self.rw_out[e.a as usize].push(e.b);
         }
-    }
-
-    /// H: what makes a cycle, as plain edges between transactions.
-    pub fn h_graph(&self, serializable: bool) -> Digraph {
-        let n = self.dep_out.len();
-        let mut edges: Vec<(u32, u32)> = Vec::new();
-        for a in 0..n {
-            for &b in &self.dep_out[a] {
-                edges.push((a as u32, b));
-            }
-            for &y in &self.rw_out[a] {
-                if serializable {
-                    edges.push((a as u32, y));
-                } else {
-                    for &z in &self.dep_out[y as usize] {
-                        edges.push((a as u32, z));
-                    }
-                }
-            }
-        }
-        edges.sort_unstable();
-        edges.dedup();
-        Digraph::from_edges(n, &edges)
     }
 }
 
@@ -179,16 +158,24 @@ pub fn session_oracle(h: &History, g2: &Digraph, topo: &[u32], variant: Variant)
     }
 }
 
-/// Bitset reachability for an acyclic H, when it fits and is built
-/// before `deadline` (else [`Oracle::None`]: at SI and 40,000
-/// transactions a build takes seconds).
+/// Bitset reachability in H over the transactions `inc`, from the
+/// variant's G2 of known edges (`g2`, `serializable` as the variant) in
+/// its topological order `topo`, when it fits and is built before
+/// `deadline` (else [`Oracle::None`]: at SI and 40,000 transactions a
+/// build takes seconds). For serializability G2 is H. For SI a
+/// transaction's H successors are its first copy's G2 successors, a
+/// second copy (entered by an anti-dependency) taken on by its
+/// dependencies: H is never built, where an anti-dependency joined to
+/// each dependency after it made it ten times G2's size (17M edges at
+/// 40,000 transactions, a second a round to build and sort).
 pub fn oracle(
-    hg: &Digraph,
+    g2: &Digraph,
+    serializable: bool,
     topo: &[u32],
     inc: &[bool],
     deadline: Option<std::time::Instant>,
 ) -> Oracle {
-    let n = hg.len();
+    let n = inc.len();
     let count = inc.iter().filter(|&&b| b).count();
     if count > BITSET_LIMIT {
         return Oracle::None;
@@ -199,22 +186,37 @@ pub fn oracle(
     }
     let words = count.div_ceil(64).max(1);
     let mut bits = vec![0u64; count * words];
+    // The transaction of a G2 node that is a first copy.
+    let txn = |v: u32| {
+        if serializable {
+            Some(v)
+        } else {
+            v.is_multiple_of(2).then_some(v / 2)
+        }
+    };
+    let order: Vec<u32> = topo.iter().filter_map(|&v| txn(v)).collect();
     let mut at = vec![0u32; n];
-    for (i, &v) in topo.iter().enumerate() {
-        at[v as usize] = i as u32;
+    for (i, &t) in order.iter().enumerate() {
+        at[t as usize] = i as u32;
     }
     let mut succ: Vec<u32> = Vec::new();
-    for (i, &a) in topo.iter().rev().enumerate() {
+    for (i, &a) in order.iter().rev().enumerate() {
         if i % 1024 == 0 && super::expired(deadline) {
             return Oracle::None;
         }
         let da = dense[a as usize] as usize;
+        succ.clear();
+        let first = if serializable { a } else { 2 * a };
+        for &v in g2.out(first) {
+            match txn(v) {
+                Some(b) => succ.push(b),
+                None => succ.extend(g2.out(v).iter().map(|&z| z / 2)),
+            }
+        }
         // The successors nearest in the order first: a later one that an
         // earlier one reaches adds nothing (its row is in that one's), and
-        // is skipped. SI's H holds many such edges (an anti-dependency
-        // joined to each dependency after it).
-        succ.clear();
-        succ.extend_from_slice(hg.out(a));
+        // is skipped, as is a repeat. SI's H holds many such (an
+        // anti-dependency joined to each dependency after it).
         succ.sort_unstable_by_key(|&b| at[b as usize]);
         for &b in &succ {
             let db = dense[b as usize] as usize;
@@ -422,34 +424,27 @@ pub fn prune(
     let mut last = false;
     loop {
         rounds += 1;
-        let o = if variant.session {
-            // Session chains make vector clocks exact: work on G2 itself.
-            edges.reserve((g.known.len() - mapped) * 2);
-            for &e in &g.known[mapped..] {
-                variant.g2_edges(&g.edges[e as usize], &mut edges);
-            }
-            mapped = g.known.len();
-            let g2 = Digraph::from_edges(variant.g2_nodes(n), &edges);
-            let Some(topo) = topo_order(&g2, &g2_mask) else {
-                return done(open, Vec::new(), true, rounds, None);
-            };
-            if open.is_empty() || last || super::expired(deadline) {
-                graph = Some((g2, topo));
-                break;
-            }
-            let o = session_oracle(h, &g2, &topo, variant);
-            graph = Some((g2, topo));
-            o
-        } else {
-            let hg = known.h_graph(variant.serializable);
-            let Some(topo) = topo_order(&hg, &g.included) else {
-                return done(open, Vec::new(), true, rounds, None);
-            };
-            if open.is_empty() || last || super::expired(deadline) {
-                break;
-            }
-            oracle(&hg, &topo, &g.included, deadline)
+        edges.reserve((g.known.len() - mapped) * 2);
+        for &e in &g.known[mapped..] {
+            variant.g2_edges(&g.edges[e as usize], &mut edges);
+        }
+        mapped = g.known.len();
+        let g2 = Digraph::from_edges(variant.g2_nodes(n), &edges);
+        let Some(topo) = topo_order(&g2, &g2_mask) else {
+            return done(open, Vec::new(), true, rounds, None);
         };
+        let stop = open.is_empty() || last || super::expired(deadline);
+        let o = if stop {
+            Oracle::None
+        } else if variant.session {
+            // Session chains make vector clocks exact: work on G2 itself.
+            session_oracle(h, &g2, &topo, variant)
+        } else {
+            oracle(&g2, variant.serializable, &topo, &g.included, deadline)
+        };
+        if variant.session {
+            graph = Some((g2, topo));
+        }
         if matches!(o, Oracle::None) {
             break;
         }
@@ -505,16 +500,26 @@ pub fn prune(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::si::polygraph::{Edge, EdgeKind};
     use std::time::{Duration, Instant};
 
     #[test]
     fn bitset_reachability_is_that_of_a_search() {
         // Random DAGs over a shuffled topological order, dense enough that
         // most edges are implied by others (what the build skips), some
-        // nodes left out.
+        // nodes left out; each edge a dependency or an anti-dependency.
+        // Serializability: H is every edge. SI: H's steps are a dependency,
+        // or an anti-dependency then a dependency, searched here as such
+        // (the oracle reads them off G2's two copies).
         let mut rng = super::super::tests::Rng(0x2545_f491_4f6c_dd1d);
         let mut next = |m: u64| rng.next(m);
-        for _ in 0..40 {
+        for round in 0..80 {
+            let serializable = round % 2 == 0;
+            let variant = Variant {
+                serializable,
+                session: false,
+                realtime: false,
+            };
             let n = 2 + next(150) as usize;
             let mut topo: Vec<u32> = (0..n as u32).collect();
             for i in (1..n).rev() {
@@ -522,22 +527,53 @@ mod tests {
             }
             let inc: Vec<bool> = (0..n).map(|_| next(8) != 0).collect();
             let placed: Vec<u32> = topo.iter().copied().filter(|&v| inc[v as usize]).collect();
+            // (a, b, is a dependency)
             let mut edges = Vec::new();
             for i in 0..placed.len() {
                 for j in i + 1..placed.len() {
                     if next(100) < 8 {
-                        edges.push((placed[i], placed[j]));
+                        edges.push((placed[i], placed[j], next(3) != 0));
                     }
                 }
             }
-            let g = Digraph::from_edges(n, &edges);
-            let o = oracle(&g, &placed, &inc, None);
+            let mut g2_edges = Vec::new();
+            for &(a, b, dep) in &edges {
+                let kind = if dep { EdgeKind::Ww } else { EdgeKind::Rw };
+                let e = Edge {
+                    a,
+                    b,
+                    kind,
+                    key: 0,
+                    va: Val::NIL,
+                    vb: Val::NIL,
+                };
+                variant.g2_edges(&e, &mut g2_edges);
+            }
+            let g2 = Digraph::from_edges(variant.g2_nodes(n), &g2_edges);
+            let mask: Vec<bool> = (0..g2.len())
+                .map(|v| inc[if serializable { v } else { v / 2 }])
+                .collect();
+            let order = topo_order(&g2, &mask).expect("edges go forward");
+            let o = oracle(&g2, serializable, &order, &inc, None);
+            // H's steps out of each transaction.
+            let mut h = vec![Vec::new(); n];
+            for &(a, b, dep) in &edges {
+                if dep || serializable {
+                    h[a as usize].push(b);
+                } else {
+                    for &(y, z, dep2) in &edges {
+                        if y == b && dep2 {
+                            h[a as usize].push(z);
+                        }
+                    }
+                }
+            }
             for &x in &placed {
                 let mut seen = vec![false; n];
                 let mut stack = vec![x];
                 seen[x as usize] = true;
                 while let Some(v) = stack.pop() {
-                    for &w in g.out(v) {
+                    for &w in &h[v as usize] {
                         if !seen[w as usize] {
                             seen[w as usize] = true;
                             stack.push(w);
@@ -556,7 +592,7 @@ mod tests {
         // 0 -> 1 -> 2.
         let g = Digraph::from_edges(3, &[(0, 1), (1, 2)]);
         let (topo, inc) = ([0, 1, 2], [true; 3]);
-        let o = oracle(&g, &topo, &inc, None);
+        let o = oracle(&g, true, &topo, &inc, None);
         assert_eq!(
             (o.reaches(0, 2), o.reaches(2, 0)),
             (Some(true), Some(false))
@@ -564,7 +600,7 @@ mod tests {
         let past = Instant::now()
             .checked_sub(Duration::from_secs(1))
             .expect("a past instant");
-        let cut = oracle(&g, &topo, &inc, Some(past));
+        let cut = oracle(&g, true, &topo, &inc, Some(past));
         assert!(matches!(cut, Oracle::None));
         assert_eq!(cut.reaches(0, 2), None);
     }
