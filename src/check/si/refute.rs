@@ -27,9 +27,10 @@
 //! file's order where sessions interleave, else each one's place in its
 //! session); windows of [`WINDOW`] of them (of [`WIDE_WINDOW`] beyond
 //! pruning's reach, whose violations span more: [`window_size`]), each
-//! overlapping the next by half; a window's polygraph may hold at most
-//! [`WINDOW_PAIRS`] unordered writer pairs, else the window halves (down
-//! to [`MIN_WINDOW`]). Each window gets at most [`WINDOW_TIME`], all of
+//! overlapping the next by half (a wide one hunted by pruning alone,
+//! [`HUNT`], and told in full only when it refutes); a window's
+//! polygraph may hold at most [`WINDOW_PAIRS`] unordered writer pairs,
+//! else the window halves (down to [`MIN_WINDOW`]). Each window gets at most [`WINDOW_TIME`], all of
 //! them [`BUDGET`]; the first that finds a violation decides. Memory is
 //! that of one window's polygraph plus a few arrays per transaction.
 //!
@@ -225,7 +226,8 @@ fn window(
 /// 5 pruning rounds in 1.0 s, a cycle of five transactions whose two
 /// anti-dependencies rest on write orders other transactions' reads
 /// force), the three before it each stopped at [`WINDOW_TIME`] while
-/// pruning; its 65,536-transaction sibling likewise.
+/// pruning (since [`HUNT`], each sooner, its pruning stopped once a
+/// round settles little); its 65,536-transaction sibling likewise.
 fn window_size(n: usize) -> usize {
     if n > super::prune::BITSET_LIMIT {
         WIDE_WINDOW
