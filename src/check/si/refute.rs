@@ -30,9 +30,10 @@
 //! overlapping the next by half (a wide one hunted by pruning alone,
 //! [`HUNT`], and told in full only when it refutes); a window's
 //! polygraph may hold at most [`WINDOW_PAIRS`] unordered writer pairs,
-//! else the window halves (down to [`MIN_WINDOW`]). Each window gets at most [`WINDOW_TIME`], all of
-//! them [`BUDGET`]; the first that finds a violation decides. Memory is
-//! that of one window's polygraph plus a few arrays per transaction.
+//! else the window halves (down to [`MIN_WINDOW`]). Each window gets at
+//! most [`WINDOW_TIME`], all of them [`BUDGET`]; the first that finds a
+//! violation decides. Memory is that of one window's polygraph plus a
+//! few arrays per transaction.
 //!
 //! A small sessionless history whose whole polygraph stalls in the solver
 //! ([`stalled`]) is refuted the same way, in windows of growing size: its
