@@ -569,6 +569,19 @@ impl Variant {
         if self.serializable { t } else { 2 * t }
     }
 
+    /// The transaction of a G2 node (either copy).
+    #[inline]
+    pub fn g2_txn(self, v: u32) -> TxnId {
+        if self.serializable { v } else { v / 2 }
+    }
+
+    /// The G2 nodes that take part: the copies of the transactions `inc`.
+    pub fn g2_mask(self, inc: &[bool]) -> Vec<bool> {
+        (0..self.g2_nodes(inc.len()))
+            .map(|v| inc[self.g2_txn(v as u32) as usize])
+            .collect()
+    }
+
     /// Elle's name for "some cycle of this model's graph exists".
     pub fn cycle_exists(self) -> &'static str {
         match (self.serializable, self.session, self.realtime) {
@@ -949,9 +962,7 @@ fn known_cyclic(g: &Polygraph, variant: Variant) -> bool {
         variant.g2_edges(&g.edges[e as usize], &mut edges);
     }
     let nodes = variant.g2_nodes(g.included.len());
-    let mask: Vec<bool> = (0..nodes)
-        .map(|v| g.included[if variant.serializable { v } else { v / 2 }])
-        .collect();
+    let mask = variant.g2_mask(&g.included);
     topo_order(&Digraph::from_edges(nodes, &edges), &mask).is_none()
 }
 

@@ -131,7 +131,7 @@ impl Oracle {
 /// transaction's first copy raises its chain's entry; reachability between
 /// first copies is then exact.
 pub fn session_oracle(h: &History, g2: &Digraph, topo: &[u32], variant: Variant) -> Oracle {
-    let txn = |a: u32| if variant.serializable { a } else { a / 2 };
+    let txn = |a: u32| variant.g2_txn(a);
     // One entry per chain of first copies (sessions among them).
     let first = |a: u32| (variant.g2_node(txn(a)) == a).then(|| h.txns[txn(a) as usize].session);
     let cover = chains(g2, topo, first, h.sessions.len());
@@ -159,8 +159,7 @@ pub fn session_oracle(h: &History, g2: &Digraph, topo: &[u32], variant: Variant)
 }
 
 /// Bitset reachability in H over the transactions `inc`, from the
-/// variant's G2 of known edges (`g2`, `serializable` as the variant) in
-/// its topological order `topo`, when it fits and is built before
+/// variant's G2 of known edges (`g2`) in its topological order `topo`, when it fits and is built before
 /// `deadline` (else [`Oracle::None`]: at SI and 40,000 transactions a
 /// build takes seconds). For serializability G2 is H. For SI a
 /// transaction's H successors are its first copy's G2 successors, a
@@ -170,7 +169,7 @@ pub fn session_oracle(h: &History, g2: &Digraph, topo: &[u32], variant: Variant)
 /// 40,000 transactions, a second a round to build and sort).
 pub fn oracle(
     g2: &Digraph,
-    serializable: bool,
+    variant: Variant,
     topo: &[u32],
     inc: &[bool],
     deadline: Option<std::time::Instant>,
@@ -187,13 +186,7 @@ pub fn oracle(
     let words = count.div_ceil(64).max(1);
     let mut bits = vec![0u64; count * words];
     // The transaction of a G2 node that is a first copy.
-    let txn = |v: u32| {
-        if serializable {
-            Some(v)
-        } else {
-            v.is_multiple_of(2).then_some(v / 2)
-        }
-    };
+    let txn = |v: u32| Some(variant.g2_txn(v)).filter(|&t| variant.g2_node(t) == v);
     let order: Vec<u32> = topo.iter().filter_map(|&v| txn(v)).collect();
     let mut at = vec![0u32; n];
     for (i, &t) in order.iter().enumerate() {
@@ -206,11 +199,10 @@ pub fn oracle(
         }
         let da = dense[a as usize] as usize;
         succ.clear();
-        let first = if serializable { a } else { 2 * a };
-        for &v in g2.out(first) {
+        for &v in g2.out(variant.g2_node(a)) {
             match txn(v) {
                 Some(b) => succ.push(b),
-                None => succ.extend(g2.out(v).iter().map(|&z| z / 2)),
+                None => succ.extend(g2.out(v).iter().map(|&z| variant.g2_txn(z))),
             }
         }
         // The successors nearest in the order first: a later one that an
@@ -402,9 +394,7 @@ pub fn prune(
     let mut known = Known::new(g, n);
     let mut rounds = 0;
     // G2 nodes that take part.
-    let g2_mask: Vec<bool> = (0..variant.g2_nodes(n))
-        .map(|v| g.included[if variant.serializable { v } else { v / 2 }])
-        .collect();
+    let g2_mask = variant.g2_mask(&g.included);
     let done = |open, contradictions, known_cycle, rounds, graph| Pruned {
         open,
         contradictions,
@@ -440,7 +430,7 @@ pub fn prune(
             // Session chains make vector clocks exact: work on G2 itself.
             session_oracle(h, &g2, &topo, variant)
         } else {
-            oracle(&g2, variant.serializable, &topo, &g.included, deadline)
+            oracle(&g2, variant, &topo, &g.included, deadline)
         };
         if variant.session {
             graph = Some((g2, topo));
@@ -501,6 +491,7 @@ pub fn prune(
 mod tests {
     use super::*;
     use crate::check::si::polygraph::{Edge, EdgeKind};
+    use crate::check::si::tests::PLAIN_SER;
     use std::time::{Duration, Instant};
 
     #[test]
@@ -550,11 +541,8 @@ mod tests {
                 variant.g2_edges(&e, &mut g2_edges);
             }
             let g2 = Digraph::from_edges(variant.g2_nodes(n), &g2_edges);
-            let mask: Vec<bool> = (0..g2.len())
-                .map(|v| inc[if serializable { v } else { v / 2 }])
-                .collect();
-            let order = topo_order(&g2, &mask).expect("edges go forward");
-            let o = oracle(&g2, serializable, &order, &inc, None);
+            let order = topo_order(&g2, &variant.g2_mask(&inc)).expect("edges go forward");
+            let o = oracle(&g2, variant, &order, &inc, None);
             // H's steps out of each transaction.
             let mut h = vec![Vec::new(); n];
             for &(a, b, dep) in &edges {
@@ -592,7 +580,7 @@ mod tests {
         // 0 -> 1 -> 2.
         let g = Digraph::from_edges(3, &[(0, 1), (1, 2)]);
         let (topo, inc) = ([0, 1, 2], [true; 3]);
-        let o = oracle(&g, true, &topo, &inc, None);
+        let o = oracle(&g, PLAIN_SER, &topo, &inc, None);
         assert_eq!(
             (o.reaches(0, 2), o.reaches(2, 0)),
             (Some(true), Some(false))
@@ -600,7 +588,7 @@ mod tests {
         let past = Instant::now()
             .checked_sub(Duration::from_secs(1))
             .expect("a past instant");
-        let cut = oracle(&g, true, &topo, &inc, Some(past));
+        let cut = oracle(&g, PLAIN_SER, &topo, &inc, Some(past));
         assert!(matches!(cut, Oracle::None));
         assert_eq!(cut.reaches(0, 2), None);
     }

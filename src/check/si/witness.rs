@@ -121,7 +121,7 @@ pub(super) fn suspects<T>(
     mut look: impl FnMut(&[KeyId], TxnId) -> ControlFlow<T>,
 ) -> Option<T> {
     let place = places(h.txns.len(), &gg.when);
-    let txn = |node: u32| if variant.serializable { node } else { node / 2 } as usize;
+    let txn = |node: u32| variant.g2_txn(node) as usize;
     let on_cycle: Vec<usize> = (0..gg.g2.len())
         .filter(|&i| {
             let (u, v) = gg.g2[i];
@@ -268,9 +268,7 @@ impl Guessed {
             }
         }
         let nodes = variant.g2_nodes(n);
-        let mask: Vec<bool> = (0..nodes)
-            .map(|v| inc[if variant.serializable { v } else { v / 2 }])
-            .collect();
+        let mask = variant.g2_mask(&inc);
         Some(Guessed {
             nodes,
             mask,
