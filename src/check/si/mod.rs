@@ -38,10 +38,11 @@ use std::time::Instant;
 use rustc_hash::FxHashSet;
 
 use crate::anomaly::{Anomaly, Datum, Field};
+use crate::check::graph::{Digraph, sccs};
 use crate::history::model::*;
 use cycles::{Components, Work, contradiction, known_cycles, unsat_witness};
 use polygraph::{EdgeId, Polygraph, Variant};
-use refute::Part;
+use refute::{Around, Part};
 use solve::{Solved, solve_lazily, time_keys};
 
 /// How much of the logged order of writes a witness kept
@@ -91,6 +92,11 @@ pub struct Stats {
     pub narrowed: Option<(usize, usize)>,
     /// The banded witness was tried and found none ([`witness::banded`]).
     pub banded: Option<witness::Rounds>,
+    /// Where the violations found lie, when the verdict alone was asked
+    /// and none was told: a transaction of each contradiction pruning
+    /// met, or of each cyclic component of the known edges. A weaker
+    /// variant looks there first ([`refute::around`]).
+    pub found_at: Vec<TxnId>,
 }
 
 impl Stats {
@@ -207,29 +213,31 @@ fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
 /// whose logged order closes cycles through most keys, its verdict asked
 /// for) when a solution keeps that order for writers far apart
 /// ([`witness::banded`]); a large sessionless one by a violation on the
-/// keys of a short cycle of that order, or in a window of the history,
-/// when there is one ([`refute`]);
+/// keys of a short cycle of that order, or in a window of the history
+/// (first around where a stronger variant's violations lie), when there
+/// is one ([`refute`]);
 /// a small sessionless one by its whole polygraph, its solver bounded,
 /// then when that stalls by a violation in a window of growing size
 /// ([`refute::stalled`]); by the bounded-sessions search where it
 /// applies, else (or to name a cycle) by its own graph: build, prune,
 /// solve, tell. `telling` says how much of a violation to tell; `look`,
 /// the variant's [`first_look`] when it was taken already (on a history
-/// with nothing to narrow).
+/// with nothing to narrow); `stronger`, where stronger variants found
+/// violations ([`Stats::found_at`]), looked at first ([`refute::around`]).
 fn check_variant(
     h: &History,
     variant: Variant,
     deadline: Option<Instant>,
     telling: Telling,
-    look: Option<Look>,
+    (look, stronger): (Option<Look>, &[TxnId]),
 ) -> Outcome {
     if let Some(look) = look {
-        return look.go_on(h, variant, deadline, telling);
+        return look.go_on(h, variant, deadline, telling, stronger);
     }
     let Some(n) = narrow::narrow(h, variant, deadline) else {
-        return check_given(h, variant, deadline, telling);
+        return check_given(h, variant, deadline, telling, stronger);
     };
-    let mut o = check_given(&n.history, variant, deadline, telling);
+    let mut o = check_given(&n.history, variant, deadline, telling, stronger);
     o.stats.narrowed = Some((n.before, n.after));
     if o.timed_out || o.anomalies.is_empty() || !telling.cycles {
         return o;
@@ -238,7 +246,7 @@ fn check_variant(
     // keeps every writer it may have observed (the narrowed history's
     // cycles rest on choices the narrowing made); the narrowed telling
     // stands when that one has no time left to tell it.
-    let mut given = check_given(h, variant, deadline, telling);
+    let mut given = check_given(h, variant, deadline, telling, stronger);
     if given.timed_out {
         return o;
     }
@@ -253,8 +261,10 @@ fn check_given(
     variant: Variant,
     deadline: Option<Instant>,
     telling: Telling,
+    stronger: &[TxnId],
 ) -> Outcome {
-    first_look(h, variant, deadline, refute::Looks::All).go_on(h, variant, deadline, telling)
+    first_look(h, variant, deadline, refute::Looks::All)
+        .go_on(h, variant, deadline, telling, stronger)
 }
 
 /// What the logged order of writes showed of a variant ([`first_look`]).
@@ -268,17 +278,19 @@ enum Look {
 }
 
 impl Look {
-    /// The variant's outcome from here: the verdict, or [`check_rest`].
+    /// The variant's outcome from here: the verdict, or [`check_rest`]
+    /// (`stronger` as for [`check_variant`]).
     fn go_on(
         self,
         h: &History,
         variant: Variant,
         deadline: Option<Instant>,
         telling: Telling,
+        stronger: &[TxnId],
     ) -> Outcome {
         match self {
             Look::Decided(o) => o,
-            Look::Open(guessed) => check_rest(h, variant, deadline, telling, guessed),
+            Look::Open(guessed) => check_rest(h, variant, deadline, telling, (guessed, stronger)),
         }
     }
 }
@@ -337,14 +349,22 @@ fn witnessed(stats: Stats, kept: Kept) -> Outcome {
     }
 }
 
-/// [`check_given`] past its [`first_look`].
+/// [`check_given`] past its [`first_look`]; `stronger` as for
+/// [`check_variant`].
 fn check_rest(
     h: &History,
     variant: Variant,
     deadline: Option<Instant>,
     telling: Telling,
-    guessed: Option<Guessed>,
+    (guessed, stronger): (Option<Guessed>, &[TxnId]),
 ) -> Outcome {
+    // Where a stronger variant's violations cluster, one of this
+    // variant's most likely is (each of its violations is one of the
+    // stronger's): looked at first, a lone one of theirs after the
+    // witness ([`refute::Around`]).
+    if let Some(refuted) = refute::around(h, variant, deadline, stronger, Around::Clusters) {
+        return refuted;
+    }
     let mut band = None;
     if let Some(Guessed {
         keys,
@@ -393,6 +413,9 @@ fn check_rest(
         o.stats.banded = rounds;
         o
     };
+    if let Some(refuted) = refute::around(h, variant, deadline, stronger, Around::Lone) {
+        return said(refuted);
+    }
     if let Some(refuted) = refute::windows(h, variant, deadline) {
         return said(refuted);
     }
@@ -505,9 +528,15 @@ fn check_polygraph_telling(
         // The verdict alone: no cycle looked for.
         if !telling.cycles && pruned.known_cycle {
             out.anomalies.push(untold(&g));
+            out.stats.found_at = g2.cyclic_txns(&g);
             break 'run out;
         }
         if let Some(&(c, _, _)) = pruned.contradictions.first().filter(|_| !telling.cycles) {
+            out.stats.found_at = pruned
+                .contradictions
+                .iter()
+                .map(|&(c, _, _)| g.constraints[c].a)
+                .collect();
             let con = &g.constraints[c];
             out.anomalies.push(untold(&g).txn(con.a).txn(con.c).field(
                 Field::Unordered,
@@ -652,11 +681,28 @@ impl G2 {
     }
 
     fn txn(&self, node: u32) -> TxnId {
-        if self.variant.serializable {
-            node
-        } else {
-            node / 2
+        self.variant.g2_txn(node)
+    }
+
+    /// A transaction of each cyclic component of the known edges' graph.
+    fn cyclic_txns(&self, g: &Polygraph) -> Vec<TxnId> {
+        let mut edges = Vec::new();
+        for &e in &g.known {
+            self.map(g, e, &mut edges);
         }
+        let graph = Digraph::from_edges(self.nodes, &edges);
+        let sccs = sccs(&graph);
+        let mut seen = vec![false; sccs.count()];
+        for c in sccs.cyclic(&graph) {
+            seen[c as usize] = true;
+        }
+        let mut out = Vec::new();
+        for (v, &c) in sccs.comp.iter().enumerate() {
+            if std::mem::take(&mut seen[c as usize]) {
+                out.push(self.txn(v as u32));
+            }
+        }
+        out
     }
 
     /// The G2 edges of a transaction-level edge.
@@ -935,6 +981,71 @@ mod tests {
         load_bytes("t.txt", text.as_bytes().to_vec(), opts)
             .expect("loads")
             .history
+    }
+
+    #[test]
+    fn a_verdict_alone_says_where_its_violations_lie() {
+        // Each cycle's transactions make two micro-ops, the one beside
+        // them one.
+        let two = |h: &History, ts: &[TxnId]| {
+            !ts.is_empty() && ts.iter().all(|&t| h.txns[t as usize].mops().len() == 2)
+        };
+        let verdict = |h: &History, v: Variant| {
+            let scope = polygraph::Scope::WHOLE;
+            check_polygraph_telling(h, v, None, scope, Telling::VERDICT)
+        };
+        // Two transactions that read each other's writes: a cycle of
+        // known edges, in one component.
+        let h = load_text("w(1,1,0,1)\nr(2,1,0,1)\nw(2,1,1,2)\nr(1,1,1,2)\nw(3,1,2,3)\n");
+        for v in [PLAIN_SER, PLAIN_SI, SER] {
+            let o = verdict(&h, v);
+            assert!(!o.anomalies.is_empty(), "{v:?}");
+            assert_eq!(o.stats.found_at.len(), 1, "{v:?}");
+            assert!(two(&h, &o.stats.found_at), "{v:?}");
+        }
+        // A lost update: at SI a contradiction (either write order closes
+        // a cycle), at serializability two known anti-dependencies.
+        let h = load_text("r(1,0,0,1)\nw(1,1,0,1)\nr(1,0,1,2)\nw(1,2,1,2)\nw(3,1,2,3)\n");
+        for v in [PLAIN_SI, PLAIN_SER] {
+            let o = verdict(&h, v);
+            assert!(!o.anomalies.is_empty(), "{v:?}");
+            assert!(two(&h, &o.stats.found_at), "{v:?}");
+        }
+        // Told in full, the cycles say where they are: nothing more kept.
+        let o = check_polygraph_telling(&h, PLAIN_SI, None, polygraph::Scope::WHOLE, Telling::FULL);
+        assert!(!o.anomalies.is_empty() && o.stats.found_at.is_empty());
+        // A valid history has none.
+        let h = load_text("w(1,1,0,1)\nr(1,1,1,2)\n");
+        assert!(verdict(&h, PLAIN_SER).stats.found_at.is_empty());
+    }
+
+    #[test]
+    fn a_variant_implies_exactly_the_weaker_ones() {
+        // Over random histories: what a variant accepts, each variant it
+        // implies accepts; for each pair it does not imply, some history
+        // the one accepts the other rejects.
+        let all = [SSI, SER, PLAIN_SI, PLAIN_SER];
+        let mut apart = FxHashSet::default();
+        let mut r = Rng(0x5eed_1234_abcd);
+        for _ in 0..3000 {
+            let Some(h) = load(&random_history(&mut r)) else {
+                continue;
+            };
+            let verdicts: Vec<bool> = all.iter().map(|&v| valid(&h, v)).collect();
+            for (i, &v) in all.iter().enumerate() {
+                for (j, &w) in all.iter().enumerate() {
+                    if verdicts[i] && !verdicts[j] {
+                        assert!(!v.implies(w), "{v:?} {w:?}");
+                        apart.insert((i, j));
+                    }
+                }
+            }
+        }
+        for (i, &v) in all.iter().enumerate() {
+            for (j, &w) in all.iter().enumerate() {
+                assert_eq!(v.implies(w), !apart.contains(&(i, j)), "{v:?} {w:?}");
+            }
+        }
     }
 
     #[test]

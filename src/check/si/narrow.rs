@@ -205,7 +205,13 @@ mod tests {
                 assert!(n.after < n.before);
                 let alone = resolutions(&h);
                 let some = alone.iter().any(|x| valid(x, v));
-                let o = super::super::check_given(&n.history, v, None, super::super::Telling::FULL);
+                let o = super::super::check_given(
+                    &n.history,
+                    v,
+                    None,
+                    super::super::Telling::FULL,
+                    &[],
+                );
                 assert!(!o.timed_out);
                 assert_eq!(o.anomalies.is_empty(), some, "{v:?}\n{text}");
                 verdicts[usize::from(some)] += 1;

@@ -582,6 +582,16 @@ impl Variant {
             .collect()
     }
 
+    /// Whether a history this variant accepts is accepted by `weaker` too:
+    /// `weaker` keeps no order this one drops, so each of its violations
+    /// is one of this variant's (serializability's graph holds SI's
+    /// cycles).
+    pub fn implies(self, weaker: Variant) -> bool {
+        self.serializable >= weaker.serializable
+            && self.session >= weaker.session
+            && self.realtime >= weaker.realtime
+    }
+
     /// Elle's name for "some cycle of this model's graph exists".
     pub fn cycle_exists(self) -> &'static str {
         match (self.serializable, self.session, self.realtime) {

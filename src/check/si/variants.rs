@@ -29,7 +29,7 @@ use super::cycles::claims_of;
 use super::polygraph::Variant;
 use super::{Look, Outcome, Telling, check_variant, expired, first_look};
 use crate::anomaly::{Anomaly, Datum, Field};
-use crate::history::model::{History, Status, from};
+use crate::history::model::{History, Status, TxnId, from};
 use crate::spec::AnomalyType;
 
 /// The SI and serializability checks of one history within one deadline.
@@ -108,7 +108,18 @@ impl<'h> Checks<'h> {
                 return i;
             }
         }
-        let outcome = check_variant(self.h, v, until, telling, look);
+        // Where stronger variants found violations, told or not: each of
+        // this one's is one of theirs.
+        let stronger: Vec<TxnId> = self
+            .decided
+            .iter()
+            .filter(|d| d.variant != v && d.variant.implies(v))
+            .flat_map(|d| {
+                let told = d.outcome.anomalies.iter().filter_map(|a| a.txns.first());
+                d.outcome.stats.found_at.iter().chain(told).copied()
+            })
+            .collect();
+        let outcome = check_variant(self.h, v, until, telling, (look, &stronger));
         self.keep(v, outcome, until, telling)
     }
 
@@ -460,7 +471,7 @@ mod tests {
                 steps,
                 ..Telling::FULL
             };
-            check_variant(&h, PLAIN_SER, None, t, None)
+            check_variant(&h, PLAIN_SER, None, t, (None, &[]))
         };
         let full = tell(Telling::TELL_STEPS);
         assert!(!full.timed_out);
@@ -550,7 +561,7 @@ mod tests {
                     ..v
                 };
                 assert_eq!(decided(&c), vec![strong], "seed {seed}");
-                let alone = check_variant(&h, v, None, Telling::FULL, None);
+                let alone = check_variant(&h, v, None, Telling::FULL, (None, &[]));
                 assert!(
                     alone.anomalies.is_empty() && !alone.timed_out,
                     "seed {seed}"
