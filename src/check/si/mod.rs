@@ -38,7 +38,7 @@ use std::time::Instant;
 use rustc_hash::FxHashSet;
 
 use crate::anomaly::{Anomaly, Datum, Field};
-use crate::check::graph::{Digraph, sccs};
+use crate::check::graph::sccs;
 use crate::history::model::*;
 use cycles::{Components, Work, contradiction, known_cycles, unsat_witness};
 use polygraph::{EdgeId, Polygraph, Variant};
@@ -686,11 +686,7 @@ impl G2 {
 
     /// A transaction of each cyclic component of the known edges' graph.
     fn cyclic_txns(&self, g: &Polygraph) -> Vec<TxnId> {
-        let mut edges = Vec::new();
-        for &e in &g.known {
-            self.map(g, e, &mut edges);
-        }
-        let graph = Digraph::from_edges(self.nodes, &edges);
+        let graph = g.known_g2(self.variant);
         let sccs = sccs(&graph);
         let mut seen = vec![false; sccs.count()];
         for c in sccs.cyclic(&graph) {

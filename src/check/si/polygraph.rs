@@ -606,6 +606,15 @@ impl Variant {
 }
 
 impl Polygraph {
+    /// The variant's G2 of the known edges.
+    pub fn known_g2(&self, variant: Variant) -> Digraph {
+        let mut edges = Vec::with_capacity(2 * self.known.len());
+        for &e in &self.known {
+            variant.g2_edges(&self.edges[e as usize], &mut edges);
+        }
+        Digraph::from_edges(variant.g2_nodes(self.included.len()), &edges)
+    }
+
     fn add(&mut self, e: Edge) -> EdgeId {
         self.edges.push(e);
         (self.edges.len() - 1) as EdgeId
@@ -967,13 +976,7 @@ fn amb_edges(
 /// Whether the known edges alone close a cycle of the variant's graph
 /// (G2: for SI, one with no two adjacent anti-dependencies).
 fn known_cyclic(g: &Polygraph, variant: Variant) -> bool {
-    let mut edges = Vec::with_capacity(2 * g.known.len());
-    for &e in &g.known {
-        variant.g2_edges(&g.edges[e as usize], &mut edges);
-    }
-    let nodes = variant.g2_nodes(g.included.len());
-    let mask = variant.g2_mask(&g.included);
-    topo_order(&Digraph::from_edges(nodes, &edges), &mask).is_none()
+    topo_order(&g.known_g2(variant), &variant.g2_mask(&g.included)).is_none()
 }
 
 /// Whether the known edges of the whole history close a cycle of a

@@ -154,6 +154,16 @@ fn refuted_first(h: &History, variant: Variant) -> Option<(Vec<bool>, Vec<TxnId>
     })
 }
 
+/// Each of `n` transactions' place in `order` (`usize::MAX` for those not
+/// in it).
+fn places(order: &[TxnId], n: usize) -> Vec<usize> {
+    let mut place = vec![usize::MAX; n];
+    for (i, &t) in order.iter().enumerate() {
+        place[t as usize] = i;
+    }
+    place
+}
+
 /// Whether a history is large enough to be refuted first (see
 /// [`refuted_first`]), `inc` its included transactions: asked without
 /// sorting them.
@@ -326,10 +336,7 @@ pub(super) fn around(
         return None;
     }
     let mut w = Windows::new(h, variant)?;
-    let mut place = vec![usize::MAX; h.txns.len()];
-    for (i, &t) in w.order.iter().enumerate() {
-        place[t as usize] = i;
-    }
+    let place = places(&w.order, h.txns.len());
     let mut at: Vec<usize> = found_at
         .iter()
         .filter_map(|&t| place.get(t as usize).copied())
@@ -740,10 +747,7 @@ fn suspected(
         (LOOKS, WINDOW_PAIRS)
     };
     let budget = Instant::now() + BUDGET;
-    let mut place = vec![usize::MAX; h.txns.len()];
-    for (i, &t) in order.iter().enumerate() {
-        place[t as usize] = i;
-    }
+    let place = places(order, h.txns.len());
     let mut keys = vec![false; h.keys.len()];
     let mut part = vec![false; h.txns.len()];
     // Breaks with the violation found, or with none when the time is up
@@ -1049,10 +1053,7 @@ mod tests {
         let inc = included(&h);
         assert!(large(&h, &inc));
         let order = time_order(&h, &inc);
-        let mut place = vec![usize::MAX; h.txns.len()];
-        for (i, &t) in order.iter().enumerate() {
-            place[t as usize] = i;
-        }
+        let place = places(&order, h.txns.len());
         for v in [PLAIN_SI, PLAIN_SER] {
             let strong = Variant { session: true, ..v };
             let scope = Scope::WHOLE;
