@@ -2,6 +2,7 @@
 //! each level family a request needs and assembles Elle's result map.
 
 pub mod basic;
+pub mod budget;
 pub mod causal;
 pub(crate) mod clocks;
 mod committed;
@@ -349,6 +350,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     let mut variants: Vec<si::polygraph::Variant> =
         checkers.iter().filter_map(|&c| si_variant(c)).collect();
     variants.dedup();
+    let work = budget::spent();
     let mut checks = si::variants::Checks::new(h, deadline);
     // What is found so far, by identity: a cycle a second variant finds
     // again is told once.
@@ -394,6 +396,12 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         add_told(&mut found, &mut told, outcome.anomalies);
     }
     si::forks::run(h, &checkers, deadline, &mut found, &mut notes);
+    if budget::spent() > work {
+        notes.push(format!(
+            "polygraph checks: {} units of work (counted, the same on every host)",
+            budget::spent() - work
+        ));
+    }
     // Models decided through a stronger one: what that one rejects leaves
     // them undecided, and is reported as the reason.
     let mut reasons = BTreeSet::new();

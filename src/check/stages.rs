@@ -53,3 +53,18 @@ pub fn totals() -> StageTimes {
         graphs: TOTALS[4].load(Ordering::Relaxed),
     }
 }
+
+/// A stage's stopwatch, for the figures above and `-v`: read only to
+/// report, never to decide anything.
+pub(crate) struct Timer(std::time::Instant);
+
+impl Timer {
+    pub(crate) fn start() -> Timer {
+        Timer(std::time::Instant::now())
+    }
+
+    /// Seconds since it started.
+    pub(crate) fn secs(&self) -> f64 {
+        self.0.elapsed().as_secs_f64()
+    }
+}

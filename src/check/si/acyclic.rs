@@ -25,6 +25,7 @@
 use batsat::theory::Theory;
 use batsat::{Lit, TheoryArg, lbool};
 
+use crate::check::budget::spend;
 use crate::check::graph::Digraph;
 
 /// Marks an edge that no literal switches (always present).
@@ -162,6 +163,8 @@ impl Order {
             return Err(vec![reason]);
         }
         let (lb, ub) = (self.ord[v as usize], self.ord[u as usize]);
+        // Edges the searches scan, counted as work.
+        let mut scanned = 0u64;
         if lb < ub {
             // Forward from v within the affected region.
             let e = self.bump();
@@ -177,6 +180,7 @@ impl Order {
                 );
                 let fixed = (lo..hi).map(|i| (self.fixed_out[i], KNOWN));
                 let k = self.out[x as usize].len();
+                scanned += (hi - lo + k) as u64;
                 for (y, r) in fixed.chain((0..k).map(|i| self.out[x as usize][i])) {
                     if y == u {
                         // Cycle: v ->* x -> u -> v.
@@ -188,6 +192,7 @@ impl Order {
                             cur = p;
                         }
                         reasons.push(reason);
+                        spend(scanned + 1);
                         return Err(reasons);
                     }
                     if self.mark[y as usize] != e && self.ord[y as usize] < ub {
@@ -210,6 +215,7 @@ impl Order {
                     self.fixed_in_at[x as usize + 1] as usize,
                 );
                 let k = self.inn[x as usize].len();
+                scanned += (hi - lo + k) as u64;
                 let fixed = (lo..hi).map(|i| self.fixed_in[i]);
                 for y in fixed.chain((0..k).map(|i| self.inn[x as usize][i].0)) {
                     if self.mark[y as usize] != e2 && self.ord[y as usize] > lb {
@@ -235,7 +241,9 @@ impl Order {
                 self.ord[x as usize] = p;
                 self.at[p as usize] = x;
             }
+            spend(scanned + (self.fwd.len() + self.bwd.len()) as u64);
         }
+        spend(1);
         self.out[u as usize].push((v, reason));
         self.inn[v as usize].push((u, reason));
         Ok(())
@@ -243,6 +251,7 @@ impl Order {
 
     /// Removes the last edge added from `u` to `v`.
     pub fn remove_last(&mut self, u: u32, v: u32) {
+        spend(1);
         if let Some(i) = self.out[u as usize].iter().rposition(|&(y, _)| y == v) {
             self.out[u as usize].remove(i);
         }
@@ -369,6 +378,7 @@ impl Order {
                 }
             }
         }
+        spend(w.reached.len() as u64);
     }
 }
 
@@ -574,6 +584,7 @@ impl Acyclic {
             let mut keep = 0;
             let mut k = 0;
             let mut failed = false;
+            spend(ws.len() as u64);
             while k < ws.len() {
                 let g = ws[k];
                 k += 1;
@@ -671,6 +682,7 @@ impl Acyclic {
         }
         into.gone[g as usize] = true;
         into.log.push(g);
+        spend(self.group_edges(g).len() as u64);
         for i in self.group_edges(g) {
             let v = self.edges[i].1 as usize;
             let k = into.pos[i] as usize;
@@ -691,6 +703,7 @@ impl Acyclic {
             let Some(g) = into.log.pop() else { break };
             into.gone[g as usize] = false;
             let range = self.edge_at[g as usize] as usize..self.edge_at[g as usize + 1] as usize;
+            spend(range.len() as u64);
             for i in range.rev() {
                 into.live[self.edges[i].1 as usize] += 1;
             }
@@ -739,6 +752,7 @@ impl Acyclic {
             for &y in &self.bwd.reached {
                 let lo = into.at[y as usize] as usize;
                 let hi = lo + into.live[y as usize] as usize;
+                spend((hi - lo) as u64);
                 for &(x, g2, _) in &into.items[lo..hi] {
                     if !self.fwd.has(x) || self.is_active[g2 as usize] {
                         continue;

@@ -21,9 +21,9 @@
 //! leaves untold is counted, never timed, so the same history always gets
 //! the same cycles.
 
+use crate::check::budget::Budget;
 use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
-use std::time::Instant;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -32,7 +32,7 @@ use super::polygraph::{EdgeId, EdgeKind, Polygraph, Sel};
 use super::tell::{
     any_kind, cycle_anomaly, cycle_name, data_dep, data_or_session, through, ww_only, ww_wr,
 };
-use super::{G2, expired, untold};
+use super::{G2, untold};
 use crate::anomaly::{Anomaly, Datum, Field, Grounds};
 use crate::check::graph::{Digraph, sccs};
 use crate::history::model::*;
@@ -829,14 +829,14 @@ pub(super) fn strongest_cycle_over(
     adj: &[Vec<(u32, EdgeId)>],
     comps: &mut Components,
     edges: impl IntoIterator<Item = EdgeId>,
-    (deadline, work): (Option<Instant>, &mut Work),
+    (budget, work): (Budget, &mut Work),
 ) -> Option<Vec<EdgeId>> {
     let mut best: Option<(usize, Vec<EdgeId>)> = None;
     let mut buf = Vec::new();
     for e in edges {
-        // Past the deadline or the work, the best so far is the one told
+        // Past the budget, the best so far is the one told
         // (or none); nothing beats a G0 of two steps.
-        if expired(deadline)
+        if budget.expired()
             || work.spent()
             || best.as_ref().is_some_and(|(p, b)| *p == 0 && b.len() <= 2)
         {
@@ -877,14 +877,14 @@ pub(super) enum Shape {
 
 /// Cycles among known edges: each cyclic component of G2 yields cycles
 /// through its edges until every edge is covered (up to a bound).
-/// Past the deadline or the work it stops, and says so (the second value:
+/// Past the budget it stops, and says so (the second value:
 /// how many cyclic components of G2 it told no cycle of; at least 1).
 pub(super) fn known_cycles(
     h: &History,
     g: &Polygraph,
     g2: &G2,
     inferred: &Inferred,
-    (deadline, work): (Option<Instant>, &mut Work),
+    (budget, work): (Budget, &mut Work),
 ) -> (Vec<Anomaly>, usize) {
     let full = g2.adjacency(g, &[]);
     let mut covered: FxHashSet<EdgeId> = FxHashSet::default();
@@ -917,7 +917,7 @@ pub(super) fn known_cycles(
             .count();
         n.max(1)
     };
-    // What ends the telling early, with nothing told (the deadline, or the
+    // What ends the telling early, with nothing told (the budget, or the
     // work spent before a search succeeded): one cycle still, any
     // (Elle's fallback cycle when its search times out).
     let cut = |mut out: Vec<Anomaly>, untold: usize| {
@@ -984,7 +984,7 @@ pub(super) fn known_cycles(
             }
         }
         for (u, v, e, c) in candidates {
-            if expired(deadline) {
+            if budget.expired() {
                 return cut(out, untold(&told));
             }
             if work.spent() {
@@ -1271,8 +1271,15 @@ impl Inferred {
         });
         let claims = {
             let (comps, work) = &mut *self.searches.borrow_mut();
-            strongest_cycle_over(g, g2, own, comps, side.iter().copied(), (None, work))
-                .map(|cyc| claims_of(&cycle_anomaly(h, g, &cyc)))
+            strongest_cycle_over(
+                g,
+                g2,
+                own,
+                comps,
+                side.iter().copied(),
+                (Budget::NONE, work),
+            )
+            .map(|cyc| claims_of(&cycle_anomaly(h, g, &cyc)))
         };
         self.other.borrow_mut().insert(c, claims.clone());
         claims
@@ -1358,7 +1365,7 @@ pub(super) fn contradiction(
     inferred: &Inferred,
     (adj, comps): (&[Vec<(u32, EdgeId)>], &mut Components),
     (c, e1, e2): (usize, EdgeId, EdgeId),
-    (deadline, work): (Option<Instant>, &mut Work),
+    (budget, work): (Budget, &mut Work),
 ) -> Option<Anomaly> {
     // Per order, the cycle that proves most: the anomaly claims what the
     // weaker of the two proves, and a short cycle that proves little (a
@@ -1372,7 +1379,7 @@ pub(super) fn contradiction(
             adj,
             comps,
             std::iter::once(first).chain(side.iter().copied()),
-            (deadline, &mut *work),
+            (budget, &mut *work),
         )
     };
     let con = &g.constraints[c];
@@ -1432,7 +1439,7 @@ pub(super) fn unsat_witness(
     g2: &G2,
     core: &[usize],
     choices: &[usize],
-    (deadline, work): (Option<Instant>, &mut Work),
+    (budget, work): (Budget, &mut Work),
 ) -> (Anomaly, bool) {
     let mut chosen: FxHashSet<Sel> = FxHashSet::default();
     for &i in choices {
@@ -1474,9 +1481,9 @@ pub(super) fn unsat_witness(
         &adj,
         &mut Components::new(),
         extra.iter().copied(),
-        (deadline, &mut *work),
+        (budget, &mut *work),
     );
-    let cut = best.is_none() && (expired(deadline) || work.spent());
+    let cut = best.is_none() && (budget.expired() || work.spent());
     let pairs = Datum::List(
         core.iter()
             .map(|&c| {
@@ -1498,7 +1505,7 @@ pub(super) fn unsat_witness(
             (a, false)
         }
         None => {
-            // The deadline or the work ran out first (else it cannot happen: the known
+            // The budget or the work ran out first (else it cannot happen: the known
             // graph is acyclic, so every cycle uses a constraint edge); say
             // only that a cycle exists.
             let mut a = untold(g).field(Field::Unordered, pairs);

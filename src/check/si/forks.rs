@@ -54,7 +54,7 @@
 //! choice of the constraints (every choice has one) told as Elle names it,
 //! its claim narrowed to the model checked.
 
-use std::time::Instant;
+use crate::check::budget::Budget;
 
 use batsat::interface::SolverInterface;
 use batsat::{Lit, lbool};
@@ -211,7 +211,7 @@ struct Pruned {
 /// one with a single anti-dependency) cannot hold, whatever the other
 /// constraints choose, so the other side joins the known edges. Edges
 /// under a selector never force anything.
-fn prune(h: &History, g: &Polygraph, level: Level, deadline: Option<Instant>) -> Pruned {
+fn prune(h: &History, g: &Polygraph, level: Level, budget: Budget) -> Pruned {
     let nodes = 2 * h.txns.len();
     let mut forced: Vec<Option<bool>> = vec![None; g.constraints.len()];
     let mut edges: Vec<(u32, u32)> = Vec::new();
@@ -230,7 +230,7 @@ fn prune(h: &History, g: &Polygraph, level: Level, deadline: Option<Instant>) ->
                 rounds,
             };
         };
-        if deadline.is_some_and(|d| Instant::now() > d) {
+        if budget.expired() {
             break;
         }
         let r = Reach::new(h, 2, &dg, &topo);
@@ -291,17 +291,18 @@ fn prune(h: &History, g: &Polygraph, level: Level, deadline: Option<Instant>) ->
 pub fn run(
     h: &History,
     checkers: &std::collections::BTreeSet<Checker>,
-    deadline: Option<Instant>,
+    deadline: Option<std::time::Instant>,
     found: &mut Vec<Anomaly>,
     notes: &mut Vec<String>,
 ) {
+    let budget = Budget::until(deadline);
     for &c in checkers {
         let level = match c {
             Checker::Prefix => Level::Prefix,
             Checker::ParallelSnapshotIsolation => Level::ParallelSnapshotIsolation,
             _ => continue,
         };
-        let o = check(h, level, deadline);
+        let o = check(h, level, budget);
         notes.extend(o.stats.notes(level.name(), "conflicts and lemmas"));
         if o.timed_out {
             found.push(Anomaly::search_timeout(level.marker()));
@@ -319,23 +320,23 @@ pub fn run(
 }
 
 /// Checks one level.
-pub fn check(h: &History, level: Level, deadline: Option<Instant>) -> Outcome {
+pub fn check(h: &History, level: Level, budget: Budget) -> Outcome {
     let mut stats = Stats::default();
     let undecided = |stats: Stats| Outcome {
         anomalies: Vec::new(),
         timed_out: true,
         stats,
     };
-    if deadline.is_some_and(|d| Instant::now() > d) {
+    if budget.expired() {
         return undecided(stats);
     }
-    let t0 = Instant::now();
+    let t0 = crate::check::stages::Timer::start();
     let variant = Variant {
         serializable: false,
         session: true,
         realtime: false,
     };
-    let mut g = polygraph::build(h, variant, deadline);
+    let mut g = polygraph::build(h, variant, budget);
     if g.too_big || g.cut {
         stats.too_big = g.too_big;
         return undecided(stats);
@@ -345,9 +346,9 @@ pub fn check(h: &History, level: Level, deadline: Option<Instant>) -> Outcome {
     stats.constraints_after = g.constraints.len();
     stats.unknown_before = g.unknown_edges;
     stats.unknown_after = g.unknown_edges;
-    stats.construct_s = t0.elapsed().as_secs_f64();
-    let t1 = Instant::now();
-    let pruned = prune(h, &g, level, deadline);
+    stats.construct_s = t0.secs();
+    let t1 = crate::check::stages::Timer::start();
+    let pruned = prune(h, &g, level, budget);
     stats.prune_rounds = pruned.rounds;
     let open = pruned.forced.iter().filter(|f| f.is_none()).count();
     stats.constraints_after = open;
@@ -363,7 +364,7 @@ pub fn check(h: &History, level: Level, deadline: Option<Instant>) -> Outcome {
         // choice has one.
         let pick: Vec<bool> = pruned.forced.iter().map(|f| f.unwrap_or(true)).collect();
         let a = witness(h, &g, level, &pick, &first_writers(&g));
-        stats.prune_s = t1.elapsed().as_secs_f64();
+        stats.prune_s = t1.secs();
         return Outcome {
             anomalies: vec![a.unwrap_or_else(|| Anomaly::new(level.marker()))],
             timed_out: false,
@@ -403,7 +404,7 @@ pub fn check(h: &History, level: Level, deadline: Option<Instant>) -> Outcome {
         let pick: Vec<bool> = pruned.forced.iter().map(|f| f.unwrap_or(true)).collect();
         let sel = first_writers(&g);
         let a = witness(h, &g, level, &pick, &sel);
-        stats.interpret_s = t1.elapsed().as_secs_f64();
+        stats.interpret_s = t1.secs();
         return Outcome {
             anomalies: a.into_iter().collect(),
             timed_out: false,
@@ -421,7 +422,7 @@ pub fn check(h: &History, level: Level, deadline: Option<Instant>) -> Outcome {
         }
     };
     let mut theory = Acyclic::new(order);
-    let mut solver = solver_until(deadline);
+    let mut solver = solver_until(budget);
     let mut conds = Conds {
         lits: vec![[None, None]; g.edges.len()],
         off: vec![false; g.edges.len()],
@@ -500,8 +501,8 @@ pub fn check(h: &History, level: Level, deadline: Option<Instant>) -> Outcome {
             group(&mut theory, vec![!v, sel[s as usize]], &[e]);
         }
     }
-    stats.prune_s = t1.elapsed().as_secs_f64();
-    let t2 = Instant::now();
+    stats.prune_s = t1.secs();
+    let t2 = crate::check::stages::Timer::start();
     let mut lemmas = 0;
     let mut last: Option<(Vec<bool>, Vec<bool>)> = None;
     let verdict = loop {
@@ -539,14 +540,14 @@ pub fn check(h: &History, level: Level, deadline: Option<Instant>) -> Outcome {
         }
     };
     stats.solver_conflicts = theory.conflicts + lemmas as u64;
-    stats.solve_s = t2.elapsed().as_secs_f64();
+    stats.solve_s = t2.secs();
     let mut out = Outcome {
         anomalies: Vec::new(),
         timed_out: false,
         stats,
     };
     if verdict == lbool::FALSE {
-        let t3 = Instant::now();
+        let t3 = crate::check::stages::Timer::start();
         // Every choice of the constraints has a forbidden cycle: tell the
         // one of PSI's latest model, else of the choice the starting order
         // suggests.
@@ -563,7 +564,7 @@ pub fn check(h: &History, level: Level, deadline: Option<Instant>) -> Outcome {
         if out.anomalies.is_empty() {
             out.anomalies.push(Anomaly::new(level.marker()));
         }
-        out.stats.interpret_s = t3.elapsed().as_secs_f64();
+        out.stats.interpret_s = t3.secs();
     } else if verdict != lbool::TRUE {
         out.timed_out = true;
     }
@@ -829,7 +830,7 @@ mod tests {
     }
 
     fn valid(h: &History, level: Level) -> bool {
-        let o = check(h, level, None);
+        let o = check(h, level, Budget::NONE);
         assert!(!o.timed_out);
         o.anomalies.is_empty()
     }
@@ -856,7 +857,7 @@ mod tests {
     fn lost_update_is_prefix_not_psi() {
         let h = load(LOST_UPDATE);
         assert!(valid(&h, Level::Prefix));
-        let o = check(&h, Level::ParallelSnapshotIsolation, None);
+        let o = check(&h, Level::ParallelSnapshotIsolation, Budget::NONE);
         assert_eq!(o.anomalies.len(), 1);
         let a = &o.anomalies[0];
         assert_eq!(a.name, "G-single-item");
@@ -867,7 +868,7 @@ mod tests {
     fn long_fork_is_psi_not_prefix() {
         let h = load(LONG_FORK);
         assert!(valid(&h, Level::ParallelSnapshotIsolation));
-        let o = check(&h, Level::Prefix, None);
+        let o = check(&h, Level::Prefix, Budget::NONE);
         assert_eq!(o.anomalies.len(), 1);
         let a = &o.anomalies[0];
         assert_eq!(a.name, "G-nonadjacent-item");

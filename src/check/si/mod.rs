@@ -33,7 +33,7 @@ pub mod variants;
 pub use tell::Telling;
 mod witness;
 
-use std::time::Instant;
+use crate::check::budget::{self, Budget};
 
 use rustc_hash::FxHashSet;
 
@@ -69,9 +69,11 @@ pub struct Stats {
     pub solve_s: f64,
     pub interpret_s: f64,
     pub solver_conflicts: u64,
+    /// Work done ([`crate::check::budget`]): build, prune and solve.
+    pub work: u64,
     /// The polygraph would exceed [`polygraph::MAX_PAIRS`] writer pairs.
     pub too_big: bool,
-    /// The deadline came while the violation found was being told: the
+    /// The budget ran out while the violation found was being told: the
     /// verdict stands, but cycles may be left untold (or, when none was
     /// told, only the variant's `*-cycle-exists` is).
     pub explain_cut: bool,
@@ -106,7 +108,8 @@ impl Stats {
     pub fn notes(&self, name: &str, conflicts: &str) -> Vec<String> {
         let mut notes = vec![format!(
             "{}: constraints {} -> {} after {} pruning rounds, unknown dependencies {} -> {}; \
-             construct {:.3} s, prune {:.3} s, solve {:.3} s ({} {}), interpret {:.3} s",
+             construct {:.3} s, prune {:.3} s, solve {:.3} s ({} {}), interpret {:.3} s; \
+             work {}",
             name,
             self.constraints_before,
             self.constraints_after,
@@ -118,7 +121,8 @@ impl Stats {
             self.solve_s,
             self.solver_conflicts,
             conflicts,
-            self.interpret_s
+            self.interpret_s,
+            self.work
         )];
         if let Some((before, after)) = self.narrowed {
             notes.push(format!(
@@ -189,12 +193,7 @@ pub struct Outcome {
     pub stats: Stats,
 }
 
-/// Whether the deadline has passed.
-fn expired(deadline: Option<Instant>) -> bool {
-    deadline.is_some_and(|d| Instant::now() > d)
-}
-
-/// What stands for a violation found but not told within the deadline.
+/// What stands for a violation found but not told within the budget.
 fn untold(g: &Polygraph) -> Anomaly {
     Anomaly::new(g.cycle_exists)
 }
@@ -202,8 +201,8 @@ fn untold(g: &Polygraph) -> Anomaly {
 /// Checks one variant alone (the unit tests' entry; a run goes through
 /// [`variants::Checks`], which shares what variants have in common).
 #[cfg(test)]
-fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
-    variants::Checks::new(h, deadline).check(variant)
+fn check(h: &History, variant: Variant, budget: Budget) -> Outcome {
+    variants::Checks::new(h, budget.deadline).check(variant)
 }
 
 /// Decides one variant: reads of values written more than once first
@@ -227,17 +226,17 @@ fn check(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
 fn check_variant(
     h: &History,
     variant: Variant,
-    deadline: Option<Instant>,
+    budget: Budget,
     telling: Telling,
     (look, stronger): (Option<Look>, &[TxnId]),
 ) -> Outcome {
     if let Some(look) = look {
-        return look.go_on(h, variant, deadline, telling, stronger);
+        return look.go_on(h, variant, budget, telling, stronger);
     }
-    let Some(n) = narrow::narrow(h, variant, deadline) else {
-        return check_given(h, variant, deadline, telling, stronger);
+    let Some(n) = narrow::narrow(h, variant, budget) else {
+        return check_given(h, variant, budget, telling, stronger);
     };
-    let mut o = check_given(&n.history, variant, deadline, telling, stronger);
+    let mut o = check_given(&n.history, variant, budget, telling, stronger);
     o.stats.narrowed = Some((n.before, n.after));
     if o.timed_out || o.anomalies.is_empty() || !telling.cycles {
         return o;
@@ -246,7 +245,7 @@ fn check_variant(
     // keeps every writer it may have observed (the narrowed history's
     // cycles rest on choices the narrowing made); the narrowed telling
     // stands when that one has no time left to tell it.
-    let mut given = check_given(h, variant, deadline, telling, stronger);
+    let mut given = check_given(h, variant, budget, telling, stronger);
     if given.timed_out {
         return o;
     }
@@ -259,12 +258,11 @@ fn check_variant(
 fn check_given(
     h: &History,
     variant: Variant,
-    deadline: Option<Instant>,
+    budget: Budget,
     telling: Telling,
     stronger: &[TxnId],
 ) -> Outcome {
-    first_look(h, variant, deadline, refute::Looks::All)
-        .go_on(h, variant, deadline, telling, stronger)
+    first_look(h, variant, budget, refute::Looks::All).go_on(h, variant, budget, telling, stronger)
 }
 
 /// What the logged order of writes showed of a variant ([`first_look`]).
@@ -284,13 +282,13 @@ impl Look {
         self,
         h: &History,
         variant: Variant,
-        deadline: Option<Instant>,
+        budget: Budget,
         telling: Telling,
         stronger: &[TxnId],
     ) -> Outcome {
         match self {
             Look::Decided(o) => o,
-            Look::Open(guessed) => check_rest(h, variant, deadline, telling, (guessed, stronger)),
+            Look::Open(guessed) => check_rest(h, variant, budget, telling, (guessed, stronger)),
         }
     }
 }
@@ -310,17 +308,12 @@ struct Guessed {
 /// the first few). Linear in micro-ops but for the suspects' parts, so it
 /// comes before anything else is built; a glance comes before the
 /// stronger variants' attempts ([`variants::Checks`]).
-fn first_look(
-    h: &History,
-    variant: Variant,
-    deadline: Option<Instant>,
-    looks: refute::Looks,
-) -> Look {
+fn first_look(h: &History, variant: Variant, budget: Budget, looks: refute::Looks) -> Look {
     match witness::guess(h, variant) {
         witness::Guess::None => Look::Open(None),
         witness::Guess::Holds => Look::Decided(witnessed(Stats::default(), Kept::Whole)),
         witness::Guess::Release { keys, cycles } => {
-            if let Some(refuted) = refute::by_keys(h, variant, deadline, &cycles, looks) {
+            if let Some(refuted) = refute::by_keys(h, variant, budget, &cycles, looks) {
                 // The logged order's short cycles are where a violation
                 // most likely is: looked at before any witness is tried,
                 // so that an invalid history does not pay for one (a 10k
@@ -354,7 +347,7 @@ fn witnessed(stats: Stats, kept: Kept) -> Outcome {
 fn check_rest(
     h: &History,
     variant: Variant,
-    deadline: Option<Instant>,
+    budget: Budget,
     telling: Telling,
     (guessed, stronger): (Option<Guessed>, &[TxnId]),
 ) -> Outcome {
@@ -362,7 +355,7 @@ fn check_rest(
     // variant's most likely is (each of its violations is one of the
     // stronger's): looked at first, a lone one of theirs after the
     // witness ([`refute::Around`]).
-    if let Some(refuted) = refute::around(h, variant, deadline, stronger, Around::Clusters) {
+    if let Some(refuted) = refute::around(h, variant, budget, stronger, Around::Clusters) {
         return refuted;
     }
     let mut band = None;
@@ -373,8 +366,7 @@ fn check_rest(
     }) = guessed
     {
         if looked == refute::Looks::Glance
-            && let Some(refuted) =
-                refute::by_keys(h, variant, deadline, &cycles, refute::Looks::All)
+            && let Some(refuted) = refute::by_keys(h, variant, budget, &cycles, refute::Looks::All)
         {
             return refuted;
         }
@@ -383,7 +375,7 @@ fn check_rest(
             witness::Route::Released => {
                 // The guess kept where it closed no cycle, the rest
                 // solved.
-                if let Some(stats) = witness::released(h, variant, deadline, &keys, &when) {
+                if let Some(stats) = witness::released(h, variant, budget, &keys, &when) {
                     return witnessed(stats, Kept::Part);
                 }
             }
@@ -403,7 +395,7 @@ fn check_rest(
     if let Some((keys, when, inc)) = band
         && !polygraph::known_cycle(h, variant)
     {
-        match witness::banded(h, variant, deadline, &keys, (&when, &inc)) {
+        match witness::banded(h, variant, budget, &keys, (&when, &inc)) {
             Ok(stats) => return witnessed(stats, Kept::Part),
             Err(r) => rounds = (r.end != witness::RoundsEnd::NotTried).then_some(r),
         }
@@ -413,21 +405,21 @@ fn check_rest(
         o.stats.banded = rounds;
         o
     };
-    if let Some(refuted) = refute::around(h, variant, deadline, stronger, Around::Lone) {
+    if let Some(refuted) = refute::around(h, variant, budget, stronger, Around::Lone) {
         return said(refuted);
     }
-    if let Some(refuted) = refute::windows(h, variant, deadline) {
+    if let Some(refuted) = refute::windows(h, variant, budget) {
         return said(refuted);
     }
     if telling.cycles && refute::stalls_first(h, variant) {
         // A small sessionless history: the whole first, its solver
         // bounded; when that stalls, its windows; then the whole again.
         let first = telling.within(refute::WHOLE_DECISIONS);
-        let o = check_polygraph_telling(h, variant, deadline, polygraph::Scope::WHOLE, first);
-        if !o.timed_out || o.stats.too_big || expired(deadline) || first == telling {
+        let o = check_polygraph_telling(h, variant, budget, polygraph::Scope::WHOLE, first);
+        if !o.timed_out || o.stats.too_big || budget.expired() || first == telling {
             return said(o);
         }
-        if let Some(refuted) = refute::stalled(h, variant, deadline, telling) {
+        if let Some(refuted) = refute::stalled(h, variant, budget, telling) {
             return said(refuted);
         }
     }
@@ -441,24 +433,24 @@ fn check_rest(
     } else {
         telling
     };
-    said(sessions::decide(h, variant, deadline, telling, |d, t| {
+    said(sessions::decide(h, variant, budget, telling, |d, t| {
         check_polygraph_telling(h, variant, d, polygraph::Scope::WHOLE, t)
     }))
 }
 
 #[cfg(test)]
-fn check_polygraph(h: &History, variant: Variant, deadline: Option<Instant>) -> Outcome {
-    check_polygraph_in(h, variant, deadline, polygraph::Scope::WHOLE)
+fn check_polygraph(h: &History, variant: Variant, budget: Budget) -> Outcome {
+    check_polygraph_in(h, variant, budget, polygraph::Scope::WHOLE)
 }
 
 /// [`check_polygraph_telling`] telling all it finds.
 fn check_polygraph_in(
     h: &History,
     variant: Variant,
-    deadline: Option<Instant>,
+    budget: Budget,
     scope: polygraph::Scope,
 ) -> Outcome {
-    check_polygraph_telling(h, variant, deadline, scope, Telling::FULL)
+    check_polygraph_telling(h, variant, budget, scope, Telling::FULL)
 }
 
 /// [`check_polygraph`] over a [`polygraph::Scope`]: for a part, a
@@ -469,21 +461,22 @@ fn check_polygraph_in(
 fn check_polygraph_telling(
     h: &History,
     variant: Variant,
-    deadline: Option<Instant>,
+    budget: Budget,
     scope: polygraph::Scope,
     telling: Telling,
 ) -> Outcome {
-    let o = 'run: {
+    let before = budget::spent();
+    let mut o = 'run: {
         let mut stats = Stats::default();
-        if expired(deadline) {
+        if budget.expired() {
             break 'run Outcome {
                 anomalies: Vec::new(),
                 timed_out: true,
                 stats,
             };
         }
-        let t0 = Instant::now();
-        let mut g = polygraph::build_or_cycle(h, variant, deadline, scope);
+        let t0 = crate::check::stages::Timer::start();
+        let mut g = polygraph::build_or_cycle(h, variant, budget, scope);
         if g.too_big || g.cut {
             stats.too_big = g.too_big;
             break 'run Outcome {
@@ -494,12 +487,12 @@ fn check_polygraph_telling(
         }
         stats.constraints_before = g.constraints.len();
         stats.unknown_before = g.unknown_edges;
-        stats.construct_s = t0.elapsed().as_secs_f64();
-        let t1 = Instant::now();
+        stats.construct_s = t0.secs();
+        let t1 = crate::check::stages::Timer::start();
         // Edges pruning adds are forced only if the history satisfies the
         // variant: a cycle through one proves that it does not, and no more.
         let observed = g.known.len();
-        let pruned = prune::prune(h, &mut g, variant, deadline, telling.cycles);
+        let pruned = prune::prune(h, &mut g, variant, budget, telling.cycles);
         let inferred = cycles::Inferred::new(&g, observed);
         stats.prune_rounds = pruned.rounds;
         stats.constraints_after = pruned.open.len();
@@ -511,14 +504,14 @@ fn check_polygraph_telling(
                 con.either.len() + con.or.len() + con.either_if.len() + con.or_if.len()
             })
             .sum();
-        stats.prune_s = t1.elapsed().as_secs_f64();
+        stats.prune_s = t1.secs();
         let g2 = G2::new(&g, variant, h.txns.len());
         let mut out = Outcome {
             anomalies: Vec::new(),
             timed_out: false,
             stats,
         };
-        let t3 = Instant::now();
+        let t3 = crate::check::stages::Timer::start();
         // A guessed order (see `witness`): only a solution counts, so a
         // cycle is not told.
         if scope.fixed.is_some() && (pruned.known_cycle || !pruned.contradictions.is_empty()) {
@@ -552,9 +545,9 @@ fn check_polygraph_telling(
         };
         if pruned.known_cycle {
             ground(&g);
-            let (found, untold_here) = known_cycles(h, &g, &g2, &inferred, (deadline, &mut work));
+            let (found, untold_here) = known_cycles(h, &g, &g2, &inferred, (budget, &mut work));
             out.anomalies = found;
-            out.stats.explain_cut = untold_here > 0 && expired(deadline);
+            out.stats.explain_cut = untold_here > 0 && budget.expired();
             if untold_here > 0 && !out.stats.explain_cut {
                 // The work (all of it, or a pass's share) ran out.
                 out.stats.untold = untold_here;
@@ -562,7 +555,7 @@ fn check_polygraph_telling(
             if out.anomalies.is_empty() {
                 out.anomalies.push(untold(&g));
             }
-            out.stats.interpret_s = t3.elapsed().as_secs_f64();
+            out.stats.interpret_s = t3.secs();
             break 'run out;
         }
         if !pruned.contradictions.is_empty() {
@@ -573,7 +566,7 @@ fn check_polygraph_telling(
             let adj = g2.adjacency(&g, &[]);
             let mut comps = Components::new();
             for (i, &(c, e1, e2)) in pruned.contradictions.iter().enumerate() {
-                if expired(deadline) {
+                if budget.expired() {
                     out.stats.explain_cut = true;
                     break;
                 }
@@ -588,7 +581,7 @@ fn check_polygraph_telling(
                     &inferred,
                     (&adj, &mut comps),
                     (c, e1, e2),
-                    (deadline, &mut work),
+                    (budget, &mut work),
                 ) else {
                     if work.spent() {
                         out.stats.untold = pruned.contradictions.len() - i;
@@ -602,9 +595,9 @@ fn check_polygraph_telling(
                     out.anomalies.push(a);
                 }
             }
-            if out.anomalies.is_empty() && (expired(deadline) || work.spent()) {
+            if out.anomalies.is_empty() && (budget.expired() || work.spent()) {
                 // A contradiction proves the violation; telling it ran out.
-                out.stats.explain_cut = expired(deadline);
+                out.stats.explain_cut = budget.expired();
                 let (c, _, _) = pruned.contradictions[0];
                 let con = &g.constraints[c];
                 out.anomalies.push(untold(&g).txn(con.a).txn(con.c).field(
@@ -612,7 +605,7 @@ fn check_polygraph_telling(
                     Datum::List(vec![Datum::Txn(con.a), Datum::Txn(con.c)]),
                 ));
             }
-            out.stats.interpret_s = t3.elapsed().as_secs_f64();
+            out.stats.interpret_s = t3.secs();
             if !out.anomalies.is_empty() {
                 break 'run out;
             }
@@ -620,13 +613,13 @@ fn check_polygraph_telling(
         if pruned.open.is_empty() && g.choices.is_empty() {
             break 'run out;
         }
-        if deadline.is_some_and(|d| Instant::now() > d) {
+        if budget.expired() {
             out.timed_out = true;
             break 'run out;
         }
-        let t2 = Instant::now();
+        let t2 = crate::check::stages::Timer::start();
         let invoke = time_keys(h);
-        let limits = (deadline, telling.decisions);
+        let limits = (budget, telling.decisions);
         let (g, g2) = (&g, &g2);
         let lz = solve_lazily(
             invoke.as_deref(),
@@ -637,7 +630,7 @@ fn check_polygraph_telling(
             limits,
         );
         out.stats.solver_conflicts = lz.conflicts;
-        out.stats.solve_s = t2.elapsed().as_secs_f64();
+        out.stats.solve_s = t2.secs();
         match &lz.result {
             Solved::Sat(_) => {}
             Solved::Unknown => out.timed_out = true,
@@ -645,23 +638,24 @@ fn check_polygraph_telling(
                 out.anomalies.push(untold(g))
             }
             Solved::Unsat(..) => {
-                let t3 = Instant::now();
+                let t3 = crate::check::stages::Timer::start();
                 ground(g);
                 let (core, choices) = match lz.core(invoke.as_deref(), g, g2, limits) {
                     Solved::Unsat(c, ch) if !(c.is_empty() && ch.is_empty()) => (c, ch),
                     _ => (lz.open.clone(), (0..g.choices.len()).collect()),
                 };
-                let (a, cut) = unsat_witness(h, g, g2, &core, &choices, (deadline, &mut work));
-                out.stats.explain_cut = cut && expired(deadline);
+                let (a, cut) = unsat_witness(h, g, g2, &core, &choices, (budget, &mut work));
+                out.stats.explain_cut = cut && budget.expired();
                 if cut && work.spent() {
                     out.stats.untold = 1;
                 }
                 out.anomalies.push(a);
-                out.stats.interpret_s = t3.elapsed().as_secs_f64();
+                out.stats.interpret_s = t3.secs();
             }
         }
         out
     };
+    o.stats.work = budget::spent() - before;
     crate::check::stages::add(&o.stats);
     o
 }
@@ -770,7 +764,7 @@ mod tests {
     }
 
     pub(super) fn valid(h: &History, v: Variant) -> bool {
-        let o = check(h, v, None);
+        let o = check(h, v, Budget::NONE);
         assert!(!o.timed_out);
         o.anomalies.is_empty()
     }
@@ -784,11 +778,11 @@ mod tests {
             max_pairs,
             ..polygraph::Scope::WHOLE
         };
-        let g = polygraph::build_in(&h, PLAIN_SER, None, scope(3));
+        let g = polygraph::build_in(&h, PLAIN_SER, Budget::NONE, scope(3));
         assert!(g.too_big);
         assert!(g.constraints.is_empty());
         assert_eq!(g.all_pairs, 4);
-        let g = polygraph::build_in(&h, PLAIN_SER, None, scope(4));
+        let g = polygraph::build_in(&h, PLAIN_SER, Budget::NONE, scope(4));
         assert!(!g.too_big);
         assert_eq!(
             g.constraints.len(),
@@ -797,9 +791,9 @@ mod tests {
         );
         // One session orders them all: nothing is open.
         let h = load("[x:=1]\n[x:=2 y:=1]\n[x:=3 y:=2]\n").expect("loads");
-        let g = polygraph::build_in(&h, SER, None, scope(0));
+        let g = polygraph::build_in(&h, SER, Budget::NONE, scope(0));
         assert!(!g.too_big);
-        assert!(polygraph::build_in(&h, PLAIN_SER, None, scope(3)).too_big);
+        assert!(polygraph::build_in(&h, PLAIN_SER, Budget::NONE, scope(3)).too_big);
     }
 
     #[test]
@@ -814,7 +808,13 @@ mod tests {
             steps: 1,
             decisions: None,
         };
-        let o = check_polygraph_telling(&h, PLAIN_SER, None, polygraph::Scope::WHOLE, telling);
+        let o = check_polygraph_telling(
+            &h,
+            PLAIN_SER,
+            Budget::NONE,
+            polygraph::Scope::WHOLE,
+            telling,
+        );
         assert!(o.stats.untold > 0, "{:?}", o.stats.untold);
         assert_eq!(o.anomalies.len(), 1, "{:?}", o.anomalies);
         let a = &o.anomalies[0];
@@ -822,7 +822,7 @@ mod tests {
         assert_eq!(a.txns.len(), 2, "{a:?}");
         assert!(a.cycle.is_some(), "{a:?}");
         // With the work it needs, the same cycle is told the usual way.
-        let o = check_polygraph(&h, PLAIN_SER, None);
+        let o = check_polygraph(&h, PLAIN_SER, Budget::NONE);
         assert_eq!(o.stats.untold, 0);
         assert_eq!(o.anomalies.len(), 1);
         assert_eq!(o.anomalies[0].name, "G2-item");
@@ -833,7 +833,7 @@ mod tests {
         // x = 1 twice; the reader is fine only if it read the first write.
         let h = load("[x:=1]\n[y:=5]\n---\n[y==5 x:=1]\n---\n[x==1 y==?]\n").expect("loads");
         assert_eq!(h.candidates.len(), 1);
-        let g = polygraph::build(&h, SSI, None);
+        let g = polygraph::build(&h, SSI, Budget::NONE);
         assert_eq!(g.choices.len(), 1);
         assert_eq!(g.choices[0].writers, vec![0, 2]);
         let wr = g
@@ -852,7 +852,7 @@ mod tests {
         // Each writer of x = 1 also wrote z, which the reader saw initial.
         let h = load("[x:=1 z:=1]\n---\n[x:=1 z:=2]\n---\n[x==1 z==?]\n").expect("loads");
         for v in [SSI, SER] {
-            let o = check(&h, v, None);
+            let o = check(&h, v, Budget::NONE);
             assert_eq!(o.anomalies.len(), 1, "{v:?}");
             let a = &o.anomalies[0];
             assert_eq!(a.name, "G-single-item", "{v:?}");
@@ -988,7 +988,7 @@ mod tests {
         };
         let verdict = |h: &History, v: Variant| {
             let scope = polygraph::Scope::WHOLE;
-            check_polygraph_telling(h, v, None, scope, Telling::VERDICT)
+            check_polygraph_telling(h, v, Budget::NONE, scope, Telling::VERDICT)
         };
         // Two transactions that read each other's writes: a cycle of
         // known edges, in one component.
@@ -1008,7 +1008,13 @@ mod tests {
             assert!(two(&h, &o.stats.found_at), "{v:?}");
         }
         // Told in full, the cycles say where they are: nothing more kept.
-        let o = check_polygraph_telling(&h, PLAIN_SI, None, polygraph::Scope::WHOLE, Telling::FULL);
+        let o = check_polygraph_telling(
+            &h,
+            PLAIN_SI,
+            Budget::NONE,
+            polygraph::Scope::WHOLE,
+            Telling::FULL,
+        );
         assert!(!o.anomalies.is_empty() && o.stats.found_at.is_empty());
         // A valid history has none.
         let h = load_text("w(1,1,0,1)\nr(1,1,1,2)\n");
@@ -1052,15 +1058,19 @@ mod tests {
         let h =
             load_text("r(1,0,0,1)\nw(2,1,0,1)\nr(2,0,1,2)\nw(1,1,1,2)\nw(1,2,2,3)\nw(2,2,2,3)\n");
         assert!(polygraph::known_cycle(&h, PLAIN_SER));
-        let g = polygraph::build_or_cycle(&h, PLAIN_SER, None, polygraph::Scope::WHOLE);
+        let g = polygraph::build_or_cycle(&h, PLAIN_SER, Budget::NONE, polygraph::Scope::WHOLE);
         assert!(g.constraints.is_empty());
         // Prefix and PSI make their own graph of the polygraph: whole.
-        assert!(!polygraph::build(&h, PLAIN_SER, None).constraints.is_empty());
-        let o = check(&h, PLAIN_SER, None);
+        assert!(
+            !polygraph::build(&h, PLAIN_SER, Budget::NONE)
+                .constraints
+                .is_empty()
+        );
+        let o = check(&h, PLAIN_SER, Budget::NONE);
         assert!(!o.timed_out && !o.anomalies.is_empty());
         // At SI nothing is sure: the pairs are constraints, and it passes.
         assert!(!polygraph::known_cycle(&h, PLAIN_SI));
-        let g = polygraph::build_or_cycle(&h, PLAIN_SI, None, polygraph::Scope::WHOLE);
+        let g = polygraph::build_or_cycle(&h, PLAIN_SI, Budget::NONE, polygraph::Scope::WHOLE);
         assert!(!g.constraints.is_empty());
         assert!(valid(&h, PLAIN_SI));
         // Session order is never skipped this way.
@@ -1075,7 +1085,7 @@ mod tests {
         for v in [PLAIN_SI, PLAIN_SER] {
             assert!(variants::Checks::new(&h, None).sure_to_reject(v), "{v:?}");
             // The proof agrees with the polygraph's own verdict.
-            let o = check_polygraph(&h, v, None);
+            let o = check_polygraph(&h, v, Budget::NONE);
             assert!(!o.timed_out && !o.anomalies.is_empty(), "{v:?}");
         }
         // The same, x = 1 written by a transaction that aborted: the

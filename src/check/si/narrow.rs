@@ -31,6 +31,7 @@
 use rustc_hash::FxHashMap;
 
 use super::polygraph::{DepClock, SplitScratch, Variant, final_writes};
+use crate::check::budget::Budget;
 use crate::check::deps::{included, realtime_edges, so_edges, wr_edges_of};
 use crate::history::model::*;
 
@@ -53,13 +54,9 @@ const ROUNDS: usize = 16;
 /// reads with several writers, the variant keeps no session order, nothing
 /// narrows, or the known dependencies close a cycle (at the start, or
 /// once the reads left with one writer add theirs: then the history
-/// violates the variant, and its own check says how), or past `deadline`
+/// violates the variant, and its own check says how), or past `budget`
 /// (narrowing only saves the check work; the check then stops at once).
-pub(super) fn narrow(
-    h: &History,
-    variant: Variant,
-    deadline: Option<std::time::Instant>,
-) -> Option<Narrowed> {
+pub(super) fn narrow(h: &History, variant: Variant, budget: Budget) -> Option<Narrowed> {
     if h.candidates.is_empty() || !variant.session {
         return None;
     }
@@ -78,7 +75,7 @@ pub(super) fn narrow(
     let mut scratch = SplitScratch::default();
     let mut changed = false;
     for _ in 0..ROUNDS {
-        if super::expired(deadline) {
+        if budget.expired() {
             return None;
         }
         let mut edges = fixed.clone();
@@ -90,7 +87,7 @@ pub(super) fn narrow(
         let mut narrowed = false;
         let mut key = None;
         for (at, &i) in reads.iter().enumerate() {
-            if at % 1024 == 0 && super::expired(deadline) {
+            if at % 1024 == 0 && budget.expired() {
                 return None;
             }
             let m = n.mops[i as usize];
@@ -153,7 +150,7 @@ mod tests {
         let x = h.mops[0].key;
         assert_eq!(h.candidates.len(), 2);
         for v in [SER, SSI] {
-            let n = narrow(&h, v, None).expect("narrows");
+            let n = narrow(&h, v, Budget::NONE).expect("narrows");
             // Reader 0 keeps session 2's write; reader 5 session 1's.
             let mut left: Vec<Vec<TxnId>> = n
                 .history
@@ -171,7 +168,7 @@ mod tests {
             assert_eq!((n.before, n.after), (4, 0), "{v:?}");
             assert!(n.history.candidates.is_empty());
             // Without session order nothing is known: not narrowed.
-            assert!(narrow(&h, super::super::tests::PLAIN_SI, None).is_none());
+            assert!(narrow(&h, super::super::tests::PLAIN_SI, Budget::NONE).is_none());
         }
     }
 
@@ -183,7 +180,7 @@ mod tests {
         // finds the violation.
         let h = load("[x==1]\n[x:=1 y:=1]\n---\n[y==1]\n[x:=1]\n").expect("loads");
         assert_eq!(h.candidates.len(), 1);
-        assert!(narrow(&h, SER, None).is_none());
+        assert!(narrow(&h, SER, Budget::NONE).is_none());
         assert!(!valid(&h, SER));
     }
 
@@ -198,7 +195,7 @@ mod tests {
             let text = random_history(&mut r);
             let Some(h) = load(&text) else { continue };
             for v in [SER, SSI] {
-                let Some(n) = narrow(&h, v, None) else {
+                let Some(n) = narrow(&h, v, Budget::NONE) else {
                     continue;
                 };
                 narrowed += 1;
@@ -208,7 +205,7 @@ mod tests {
                 let o = super::super::check_given(
                     &n.history,
                     v,
-                    None,
+                    Budget::NONE,
                     super::super::Telling::FULL,
                     &[],
                 );

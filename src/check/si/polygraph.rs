@@ -21,6 +21,7 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::check::budget::{self, Budget};
 use crate::check::clocks::{Chains, Vectors, chains};
 use crate::check::deps::{included, realtime_edges, so_edges};
 use crate::check::graph::{Digraph, topo_order};
@@ -113,7 +114,7 @@ pub struct Polygraph {
     /// Too many writer pairs or edges to enumerate: no verdict (see
     /// [`MAX_PAIRS`], [`MAX_EDGES`]).
     pub too_big: bool,
-    /// The deadline came while building: incomplete, no verdict.
+    /// The budget ran out while building: incomplete, no verdict.
     pub cut: bool,
     /// Reads with several candidate writers.
     pub choices: Vec<Choice>,
@@ -985,7 +986,7 @@ fn known_cyclic(g: &Polygraph, variant: Variant) -> bool {
 /// others.
 pub fn known_cycle(h: &History, variant: Variant) -> bool {
     !variant.session && {
-        let g = build_with(h, variant, None, Scope::WHOLE, Build::KnownOnly);
+        let g = build_with(h, variant, Budget::NONE, Scope::WHOLE, Build::KnownOnly);
         !g.too_big && !g.cut && known_cyclic(&g, variant)
     }
 }
@@ -1004,41 +1005,31 @@ enum Build {
 
 /// The polygraph of the whole history for a variant.
 ///
-/// Past `deadline` it stops between keys and sets [`Polygraph::too_big`]'s
+/// Past `budget` it stops between keys and sets [`Polygraph::too_big`]'s
 /// sibling `cut`: the graph is then incomplete and decides nothing.
-pub fn build(h: &History, variant: Variant, deadline: Option<std::time::Instant>) -> Polygraph {
-    build_in(h, variant, deadline, Scope::WHOLE)
+pub fn build(h: &History, variant: Variant, budget: Budget) -> Polygraph {
+    build_in(h, variant, budget, Scope::WHOLE)
 }
 
 /// [`build`] over a [`Scope`]: the transactions of a part only, with at
 /// most `scope.max_pairs` unordered writer pairs.
-pub fn build_in(
-    h: &History,
-    variant: Variant,
-    deadline: Option<std::time::Instant>,
-    scope: Scope,
-) -> Polygraph {
-    build_with(h, variant, deadline, scope, Build::Full)
+pub fn build_in(h: &History, variant: Variant, budget: Budget, scope: Scope) -> Polygraph {
+    build_with(h, variant, budget, scope, Build::Full)
 }
 
 /// [`build_in`] for the variant's own check, which stops at a cycle of
 /// known edges: when they close one, only they are built (no constraint;
 /// see the comment in [`build_with`]). Another graph made from the
 /// polygraph (prefix, PSI) needs [`build`].
-pub fn build_or_cycle(
-    h: &History,
-    variant: Variant,
-    deadline: Option<std::time::Instant>,
-    scope: Scope,
-) -> Polygraph {
-    build_with(h, variant, deadline, scope, Build::UnlessKnownCycle)
+pub fn build_or_cycle(h: &History, variant: Variant, budget: Budget, scope: Scope) -> Polygraph {
+    build_with(h, variant, budget, scope, Build::UnlessKnownCycle)
 }
 
 /// The polygraph, as `what` asks.
 fn build_with(
     h: &History,
     variant: Variant,
-    deadline: Option<std::time::Instant>,
+    budget: Budget,
     scope: Scope,
     what: Build,
 ) -> Polygraph {
@@ -1190,13 +1181,18 @@ fn build_with(
     let mut upto: Vec<usize> = Vec::new();
     // The edges of each key's writers: known ones, and with
     // `constraints` a constraint per pair left unordered.
+    // Edges and constraints made so far, counted as work.
+    let mut made = 0;
     let mut add_keys = |g: &mut Polygraph, constraints: bool| {
         for x in 0..writes.keys() as KeyId {
             let ws = writes.get(x);
             if ws.is_empty() {
                 continue;
             }
-            if deadline.is_some_and(|d| std::time::Instant::now() > d) {
+            let now = g.edges.len() + g.constraints.len();
+            budget::spend((now - made) as u64 + 1);
+            made = now;
+            if budget.expired() {
                 g.cut = true;
                 return;
             }
@@ -1578,7 +1574,7 @@ mod tests {
                 }),
                 ..Scope::WHOLE
             };
-            let g = build_in(&h, super::super::tests::PLAIN_SER, None, scope);
+            let g = build_in(&h, super::super::tests::PLAIN_SER, Budget::NONE, scope);
             let known = |kind: EdgeKind| {
                 let mut es: Vec<(TxnId, TxnId)> = g
                     .known

@@ -27,6 +27,7 @@
 //! writers) are not known, so they never force anything here; a forced
 //! side's selector edges join [`Polygraph::cond_known`].
 
+use crate::check::budget::{self, Budget};
 use crate::check::clocks::{Vectors, chains};
 use crate::check::graph::{Digraph, topo_order};
 use crate::check::si::polygraph::{EdgeId, Polygraph, Variant};
@@ -160,7 +161,7 @@ pub fn session_oracle(h: &History, g2: &Digraph, topo: &[u32], variant: Variant)
 
 /// Bitset reachability in H over the transactions `inc`, from the
 /// variant's G2 of known edges (`g2`) in its topological order `topo`, when it fits and is built before
-/// `deadline` (else [`Oracle::None`]: at SI and 40,000 transactions a
+/// `budget` (else [`Oracle::None`]: at SI and 40,000 transactions a
 /// build takes seconds). For serializability G2 is H. For SI a
 /// transaction's H successors are its first copy's G2 successors, a
 /// second copy (entered by an anti-dependency) taken on by its
@@ -172,7 +173,7 @@ pub fn oracle(
     variant: Variant,
     topo: &[u32],
     inc: &[bool],
-    deadline: Option<std::time::Instant>,
+    budget: Budget,
 ) -> Oracle {
     let n = inc.len();
     let count = inc.iter().filter(|&&b| b).count();
@@ -194,9 +195,11 @@ pub fn oracle(
     }
     let mut succ: Vec<u32> = Vec::new();
     for (i, &a) in order.iter().rev().enumerate() {
-        if i % 1024 == 0 && super::expired(deadline) {
+        if i % 1024 == 0 && budget.expired() {
             return Oracle::None;
         }
+        // A row cleared and each successor's folded in: `words` each.
+        budget::spend(words as u64);
         let da = dense[a as usize] as usize;
         succ.clear();
         for &v in g2.out(variant.g2_node(a)) {
@@ -217,6 +220,7 @@ pub fn oracle(
                 continue;
             }
             bits[word] |= bit;
+            budget::spend(words as u64);
             if da != db {
                 let (src, dst) = if db < da {
                     let (lo, hi) = bits.split_at_mut(da * words);
@@ -386,7 +390,7 @@ pub fn prune(
     h: &History,
     g: &mut Polygraph,
     variant: Variant,
-    deadline: Option<std::time::Instant>,
+    budget: Budget,
     to_fixpoint: bool,
 ) -> Pruned {
     let n = h.txns.len();
@@ -408,8 +412,8 @@ pub fn prune(
     let mut graph = None;
     // The last round settled too little to go on: the edges it forced
     // are checked for a cycle, and nothing more is pruned. So it is when
-    // the deadline has passed, before a round builds its reachability
-    // (at 40,000 transactions and SI, seconds of work the deadline would
+    // the budget has passed, before a round builds its reachability
+    // (at 40,000 transactions and SI, seconds of work the budget would
     // otherwise not cut).
     let mut last = false;
     loop {
@@ -420,17 +424,18 @@ pub fn prune(
         }
         mapped = g.known.len();
         let g2 = Digraph::from_edges(variant.g2_nodes(n), &edges);
+        budget::spend((edges.len() + g2_mask.len()) as u64);
         let Some(topo) = topo_order(&g2, &g2_mask) else {
             return done(open, Vec::new(), true, rounds, None);
         };
-        let stop = open.is_empty() || last || super::expired(deadline);
+        let stop = open.is_empty() || last || budget.expired();
         let o = if stop {
             Oracle::None
         } else if variant.session {
             // Session chains make vector clocks exact: work on G2 itself.
             session_oracle(h, &g2, &topo, variant)
         } else {
-            oracle(&g2, variant, &topo, &g.included, deadline)
+            oracle(&g2, variant, &topo, &g.included, budget)
         };
         if variant.session {
             graph = Some((g2, topo));
@@ -444,11 +449,12 @@ pub fn prune(
         let mut forced_if: Vec<(crate::check::si::polygraph::Sel, EdgeId)> = Vec::new();
         let mut contradictions = Vec::new();
         for (i, &c) in open.iter().enumerate() {
-            if i % 4096 == 0 && deadline.is_some_and(|d| std::time::Instant::now() > d) {
+            if i % 4096 == 0 && budget.expired() {
                 still.extend_from_slice(&open[i..]);
                 break;
             }
             let con = &g.constraints[c];
+            budget::spend((con.either.len() + con.or.len()) as u64 + 1);
             let f = folded.as_ref();
             let ec = side_conflict(g, &known, &o, f, &con.either, variant.serializable);
             let oc = side_conflict(g, &known, &o, f, &con.or, variant.serializable);
@@ -492,7 +498,6 @@ mod tests {
     use super::*;
     use crate::check::si::polygraph::{Edge, EdgeKind};
     use crate::check::si::tests::PLAIN_SER;
-    use std::time::{Duration, Instant};
 
     #[test]
     fn bitset_reachability_is_that_of_a_search() {
@@ -542,7 +547,7 @@ mod tests {
             }
             let g2 = Digraph::from_edges(variant.g2_nodes(n), &g2_edges);
             let order = topo_order(&g2, &variant.g2_mask(&inc)).expect("edges go forward");
-            let o = oracle(&g2, variant, &order, &inc, None);
+            let o = oracle(&g2, variant, &order, &inc, Budget::NONE);
             // H's steps out of each transaction.
             let mut h = vec![Vec::new(); n];
             for &(a, b, dep) in &edges {
@@ -576,20 +581,29 @@ mod tests {
     }
 
     #[test]
-    fn reachability_is_not_built_past_the_deadline() {
+    fn reachability_is_not_built_past_its_budget() {
         // 0 -> 1 -> 2.
         let g = Digraph::from_edges(3, &[(0, 1), (1, 2)]);
         let (topo, inc) = ([0, 1, 2], [true; 3]);
-        let o = oracle(&g, PLAIN_SER, &topo, &inc, None);
+        let o = oracle(&g, PLAIN_SER, &topo, &inc, Budget::NONE);
         assert_eq!(
             (o.reaches(0, 2), o.reaches(2, 0)),
             (Some(true), Some(false))
         );
-        let past = Instant::now()
-            .checked_sub(Duration::from_secs(1))
-            .expect("a past instant");
-        let cut = oracle(&g, PLAIN_SER, &topo, &inc, Some(past));
+        // Its work spent (or the run's deadline passed: the same test).
+        let spent = Budget::NONE.within(0);
+        crate::check::budget::spend(1);
+        let cut = oracle(&g, PLAIN_SER, &topo, &inc, spent);
         assert!(matches!(cut, Oracle::None));
         assert_eq!(cut.reaches(0, 2), None);
+        // The work a build counts is the same on every run.
+        let counted = || {
+            let before = crate::check::budget::spent();
+            oracle(&g, PLAIN_SER, &topo, &inc, Budget::NONE);
+            crate::check::budget::spent() - before
+        };
+        let first = counted();
+        assert!(first > 0);
+        assert_eq!(counted(), first);
     }
 }

@@ -32,7 +32,7 @@
 //! [`HUNT`], and told in full only when it refutes); a window's
 //! polygraph may hold at most [`WINDOW_PAIRS`] unordered writer pairs,
 //! else the window halves (down to [`MIN_WINDOW`]). Each window gets at
-//! most [`WINDOW_TIME`], all of them [`BUDGET`]; the first that finds a
+//! most [`WINDOW_WORK`], all of them [`BUDGET`]; the first that finds a
 //! violation decides. Windows [`around`] a stronger variant's violations
 //! (a transaction of each, [`super::Stats::found_at`]) are the same
 //! windows, centred on them and checked before the sweep. Memory is that
@@ -52,13 +52,13 @@
 //! (places 1,024 to 1,536): its violations rest on write orders forced
 //! over hundreds of transactions, not on a few.
 
+use crate::check::budget::Budget;
 use std::ops::ControlFlow;
-use std::time::{Duration, Instant};
 
 use super::polygraph::{Scope, Variant};
 use super::solve::time_keys;
 use super::witness::Cycles;
-use super::{Outcome, Telling, check_polygraph_in, expired};
+use super::{Outcome, Telling, check_polygraph_in};
 use crate::check::deps::included;
 use crate::history::model::*;
 
@@ -82,11 +82,13 @@ pub const MIN_WINDOW: usize = 512;
 /// Most unordered writer pairs in a window's polygraph.
 pub const WINDOW_PAIRS: usize = 400_000;
 
-/// Most time one window may take.
-pub const WINDOW_TIME: Duration = Duration::from_secs(2);
+/// Most work one window may take ([`crate::check::budget`]: about 2 s
+/// on this project's machines).
+pub const WINDOW_WORK: u64 = 400_000_000;
 
-/// Most time all windows together may take before the whole is checked.
-pub const BUDGET: Duration = Duration::from_secs(10);
+/// Most work all windows together may take before the whole is checked
+/// (about 10 s).
+pub const BUDGET: u64 = 2_000_000_000;
 
 /// Where a violation was found: the window's size, its first place in
 /// time order, and how many transactions were in that order.
@@ -209,7 +211,7 @@ fn pairs(h: &History, inc: &[bool]) -> usize {
 fn window(
     h: &History,
     variant: Variant,
-    deadline: Option<Instant>,
+    budget: Budget,
     (part, ts, inc): (&mut [bool], &[TxnId], &[bool]),
     telling: Telling,
 ) -> Outcome {
@@ -223,7 +225,7 @@ fn window(
         fixed: None,
         included: Some(inc),
     };
-    let o = super::check_polygraph_telling(h, variant, deadline, scope, telling);
+    let o = super::check_polygraph_telling(h, variant, budget, scope, telling);
     for &t in ts {
         part[t as usize] = false;
     }
@@ -239,7 +241,7 @@ fn window(
 /// 20 s. Here the fourth is the first to refute (places 30,000 to 50,000:
 /// 5 pruning rounds in 1.0 s, a cycle of five transactions whose two
 /// anti-dependencies rest on write orders other transactions' reads
-/// force), the three before it each stopped at [`WINDOW_TIME`] while
+/// force), the three before it each stopped at [`WINDOW_WORK`] while
 /// pruning (since [`HUNT`], each sooner, its pruning stopped once a
 /// round settles little); its 65,536-transaction sibling likewise.
 fn window_size(n: usize) -> usize {
@@ -254,26 +256,21 @@ fn window_size(n: usize) -> usize {
 /// variant of a history whose writers make at least [`MIN_PAIRS`] pairs; `None` when the variant
 /// does not take this route or no window refutes (the whole is then to be
 /// checked).
-pub(super) fn windows(h: &History, variant: Variant, deadline: Option<Instant>) -> Option<Outcome> {
-    windows_within(h, variant, deadline, WINDOW_TIME)
+pub(super) fn windows(h: &History, variant: Variant, budget: Budget) -> Option<Outcome> {
+    windows_within(h, variant, budget, WINDOW_WORK)
 }
 
 /// [`windows`], each window given at most `each`.
-fn windows_within(
-    h: &History,
-    variant: Variant,
-    deadline: Option<Instant>,
-    each: Duration,
-) -> Option<Outcome> {
+fn windows_within(h: &History, variant: Variant, budget: Budget, each: u64) -> Option<Outcome> {
     let mut w = Windows::new(h, variant)?;
     let mut lo = 0;
-    let budget = Instant::now() + BUDGET;
+    let all = budget.within(BUDGET);
     while lo < w.order.len() {
-        if expired(deadline) || Instant::now() > budget {
+        if all.expired() {
             return None;
         }
         let hi = (lo + w.size).min(w.order.len());
-        match w.check(deadline, each, (lo, hi)) {
+        match w.check(budget, each, (lo, hi)) {
             Checked::Refuted(o) => return Some(*o),
             Checked::TooBig if w.size > MIN_WINDOW => {
                 w.size /= 2;
@@ -315,7 +312,7 @@ pub(super) enum Around {
 /// centred on one of theirs is where one of this variant's most likely
 /// lies: [`AROUND`] of them at most (those that hold as `which` asks),
 /// those that hold the most of the stronger's violations first, each
-/// within [`WINDOW_TIME`] and hunted as [`windows`] are, all within
+/// within [`WINDOW_WORK`] and hunted as [`windows`] are, all within
 /// [`BUDGET`]. Measured (2026-11-29) on issue 19's 262,144-transaction
 /// causal store: at SI, strong-session SI's pruning meets 8
 /// contradictions, at places 110k to 250k, and of the windows of 20,000
@@ -328,7 +325,7 @@ pub(super) enum Around {
 pub(super) fn around(
     h: &History,
     variant: Variant,
-    deadline: Option<Instant>,
+    budget: Budget,
     found_at: &[TxnId],
     which: Around,
 ) -> Option<Outcome> {
@@ -345,7 +342,7 @@ pub(super) fn around(
     at.sort_unstable();
     at.dedup();
     let n = w.order.len();
-    let budget = Instant::now() + BUDGET;
+    let all = budget.within(BUDGET);
     let mut checked: Vec<usize> = Vec::new();
     'rank: loop {
         let size = w.size.min(n);
@@ -368,10 +365,10 @@ pub(super) fn around(
             if checked.iter().any(|&c| c.abs_diff(lo) < size / 8) {
                 continue;
             }
-            if expired(deadline) || Instant::now() > budget {
+            if all.expired() {
                 return None;
             }
-            match w.check(deadline, WINDOW_TIME, (lo, lo + size)) {
+            match w.check(budget, WINDOW_WORK, (lo, lo + size)) {
                 Checked::Refuted(o) => return Some(*o),
                 Checked::TooBig if w.size > MIN_WINDOW => {
                     w.size /= 2;
@@ -433,17 +430,11 @@ impl<'a> Windows<'a> {
     }
 
     /// Checks the window of places `lo..hi` within `each` (and the run's
-    /// `deadline`); a violation hunted is told again in full, within the
+    /// `budget`); a violation hunted is told again in full, within the
     /// run's time.
-    fn check(
-        &mut self,
-        deadline: Option<Instant>,
-        each: Duration,
-        (lo, hi): (usize, usize),
-    ) -> Checked {
+    fn check(&mut self, budget: Budget, each: u64, (lo, hi): (usize, usize)) -> Checked {
         let (h, variant) = (self.h, self.variant);
-        let until = Instant::now() + each;
-        let until = Some(deadline.map_or(until, |d| d.min(until)));
+        let until = budget.within(each);
         let ts = &self.order[lo..hi];
         let mut o = window(
             h,
@@ -458,14 +449,14 @@ impl<'a> Windows<'a> {
         if o.timed_out || o.anomalies.is_empty() {
             return Checked::Passed;
         }
-        if (self.hunt != Telling::FULL || o.stats.explain_cut) && !expired(deadline) {
+        if (self.hunt != Telling::FULL || o.stats.explain_cut) && !budget.expired() {
             // The violation is certain: told within the run's time (the
             // window's ran out while telling it, or it was hunted without
             // its cycles).
             let again = window(
                 h,
                 variant,
-                deadline,
+                budget,
                 (&mut self.part, ts, &self.inc),
                 Telling::FULL,
             );
@@ -484,7 +475,7 @@ impl<'a> Windows<'a> {
 /// told. Measured (2026-11-28) on issue 19's 262,144-transaction causal
 /// store at serializability: its first three windows, pruned to their
 /// fixpoint (14 to 16 rounds, 1.5-1.7 s, 70k constraints left) and then
-/// solved, each stopped undecided at [`WINDOW_TIME`]; the fourth refutes
+/// solved, each stopped undecided at [`WINDOW_WORK`]; the fourth refutes
 /// by pruning, in its fifth round.
 const HUNT: Telling = Telling {
     cycles: false,
@@ -529,40 +520,40 @@ pub(super) fn stalls_first(h: &History, variant: Variant) -> bool {
 pub(super) fn stalled(
     h: &History,
     variant: Variant,
-    deadline: Option<Instant>,
+    budget: Budget,
     telling: Telling,
 ) -> Option<Outcome> {
     if !stalls_first(h, variant) {
         return None;
     }
-    growing(h, variant, deadline, telling, FIRST_PART)
+    growing(h, variant, budget, telling, FIRST_PART)
 }
 
 /// [`stalled`] on any history, its first windows of `first` transactions.
 fn growing(
     h: &History,
     variant: Variant,
-    deadline: Option<Instant>,
+    budget: Budget,
     telling: Telling,
     first: usize,
 ) -> Option<Outcome> {
     let inc = included(h);
     let order = time_order(h, &inc);
     let telling = telling.within(PART_DECISIONS);
-    let budget = Instant::now() + BUDGET;
+    let all = budget.within(BUDGET);
     let mut part = vec![false; h.txns.len()];
     let mut size = first.max(2);
     while size < order.len() {
         let mut lo = 0;
         loop {
-            if expired(deadline) || Instant::now() > budget {
+            if all.expired() {
                 return None;
             }
             let hi = (lo + size).min(order.len());
             let mut o = window(
                 h,
                 variant,
-                deadline,
+                budget,
                 (&mut part, &order[lo..hi], &inc),
                 telling,
             );
@@ -640,14 +631,14 @@ pub const SPAN: usize = 4096;
 /// its first transaction). Sound by projection ([`Scope`]: onto
 /// transactions and onto keys): a violation of the part is one of the
 /// whole, with the same steps; a part that passes proves nothing. The
-/// first [`LOOKS`] cycles' parts are checked, each within [`WINDOW_TIME`],
+/// first [`LOOKS`] cycles' parts are checked, each within [`WINDOW_WORK`],
 /// all within [`BUDGET`]; each part of a lost update within
 /// [`PART_DECISIONS`] solver decisions. Memory: the guessed graph (one
 /// edge per read and write) and one part's polygraph.
 pub(super) fn by_keys(
     h: &History,
     variant: Variant,
-    deadline: Option<Instant>,
+    budget: Budget,
     cycles: &Cycles,
     looks: Looks,
 ) -> Option<Outcome> {
@@ -659,7 +650,7 @@ pub(super) fn by_keys(
     let pairs = pairs(h, inc);
     if large_with(inc.iter().filter(|&&i| i).count(), pairs) {
         let suspects = Suspects::Cycles(cycles, SUSPECTS, looks);
-        return suspected(h, variant, deadline, (inc, &order()), suspects);
+        return suspected(h, variant, budget, (inc, &order()), suspects);
     }
     if looks == Looks::Glance {
         return None;
@@ -679,7 +670,7 @@ pub(super) fn by_keys(
     suspected(
         h,
         variant,
-        deadline,
+        budget,
         (inc, &order()),
         Suspects::LostUpdates(lost),
     )
@@ -720,7 +711,7 @@ pub const GLANCE_PAIRS: usize = WINDOW_PAIRS / 8;
 enum Suspects<'a> {
     /// The logged order's short cycles, at most this many sampled and
     /// [`LOOKS`] (or [`GLANCES`]) checked; each part within
-    /// [`WINDOW_TIME`], all within [`BUDGET`].
+    /// [`WINDOW_WORK`], all within [`BUDGET`].
     Cycles(&'a Cycles, usize, Looks),
     /// Lost updates: each key, around the first transaction of its group;
     /// each part within [`PART_DECISIONS`] solver decisions (a part with a
@@ -735,7 +726,7 @@ enum Suspects<'a> {
 fn suspected(
     h: &History,
     variant: Variant,
-    deadline: Option<Instant>,
+    budget: Budget,
     (inc, order): (&[bool], &[TxnId]),
     suspects: Suspects,
 ) -> Option<Outcome> {
@@ -746,7 +737,7 @@ fn suspected(
     } else {
         (LOOKS, WINDOW_PAIRS)
     };
-    let budget = Instant::now() + BUDGET;
+    let all = budget.within(BUDGET);
     let place = places(order, h.txns.len());
     let mut keys = vec![false; h.keys.len()];
     let mut part = vec![false; h.txns.len()];
@@ -773,7 +764,7 @@ fn suspected(
         // halves no further than that.
         let mut passed = 0;
         let found = loop {
-            if expired(deadline) || timed && Instant::now() > budget {
+            if (if timed { all } else { budget }).expired() {
                 return ControlFlow::Break(None);
             }
             let (lo, hi) = (at.saturating_sub(span), (at + span + 1).min(order.len()));
@@ -793,18 +784,16 @@ fn suspected(
                 included: Some(inc),
             };
             let mut o = if timed {
-                let until = Instant::now() + WINDOW_TIME;
-                let until = Some(deadline.map_or(until, |d| d.min(until)));
+                let until = budget.within(WINDOW_WORK);
                 check_polygraph_in(h, variant, until, scope)
             } else {
                 let telling = Telling::FULL.within(PART_DECISIONS);
-                super::check_polygraph_telling(h, variant, deadline, scope, telling)
+                super::check_polygraph_telling(h, variant, budget, scope, telling)
             };
-            if !o.timed_out && !o.anomalies.is_empty() && o.stats.explain_cut && !expired(deadline)
-            {
+            if !o.timed_out && !o.anomalies.is_empty() && o.stats.explain_cut && !budget.expired() {
                 // As for a window: the violation is certain, so tell it
                 // within the run's time.
-                let again = check_polygraph_in(h, variant, deadline, scope);
+                let again = check_polygraph_in(h, variant, budget, scope);
                 if !again.timed_out && !again.anomalies.is_empty() {
                     o = again;
                 }
@@ -916,9 +905,10 @@ mod tests {
                 };
                 let h = generated(&g);
                 for v in [PLAIN_SI, PLAIN_SER] {
-                    let whole = super::super::check_polygraph(&h, v, None);
+                    let whole = super::super::check_polygraph(&h, v, Budget::NONE);
                     assert!(!whole.timed_out);
-                    let Some(o) = growing(&h, v, None, super::super::Telling::FULL, 16) else {
+                    let Some(o) = growing(&h, v, Budget::NONE, super::super::Telling::FULL, 16)
+                    else {
                         passed += 1;
                         continue;
                     };
@@ -1004,8 +994,8 @@ mod tests {
         assert_eq!(window_size(h.txns.len()), WIDE_WINDOW);
         assert_eq!(window_size(super::super::prune::BITSET_LIMIT), WINDOW);
         // The window's own time is not what is tested here.
-        let o =
-            windows_within(&h, PLAIN_SER, None, Duration::from_secs(60)).expect("a window refutes");
+        let o = windows_within(&h, PLAIN_SER, Budget::NONE, 30 * WINDOW_WORK)
+            .expect("a window refutes");
         assert!(!o.timed_out && !o.anomalies.is_empty());
         let part = o.stats.part.expect("a part");
         assert_eq!(
@@ -1026,7 +1016,7 @@ mod tests {
         let order = time_order(&h, &inc);
         let mut mark = vec![false; h.txns.len()];
         let first = &order[..WIDE_WINDOW];
-        let hunted = window(&h, PLAIN_SER, None, (&mut mark, first, &inc), HUNT);
+        let hunted = window(&h, PLAIN_SER, Budget::NONE, (&mut mark, first, &inc), HUNT);
         assert!(!hunted.timed_out && !hunted.anomalies.is_empty());
         assert!(hunted.anomalies.iter().all(|a| a.cycle.is_none()));
         assert_eq!(hunted.stats.solver_conflicts, 0);
@@ -1057,18 +1047,23 @@ mod tests {
         for v in [PLAIN_SI, PLAIN_SER] {
             let strong = Variant { session: true, ..v };
             let scope = Scope::WHOLE;
-            let o =
-                super::super::check_polygraph_telling(&h, strong, None, scope, Telling::VERDICT);
+            let o = super::super::check_polygraph_telling(
+                &h,
+                strong,
+                Budget::NONE,
+                scope,
+                Telling::VERDICT,
+            );
             assert!(!o.anomalies.is_empty(), "{v:?}");
             let found_at = o.stats.found_at;
             assert!(!found_at.is_empty(), "{v:?}");
             // Nowhere to look, or a variant the windows do not take.
             for which in [Around::Clusters, Around::Lone] {
-                assert!(around(&h, v, None, &[], which).is_none());
-                assert!(around(&h, strong, None, &found_at, which).is_none());
+                assert!(around(&h, v, Budget::NONE, &[], which).is_none());
+                assert!(around(&h, strong, Budget::NONE, &found_at, which).is_none());
             }
-            let o = around(&h, v, None, &found_at, Around::Clusters)
-                .or_else(|| around(&h, v, None, &found_at, Around::Lone))
+            let o = around(&h, v, Budget::NONE, &found_at, Around::Clusters)
+                .or_else(|| around(&h, v, Budget::NONE, &found_at, Around::Lone))
                 .expect("a window refutes");
             assert!(!o.timed_out && !o.anomalies.is_empty(), "{v:?}");
             // The window holds one of the places looked around.
@@ -1090,7 +1085,11 @@ mod tests {
             }
             assert!(cycles > 0, "{v:?}");
             // And the whole is invalid.
-            assert!(!super::super::check(&h, v, None).anomalies.is_empty());
+            assert!(
+                !super::super::check(&h, v, Budget::NONE)
+                    .anomalies
+                    .is_empty()
+            );
         }
     }
 
@@ -1122,7 +1121,7 @@ mod tests {
                 let inc = included(&h);
                 let order = time_order(&h, &inc);
                 for v in [PLAIN_SI, PLAIN_SER] {
-                    let whole = super::super::check(&h, v, None);
+                    let whole = super::super::check(&h, v, Budget::NONE);
                     assert!(!whole.timed_out);
                     let Guess::Release { cycles, .. } = guess(&h, v) else {
                         continue;
@@ -1130,7 +1129,7 @@ mod tests {
                     let Some(o) = suspected(
                         &h,
                         v,
-                        None,
+                        Budget::NONE,
                         (&inc, &order),
                         Suspects::Cycles(&cycles, SUSPECTS, Looks::All),
                     ) else {
@@ -1176,7 +1175,7 @@ mod tests {
         assert!(at > FIRST_SPAN, "{at}");
         for v in [PLAIN_SI, PLAIN_SER] {
             let suspects = Suspects::LostUpdates(lost.clone());
-            let o = suspected(&h, v, None, (&inc, &order), suspects).expect("refuted");
+            let o = suspected(&h, v, Budget::NONE, (&inc, &order), suspects).expect("refuted");
             assert!(!o.anomalies.is_empty() && !o.timed_out);
             let part = o.stats.part.expect("a part");
             // The part reached back to the first transaction, past the
@@ -1210,7 +1209,7 @@ mod tests {
             Guess::Release { cycles, .. } => cycles,
             _ => panic!("{v:?}: the logged order should close cycles"),
         };
-        let o = by_keys(&h, PLAIN_SI, None, &cycles(PLAIN_SI), Looks::All)
+        let o = by_keys(&h, PLAIN_SI, Budget::NONE, &cycles(PLAIN_SI), Looks::All)
             .expect("refuted on its suspects' keys");
         assert!(!o.anomalies.is_empty() && !o.timed_out);
         let part = o.stats.part.expect("a part");
@@ -1223,6 +1222,6 @@ mod tests {
         // At serializability its known edges close a cycle: the whole is
         // told instead.
         assert!(super::super::polygraph::known_cycle(&h, PLAIN_SER));
-        assert!(by_keys(&h, PLAIN_SER, None, &cycles(PLAIN_SER), Looks::All).is_none());
+        assert!(by_keys(&h, PLAIN_SER, Budget::NONE, &cycles(PLAIN_SER), Looks::All).is_none());
     }
 }

@@ -30,7 +30,7 @@
 //! in the order their next step most likely happened (completion, or
 //! invocation for a snapshot), keeps for each key how many reads outside
 //! the prefix wait on the key's current writer, and undoes steps on the
-//! way back. It stops at the deadline or after [`MAX_STATES`] states.
+//! way back. It stops when the budget runs out or after [`MAX_STATES`] states.
 //!
 //! Which variants: the strong-session ones without real time (where
 //! session order is part of the commit order, as the paper assumes), on
@@ -45,12 +45,12 @@
 //! as the variant's `*-cycle-exists` with the transactions the search
 //! could not place.
 
-use std::time::Instant;
+use crate::check::budget::Budget;
 
 use rustc_hash::FxHashSet;
 
 use super::polygraph::Variant;
-use super::{Outcome, Telling, expired};
+use super::{Outcome, Telling};
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::check::deps::included;
 use crate::history::model::*;
@@ -382,12 +382,7 @@ fn intersects(a: &[KeyId], b: &[KeyId]) -> bool {
 
 /// Searches for a commit order (see the module doc). `max_states` bounds
 /// the prefixes entered.
-pub fn search(
-    h: &History,
-    variant: Variant,
-    deadline: Option<Instant>,
-    max_states: usize,
-) -> Verdict {
+pub fn search(h: &History, variant: Variant, budget: Budget, max_states: usize) -> Verdict {
     let Some(shift) = bits(h, variant).filter(|_| applies(h, variant)) else {
         return Verdict::Undecided;
     };
@@ -440,9 +435,7 @@ pub fn search(
             continue;
         }
         states += 1;
-        if states >= max_states
-            || (states.is_multiple_of(4096) && deadline.is_some_and(|d| Instant::now() > d))
-        {
+        if states >= max_states || (states.is_multiple_of(4096) && budget.expired()) {
             return Verdict::Undecided;
         }
         if done > deepest {
@@ -466,23 +459,23 @@ pub fn search(
 pub fn decide(
     h: &History,
     variant: Variant,
-    deadline: Option<Instant>,
+    budget: Budget,
     telling: Telling,
-    sat: impl FnOnce(Option<Instant>, Telling) -> Outcome,
+    sat: impl FnOnce(Budget, Telling) -> Outcome,
 ) -> Outcome {
     if !applies(h, variant) {
-        return sat(deadline, telling);
+        return sat(budget, telling);
     }
-    match search(h, variant, deadline, MAX_STATES) {
+    match search(h, variant, budget, MAX_STATES) {
         Verdict::Valid => Outcome {
             anomalies: Vec::new(),
             timed_out: false,
             stats: Default::default(),
         },
-        Verdict::Undecided => sat(deadline, telling),
+        Verdict::Undecided => sat(budget, telling),
         Verdict::Invalid(stuck) => {
             let named = if telling.cycles {
-                sat(deadline, telling.naming())
+                sat(budget, telling.naming())
             } else {
                 Outcome {
                     anomalies: Vec::new(),
@@ -501,8 +494,8 @@ pub fn decide(
                 a = a.txn(t);
             }
             let mut stats = named.stats;
-            // Not named: the deadline came, or the solver's bound.
-            if expired(deadline) {
+            // Not named: the budget ran out, or the solver's bound.
+            if budget.expired() {
                 stats.explain_cut = true;
             } else if telling.cycles {
                 stats.untold = 1;
@@ -586,8 +579,8 @@ mod tests {
                             skipped += 1;
                             continue;
                         }
-                        let by_search = search(&h, v, None, MAX_STATES);
-                        let sat = super::super::check_polygraph(&h, v, None);
+                        let by_search = search(&h, v, Budget::NONE, MAX_STATES);
+                        let sat = super::super::check_polygraph(&h, v, Budget::NONE);
                         assert!(!sat.timed_out);
                         let valid = sat.anomalies.is_empty();
                         match &by_search {
@@ -617,8 +610,8 @@ mod tests {
         for seed in 0..20u64 {
             let h = history(Db::Causal, 3, seed, Some(Fault::LostUpdate));
             for v in VARIANTS {
-                let o = super::super::check(&h, v, None);
-                let by_search = search(&h, v, None, MAX_STATES);
+                let o = super::super::check(&h, v, Budget::NONE);
+                let by_search = search(&h, v, Budget::NONE, MAX_STATES);
                 assert_eq!(o.anomalies.is_empty(), by_search == Verdict::Valid);
                 assert!(!o.timed_out);
             }
@@ -649,19 +642,15 @@ mod tests {
     fn the_issues_two_session_history_is_decided_by_the_search() {
         let stale = two_sessions(0.02);
         for v in VARIANTS {
-            let t = Instant::now();
-            let verdict = search(&stale, v, None, MAX_STATES);
-            println!("stale reads, {v:?}: {verdict:?} in {:?}", t.elapsed());
+            let verdict = search(&stale, v, Budget::NONE, MAX_STATES);
             // A stale read in one's own session is a cycle through session
             // order at both levels.
             assert!(matches!(verdict, Verdict::Invalid(_)), "{v:?}");
         }
         let fine = two_sessions(0.0);
         for v in VARIANTS {
-            let t = Instant::now();
-            let verdict = search(&fine, v, None, MAX_STATES);
-            println!("no fault, {v:?}: {verdict:?} in {:?}", t.elapsed());
-            let sat = super::super::check_polygraph(&fine, v, None);
+            let verdict = search(&fine, v, Budget::NONE, MAX_STATES);
+            let sat = super::super::check_polygraph(&fine, v, Budget::NONE);
             assert_eq!(verdict == Verdict::Valid, sat.anomalies.is_empty(), "{v:?}");
         }
     }
@@ -687,6 +676,6 @@ mod tests {
             ));
         }
         // A state budget too small to finish: undecided, never a verdict.
-        assert_eq!(search(&h, VARIANTS[0], None, 1), Verdict::Undecided);
+        assert_eq!(search(&h, VARIANTS[0], Budget::NONE, 1), Verdict::Undecided);
     }
 }

@@ -10,7 +10,7 @@
 //! [`model_order`]), and any that fit neither way join the solver's share
 //! for another round.
 
-use std::time::Instant;
+use crate::check::budget::{self, Budget};
 
 use batsat::interface::SolverInterface;
 use batsat::{Lit, lbool};
@@ -64,7 +64,7 @@ impl Lazily {
         time_key: Option<&[u64]>,
         g: &Polygraph,
         g2: &G2,
-        limits: (Option<Instant>, Option<u64>),
+        limits: (Budget, Option<u64>),
     ) -> Solved {
         let every: Vec<usize>;
         let (open, choices) = match &self.result {
@@ -107,14 +107,14 @@ pub(super) enum Core<'a> {
 /// Solves pruning's open constraints, those that [`split_lazy`] sets aside
 /// ordered along each solution ([`orient_lazy`]) and handed to the solver
 /// only where they close a cycle either way, until a solution orders
-/// them all or none is left. `limits`: the deadline and the decisions.
+/// them all or none is left. `limits`: the budget and the decisions.
 pub(super) fn solve_lazily(
     time_key: Option<&[u64]>,
     g: &Polygraph,
     g2: &G2,
     pruned_open: &[usize],
     known_graph: Option<&(Digraph, Vec<u32>)>,
-    limits: (Option<Instant>, Option<u64>),
+    limits: (Budget, Option<u64>),
 ) -> Lazily {
     let (mut open, mut lazy) = split_lazy(g, pruned_open);
     let mut phase: FxHashMap<usize, bool> = FxHashMap::default();
@@ -370,33 +370,39 @@ const PROPAGATION_WALK: usize = 64;
 /// from the start, 1,110 conflicts in all; blind-write 0.41 -> 3.0 s).
 const PROPAGATE_AFTER: u64 = 10_000;
 
-/// A SAT solver that gives up at the deadline.
-pub(super) fn solver_until(deadline: Option<Instant>) -> batsat::Solver<batsat::callbacks::Basic> {
+/// Work counted for each of the solver's checks for a reason to stop (one
+/// per decision and per restart), beside what its theory counts.
+const DECISION_WORK: u64 = 16;
+
+/// A SAT solver that gives up when the budget runs out.
+pub(super) fn solver_until(budget: Budget) -> batsat::Solver<batsat::callbacks::Basic> {
     let mut cb = batsat::callbacks::Basic::default();
-    if let Some(d) = deadline {
-        cb.set_stop(move || Instant::now() > d);
-    }
+    cb.set_stop(move || {
+        budget::spend(DECISION_WORK);
+        budget.expired()
+    });
     batsat::Solver::new(Default::default(), cb)
 }
 
-/// Makes the solver give up, besides at the deadline, after `decisions`
-/// decisions (counted as its checks for a reason to stop, one per decision
-/// and per restart: deterministic, unlike a deadline).
+/// Makes the solver give up, besides when the budget runs out, after
+/// `decisions` decisions (counted as its checks for a reason to stop, one
+/// per decision and per restart).
 pub(super) fn stop_after(
     solver: &mut batsat::Solver<batsat::callbacks::Basic>,
-    deadline: Option<Instant>,
+    budget: Budget,
     decisions: u64,
 ) {
     let asked = std::cell::Cell::new(0u64);
     solver.cb_mut().set_stop(move || {
         asked.set(asked.get() + 1);
-        asked.get() > decisions || deadline.is_some_and(|d| Instant::now() > d)
+        budget::spend(DECISION_WORK);
+        asked.get() > decisions || budget.expired()
     });
 }
 
 /// Solves the open constraints and the choices of reads with several
 /// candidate writers; an unsat answer names constraints and choices as
-/// `core` asks. The solver gives up at the deadline or after the
+/// `core` asks. The solver gives up when the budget runs out or after the
 /// decisions given.
 pub(super) fn solve(
     time_key: Option<&[u64]>,
@@ -404,7 +410,7 @@ pub(super) fn solve(
     g2: &G2,
     open: &[usize],
     phase: &FxHashMap<usize, bool>,
-    (deadline, decisions): (Option<Instant>, Option<u64>),
+    (budget, decisions): (Budget, Option<u64>),
     core: Core<'_>,
 ) -> (Solved, u64) {
     // Which choices get an activation literal (and whether every
@@ -486,9 +492,9 @@ pub(super) fn solve(
     let mut theory = Acyclic::new(order);
     theory.budget = PROPAGATION_WALK;
     theory.after = PROPAGATE_AFTER;
-    let mut solver = solver_until(deadline);
+    let mut solver = solver_until(budget);
     if let Some(n) = decisions {
-        stop_after(&mut solver, deadline, n);
+        stop_after(&mut solver, budget, n);
     }
     let mut assumptions: Vec<Lit> = Vec::new();
     let mut selector_of: Vec<(Lit, usize)> = Vec::new();

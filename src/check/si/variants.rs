@@ -21,21 +21,21 @@
 //! in decisions, not seconds, so the same history always gets the same
 //! names.
 
-use std::time::Instant;
+use crate::check::budget::Budget;
 
 use rustc_hash::FxHashSet;
 
 use super::cycles::claims_of;
 use super::polygraph::Variant;
-use super::{Look, Outcome, Telling, check_variant, expired, first_look};
+use super::{Look, Outcome, Telling, check_variant, first_look};
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::history::model::{History, Status, TxnId, from};
 use crate::spec::AnomalyType;
 
-/// The SI and serializability checks of one history within one deadline.
+/// The SI and serializability checks of one history within one budget.
 pub struct Checks<'h> {
     h: &'h History,
-    deadline: Option<Instant>,
+    budget: Budget,
     /// Each variant's outcome as [`super::check_variant`] gave it.
     decided: Vec<Decided>,
     /// Whether the history has a lost update (see
@@ -48,30 +48,20 @@ pub struct Checks<'h> {
     sessions: Option<bool>,
 }
 
-/// A variant's outcome, the deadline it was decided within and how much
+/// A variant's outcome, the budget it was decided within and how much
 /// it tells.
 struct Decided {
     variant: Variant,
     outcome: Outcome,
-    /// `None`: no deadline.
-    until: Option<Instant>,
+    until: Budget,
     telling: Telling,
 }
 
-/// Whether deadline `a` is no earlier than `b` (`None` is no deadline).
-fn no_earlier(a: Option<Instant>, b: Option<Instant>) -> bool {
-    match (a, b) {
-        (None, _) => true,
-        (Some(_), None) => false,
-        (Some(a), Some(b)) => a >= b,
-    }
-}
-
 impl<'h> Checks<'h> {
-    pub fn new(h: &'h History, deadline: Option<Instant>) -> Checks<'h> {
+    pub fn new(h: &'h History, deadline: Option<std::time::Instant>) -> Checks<'h> {
         Checks {
             h,
-            deadline,
+            budget: Budget::until(deadline),
             decided: Vec::new(),
             lost_update: None,
             realtime: None,
@@ -84,7 +74,7 @@ impl<'h> Checks<'h> {
     /// an earlier attempt told less than is asked now (it found a violation
     /// and told no cycle), or ran out of a shorter time or a tighter bound
     /// than this one has.
-    fn decide(&mut self, v: Variant, until: Option<Instant>, telling: Telling) -> usize {
+    fn decide(&mut self, v: Variant, until: Budget, telling: Telling) -> usize {
         self.decide_after(v, until, telling, None)
     }
 
@@ -93,7 +83,7 @@ impl<'h> Checks<'h> {
     fn decide_after(
         &mut self,
         v: Variant,
-        until: Option<Instant>,
+        until: Budget,
         telling: Telling,
         look: Option<Look>,
     ) -> usize {
@@ -103,7 +93,7 @@ impl<'h> Checks<'h> {
             let valid = !d.outcome.timed_out && d.outcome.anomalies.is_empty();
             let tells_enough = d.telling.cycles || !telling.cycles || valid;
             let settled = !d.outcome.timed_out
-                || (no_earlier(d.until, until) && d.telling.no_tighter(telling));
+                || (d.until.no_tighter(&until) && d.telling.no_tighter(telling));
             if tells_enough && settled {
                 return i;
             }
@@ -125,13 +115,7 @@ impl<'h> Checks<'h> {
 
     /// Keeps the variant's outcome, decided within `until` and telling as
     /// `telling` asks (in place of one kept before); where it is kept.
-    fn keep(
-        &mut self,
-        v: Variant,
-        outcome: Outcome,
-        until: Option<Instant>,
-        telling: Telling,
-    ) -> usize {
+    fn keep(&mut self, v: Variant, outcome: Outcome, until: Budget, telling: Telling) -> usize {
         let decided = Decided {
             variant: v,
             outcome,
@@ -151,7 +135,7 @@ impl<'h> Checks<'h> {
     }
 
     /// Where the variant's outcome is kept, its cycles named by their
-    /// steps; `Err` with the figures of the attempt when the deadline left
+    /// steps; `Err` with the figures of the attempt when the budget left
     /// it undecided. A history that passes with real time or session order
     /// as a dependency passes without it (fewer edges, fewer cycles), and
     /// each makes the check far cheaper (reachability, and a good guess of
@@ -161,7 +145,7 @@ impl<'h> Checks<'h> {
     fn settle(
         &mut self,
         v: Variant,
-        until: Option<Instant>,
+        until: Budget,
         telling: Telling,
     ) -> Result<usize, Box<super::Stats>> {
         // Session order or real time that orders no two transactions (one
@@ -213,7 +197,7 @@ impl<'h> Checks<'h> {
                     return Ok(first);
                 }
                 // No time left for the variant itself: undecided.
-                if expired(until) {
+                if until.expired() {
                     return Err(Box::new(o.stats.clone()));
                 }
             }
@@ -289,7 +273,7 @@ impl<'h> Checks<'h> {
 
     /// The variant's outcome, its cycles named by their steps.
     pub fn check(&mut self, v: Variant) -> Outcome {
-        match self.settle(v, self.deadline, Telling::FULL) {
+        match self.settle(v, self.budget, Telling::FULL) {
             Ok(i) => self.decided[i].outcome.clone(),
             Err(stats) => Outcome {
                 anomalies: Vec::new(),
@@ -305,7 +289,7 @@ impl<'h> Checks<'h> {
         if !v.session && self.sure_to_reject(v) {
             return true;
         }
-        self.settle(v, self.deadline, Telling::VERDICT)
+        self.settle(v, self.budget, Telling::VERDICT)
             .is_ok_and(|i| {
                 let o = &self.decided[i].outcome;
                 !o.timed_out && !o.anomalies.is_empty()
@@ -374,7 +358,7 @@ impl<'h> Checks<'h> {
             // beside the others. Decided as a variant consulted for a name
             // is (its solver bounded in decisions), so the same history
             // always gets the same report.
-            if let Ok(i) = self.settle(base, self.deadline, Telling::FULL.naming()) {
+            if let Ok(i) = self.settle(base, self.budget, Telling::FULL.naming()) {
                 let weaker = &self.decided[i].outcome;
                 if !weaker.timed_out {
                     outcome.anomalies.extend(weaker.anomalies.iter().cloned());
@@ -471,7 +455,7 @@ mod tests {
                 steps,
                 ..Telling::FULL
             };
-            check_variant(&h, PLAIN_SER, None, t, (None, &[]))
+            check_variant(&h, PLAIN_SER, Budget::NONE, t, (None, &[]))
         };
         let full = tell(Telling::TELL_STEPS);
         assert!(!full.timed_out);
@@ -561,7 +545,7 @@ mod tests {
                     ..v
                 };
                 assert_eq!(decided(&c), vec![strong], "seed {seed}");
-                let alone = check_variant(&h, v, None, Telling::FULL, (None, &[]));
+                let alone = check_variant(&h, v, Budget::NONE, Telling::FULL, (None, &[]));
                 assert!(
                     alone.anomalies.is_empty() && !alone.timed_out,
                     "seed {seed}"

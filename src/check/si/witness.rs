@@ -33,6 +33,7 @@ use std::ops::ControlFlow;
 
 use super::polygraph::{Edge, EdgeKind, Variant};
 use super::solve::time_keys;
+use crate::check::budget::Budget;
 use crate::check::deps::{included, realtime_edges, so_edges};
 use crate::check::graph::{Digraph, Sccs, sccs, shortest_path, topo_order};
 use crate::history::model::*;
@@ -311,12 +312,12 @@ pub(super) fn route(h: &History, released: &[bool], inc: &[bool]) -> Route {
 }
 
 /// A witness with the guess kept where it closed no cycle and the
-/// released keys' writers solved, within [`TIME`]: the polygraph's
+/// released keys' writers solved, within [`WORK`]: the polygraph's
 /// figures when it has a solution; `None` proves nothing.
 pub(super) fn released(
     h: &History,
     variant: Variant,
-    deadline: Option<std::time::Instant>,
+    budget: Budget,
     released: &[bool],
     when: &[u64],
 ) -> Option<super::Stats> {
@@ -333,8 +334,7 @@ pub(super) fn released(
         }),
         included: None,
     };
-    let until = std::time::Instant::now() + TIME;
-    let until = Some(deadline.map_or(until, |d| d.min(until)));
+    let until = budget.within(WORK);
     let o = super::check_polygraph_in(h, variant, until, scope);
     (!o.timed_out && o.anomalies.is_empty()).then_some(o.stats)
 }
@@ -373,11 +373,11 @@ fn near(released: &[bool], open: u64) -> Vec<u64> {
 pub(super) fn banded(
     h: &History,
     variant: Variant,
-    deadline: Option<std::time::Instant>,
+    budget: Budget,
     released: &[bool],
     (when, inc): (&[u64], &[bool]),
 ) -> Result<super::Stats, Rounds> {
-    banded_by(h, variant, deadline, (released, when, inc), BAND)
+    banded_by(h, variant, budget, (released, when, inc), BAND)
 }
 
 /// How [`banded`]'s rounds went when they found no witness (said in the
@@ -401,7 +401,7 @@ pub enum RoundsEnd {
     NothingNew,
     /// [`ROUNDS`] rounds, each with keys to release.
     Limit,
-    /// The deadline came.
+    /// The budget ran out.
     Expired,
     /// Not tried: the variant keeps session order or real time, or the
     /// history has lost updates.
@@ -420,7 +420,7 @@ impl Rounds {
                 "the last round's cycles run through keys already released".into()
             }
             RoundsEnd::Limit => "no more rounds allowed".into(),
-            RoundsEnd::Expired => "the deadline came".into(),
+            RoundsEnd::Expired => "the budget ran out".into(),
             RoundsEnd::NotTried => "not tried".into(),
         };
         format!(
@@ -435,7 +435,7 @@ impl Rounds {
 fn banded_by(
     h: &History,
     variant: Variant,
-    deadline: Option<std::time::Instant>,
+    budget: Budget,
     (released, when, inc): (&[bool], &[u64], &[bool]),
     band: u64,
 ) -> Result<super::Stats, Rounds> {
@@ -452,10 +452,10 @@ fn banded_by(
     let place = places(h.txns.len(), when);
     let mut near = near(released, band);
     let stale = stale_reads(h, inc, &place);
-    let until = deadline;
+    let until = budget;
     rounds.end = RoundsEnd::Limit;
     for _ in 0..ROUNDS {
-        if super::expired(until) {
+        if until.expired() {
             rounds.end = RoundsEnd::Expired;
             return Err(rounds);
         }
@@ -490,7 +490,7 @@ fn banded_by(
                 }
             }
             Attempt::Undecided => {
-                rounds.end = if super::expired(until) {
+                rounds.end = if until.expired() {
                     RoundsEnd::Expired
                 } else {
                     RoundsEnd::Undecided
@@ -627,26 +627,26 @@ enum Attempt {
 fn attempt(
     h: &History,
     variant: Variant,
-    until: Option<std::time::Instant>,
+    until: Budget,
     scope: super::polygraph::Scope,
 ) -> Attempt {
     use super::solve::{Solved, solve_lazily};
     let mut stats = super::Stats::default();
-    let t0 = std::time::Instant::now();
+    let t0 = crate::check::stages::Timer::start();
     let mut g = super::polygraph::build_in(h, variant, until, scope);
     if g.too_big || g.cut {
         return Attempt::Undecided;
     }
     stats.constraints_before = g.constraints.len();
     stats.unknown_before = g.unknown_edges;
-    stats.construct_s = t0.elapsed().as_secs_f64();
-    let t1 = std::time::Instant::now();
+    stats.construct_s = t0.secs();
+    let t1 = crate::check::stages::Timer::start();
     // To the fixpoint: the keys a failed attempt releases come from what
     // pruning found.
     let pruned = super::prune::prune(h, &mut g, variant, until, true);
     stats.prune_rounds = pruned.rounds;
     stats.constraints_after = pruned.open.len();
-    stats.prune_s = t1.elapsed().as_secs_f64();
+    stats.prune_s = t1.secs();
     if pruned.known_cycle {
         return Attempt::Culprits(keys_on_cycles(h, &g, variant, &[]));
     }
@@ -655,7 +655,7 @@ fn attempt(
         return Attempt::Culprits(keys_on_cycles(h, &g, variant, &cs));
     }
     let g2 = super::G2::new(&g, variant, h.txns.len());
-    let t2 = std::time::Instant::now();
+    let t2 = crate::check::stages::Timer::start();
     let invoke = super::solve::time_keys(h);
     let lz = solve_lazily(
         invoke.as_deref(),
@@ -666,7 +666,7 @@ fn attempt(
         (until, Some(BAND_DECISIONS)),
     );
     stats.solver_conflicts += lz.conflicts;
-    stats.solve_s = t2.elapsed().as_secs_f64();
+    stats.solve_s = t2.secs();
     match &lz.result {
         Solved::Sat(_) => Attempt::Witness(stats),
         Solved::Unknown => Attempt::Undecided,
@@ -752,8 +752,9 @@ const MAX_CULPRIT_PATHS: usize = 256;
 /// Most unordered writer pairs of the released keys.
 pub(super) const MAX_RELEASED_PAIRS: usize = 2_000_000;
 
-/// Most time the released keys' solving may take.
-pub(super) const TIME: std::time::Duration = std::time::Duration::from_secs(5);
+/// Most work the released keys' solving may take
+/// ([`crate::check::budget`]: about 5 s on this project's machines).
+pub(super) const WORK: u64 = 1_000_000_000;
 
 /// The guess is kept only where at most one key in this many is released:
 /// beyond that the released keys hold most of the pairs the whole
@@ -823,9 +824,12 @@ mod tests {
             let (when, inc) = cycles.into_order();
             let share = keys.iter().filter(|&&k| k).count() * RELEASED_SHARE;
             assert!(share > keys.len(), "{v:?}: {share}");
-            assert!(banded(&h, v, None, &keys, (&when, &inc)).is_ok(), "{v:?}");
+            assert!(
+                banded(&h, v, Budget::NONE, &keys, (&when, &inc)).is_ok(),
+                "{v:?}"
+            );
             // The whole polygraph, every pair open, agrees.
-            let o = super::super::check_polygraph(&h, v, None);
+            let o = super::super::check_polygraph(&h, v, Budget::NONE);
             assert!(!o.timed_out && o.anomalies.is_empty(), "{v:?}");
         }
     }
@@ -912,13 +916,13 @@ mod tests {
                     continue;
                 };
                 let (when, inc) = cycles.into_order();
-                let whole = super::super::check_polygraph(&h, v, None);
+                let whole = super::super::check_polygraph(&h, v, Budget::NONE);
                 assert!(!whole.timed_out, "{seed} {v:?}");
                 rejected += usize::from(
                     !whole.anomalies.is_empty()
                         && crate::check::basic::lost_update_groups(&h).is_empty(),
                 );
-                if banded_by(&h, v, None, (&keys, &when, &inc), 4).is_ok() {
+                if banded_by(&h, v, Budget::NONE, (&keys, &when, &inc), 4).is_ok() {
                     assert!(whole.anomalies.is_empty(), "{seed} {v:?}");
                     witnessed += 1;
                     let place = places(h.txns.len(), &when);
@@ -941,13 +945,13 @@ mod tests {
             let lu = crate::check::basic::lost_update_groups(&h);
             assert_eq!(!lu.is_empty(), lost, "{keys} {seed}");
             for v in [SER, SI] {
-                let o = super::super::check_polygraph(&h, v, None);
+                let o = super::super::check_polygraph(&h, v, Budget::NONE);
                 assert!(!o.timed_out && !o.anomalies.is_empty(), "{v:?}");
                 let Guess::Release { keys, cycles } = guess(&h, v) else {
                     panic!("{v:?}: the logged order should close cycles");
                 };
                 let (when, inc) = cycles.into_order();
-                let Err(r) = banded(&h, v, None, &keys, (&when, &inc)) else {
+                let Err(r) = banded(&h, v, Budget::NONE, &keys, (&when, &inc)) else {
                     panic!("{v:?}: a witness of a violation");
                 };
                 if lost {

@@ -1,0 +1,160 @@
+//! What a check may spend: the run's deadline (the user's `--timeout`,
+//! the only clock a check reads) and a bound in work done.
+//!
+//! Work is counted on a per-thread meter ([`spend`], [`spent`]) by the
+//! loops that cost the time: the polygraph's build (edges and
+//! constraints made), pruning (reachability words and constraints
+//! examined), the solver's acyclicity theory (nodes its searches visit)
+//! and its decisions. A strategy's limit is a mark on that meter
+//! ([`Budget::within`]), as a deadline is a mark on the clock; whether a
+//! strategy gives up then depends only on the input and the flags, never
+//! on the host's load, so the same history gets the same verdict, the
+//! same anomalies and the same output on an idle laptop and on a loaded
+//! CI runner. The deadline may only stop a check (its verdict becomes
+//! `:unknown`); it never changes which strategy decides.
+//!
+//! A unit of work is about one memory access of a graph walk: on this
+//! project's machines about 150-300 million units a second (see
+//! `docs/performance.md`). The checks of one thread share its meter;
+//! marks are absolute, so nested limits are the nearer mark.
+
+use std::cell::Cell;
+use std::time::Instant;
+
+thread_local! {
+    static SPENT: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Counts `units` of work done on this thread.
+#[inline]
+pub fn spend(units: u64) {
+    SPENT.with(|s| s.set(s.get().wrapping_add(units)));
+}
+
+/// The work done on this thread so far.
+#[inline]
+pub fn spent() -> u64 {
+    SPENT.with(Cell::get)
+}
+
+/// A deadline and a mark on the work meter, either absent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Budget {
+    /// The run's deadline (`--timeout`).
+    pub deadline: Option<Instant>,
+    /// The meter's mark past which the work is spent.
+    pub work: Option<u64>,
+}
+
+/// Why a budget ran out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// The run's deadline came.
+    Deadline,
+    /// A strategy's work was spent.
+    Work,
+}
+
+impl Budget {
+    /// No bound at all.
+    pub const NONE: Budget = Budget {
+        deadline: None,
+        work: None,
+    };
+
+    /// The run's deadline alone.
+    pub fn until(deadline: Option<Instant>) -> Budget {
+        Budget {
+            deadline,
+            work: None,
+        }
+    }
+
+    /// This budget with at most `units` more work from now.
+    pub fn within(self, units: u64) -> Budget {
+        let mark = spent().saturating_add(units);
+        Budget {
+            work: Some(self.work.map_or(mark, |w| w.min(mark))),
+            ..self
+        }
+    }
+
+    /// The run's deadline alone, any work bound dropped: for what must
+    /// finish what a bounded step began (telling a violation found).
+    pub fn run(self) -> Budget {
+        Budget::until(self.deadline)
+    }
+
+    /// Why it ran out, if it did: the work first (it is what a strategy
+    /// is bounded by), then the deadline.
+    pub fn cause(&self) -> Option<Cause> {
+        if self.work.is_some_and(|w| spent() > w) {
+            Some(Cause::Work)
+        } else if self.deadline_passed() {
+            Some(Cause::Deadline)
+        } else {
+            None
+        }
+    }
+
+    /// Whether it ran out.
+    #[inline]
+    pub fn expired(&self) -> bool {
+        self.cause().is_some()
+    }
+
+    /// Whether the run's deadline has passed (its work aside).
+    pub fn deadline_passed(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() > d)
+    }
+
+    /// Whether this budget allows at least what `other` does: a deadline
+    /// and a mark each no nearer (`None` is none).
+    pub fn no_tighter(&self, other: &Budget) -> bool {
+        fn no_nearer<T: Ord>(a: Option<T>, b: Option<T>) -> bool {
+            match (a, b) {
+                (None, _) => true,
+                (Some(_), None) => false,
+                (Some(a), Some(b)) => a >= b,
+            }
+        }
+        no_nearer(self.deadline, other.deadline) && no_nearer(self.work, other.work)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn work_marks_are_counted_not_timed() {
+        let b = Budget::NONE.within(100);
+        assert!(!b.expired());
+        spend(100);
+        assert!(!b.expired(), "the mark itself is still within");
+        spend(1);
+        assert_eq!(b.cause(), Some(Cause::Work));
+        // Nested: the nearer mark holds.
+        let outer = Budget::NONE.within(1_000);
+        let inner = outer.within(10);
+        assert_eq!(inner.work, Some(spent() + 10));
+        assert_eq!(outer.within(10_000).work, outer.work);
+        assert!(outer.no_tighter(&inner) && !inner.no_tighter(&outer));
+        assert!(Budget::NONE.no_tighter(&outer));
+        // What must finish drops the work bound, keeps the deadline.
+        assert_eq!(inner.run(), Budget::until(None));
+    }
+
+    #[test]
+    fn the_deadline_is_the_only_clock() {
+        let Some(past) = Instant::now().checked_sub(Duration::from_secs(1)) else {
+            return;
+        };
+        let b = Budget::until(Some(past)).within(u64::MAX / 2);
+        assert_eq!(b.cause(), Some(Cause::Deadline));
+        assert!(b.deadline_passed());
+        let far = Instant::now() + Duration::from_secs(3600);
+        assert!(!Budget::until(Some(far)).expired());
+    }
+}
