@@ -22,6 +22,7 @@ mod cycles;
 pub mod forks;
 mod grounds;
 mod narrow;
+pub mod plan;
 pub mod polygraph;
 pub mod prune;
 pub mod refute;
@@ -42,7 +43,7 @@ use crate::check::graph::sccs;
 use crate::history::model::*;
 use cycles::{Components, Work, contradiction, known_cycles, unsat_witness};
 use polygraph::{EdgeId, Polygraph, Variant};
-use refute::{Around, Part};
+use refute::Part;
 use solve::{Solved, solve_lazily, time_keys};
 
 /// How much of the logged order of writes a witness kept
@@ -99,6 +100,8 @@ pub struct Stats {
     /// met, or of each cyclic component of the known edges. A weaker
     /// variant looks there first ([`refute::around`]).
     pub found_at: Vec<TxnId>,
+    /// The strategy of the plan that decided ([`plan::PLAN`]).
+    pub decided_by: Option<plan::Strategy>,
 }
 
 impl Stats {
@@ -203,239 +206,6 @@ fn untold(g: &Polygraph) -> Anomaly {
 #[cfg(test)]
 fn check(h: &History, variant: Variant, budget: Budget) -> Outcome {
     variants::Checks::new(h, budget.deadline).check(variant)
-}
-
-/// Decides one variant: reads of values written more than once first
-/// narrowed to the writers known dependencies allow ([`narrow`]; a
-/// violation is then told on the history as given); valid when the
-/// logged order of writes is a witness ([`witness`]), or (a plain variant
-/// whose logged order closes cycles through most keys, its verdict asked
-/// for) when a solution keeps that order for writers far apart
-/// ([`witness::banded`]); a large sessionless one by a violation on the
-/// keys of a short cycle of that order, or in a window of the history
-/// (first around where a stronger variant's violations lie), when there
-/// is one ([`refute`]);
-/// a small sessionless one by its whole polygraph, its solver bounded,
-/// then when that stalls by a violation in a window of growing size
-/// ([`refute::stalled`]); by the bounded-sessions search where it
-/// applies, else (or to name a cycle) by its own graph: build, prune,
-/// solve, tell. `telling` says how much of a violation to tell; `look`,
-/// the variant's [`first_look`] when it was taken already (on a history
-/// with nothing to narrow); `stronger`, where stronger variants found
-/// violations ([`Stats::found_at`]), looked at first ([`refute::around`]).
-fn check_variant(
-    h: &History,
-    variant: Variant,
-    budget: Budget,
-    telling: Telling,
-    (look, stronger): (Option<Look>, &[TxnId]),
-) -> Outcome {
-    if let Some(look) = look {
-        return look.go_on(h, variant, budget, telling, stronger);
-    }
-    let Some(n) = narrow::narrow(h, variant, budget) else {
-        return check_given(h, variant, budget, telling, stronger);
-    };
-    let mut o = check_given(&n.history, variant, budget, telling, stronger);
-    o.stats.narrowed = Some((n.before, n.after));
-    if o.timed_out || o.anomalies.is_empty() || !telling.cycles {
-        return o;
-    }
-    // A violation to tell: told on the history as given, where each read
-    // keeps every writer it may have observed (the narrowed history's
-    // cycles rest on choices the narrowing made); the narrowed telling
-    // stands when that one has no time left to tell it.
-    let mut given = check_given(h, variant, budget, telling, stronger);
-    if given.timed_out {
-        return o;
-    }
-    debug_assert!(!given.anomalies.is_empty(), "narrowing changed a verdict");
-    given.stats.narrowed = o.stats.narrowed;
-    given
-}
-
-/// [`check_variant`] on the history as given.
-fn check_given(
-    h: &History,
-    variant: Variant,
-    budget: Budget,
-    telling: Telling,
-    stronger: &[TxnId],
-) -> Outcome {
-    first_look(h, variant, budget, refute::Looks::All).go_on(h, variant, budget, telling, stronger)
-}
-
-/// What the logged order of writes showed of a variant ([`first_look`]).
-enum Look {
-    /// A verdict: the order is a witness, or the keys of one of its short
-    /// cycles refute the variant.
-    Decided(Outcome),
-    /// Neither; where the order closes cycles, what [`check_rest`] goes on
-    /// from.
-    Open(Option<Guessed>),
-}
-
-impl Look {
-    /// The variant's outcome from here: the verdict, or [`check_rest`]
-    /// (`stronger` as for [`check_variant`]).
-    fn go_on(
-        self,
-        h: &History,
-        variant: Variant,
-        budget: Budget,
-        telling: Telling,
-        stronger: &[TxnId],
-    ) -> Outcome {
-        match self {
-            Look::Decided(o) => o,
-            Look::Open(guessed) => check_rest(h, variant, budget, telling, (guessed, stronger)),
-        }
-    }
-}
-
-/// A guessed order that closes cycles ([`witness::Guess::Release`]): the
-/// keys they run through, the order, and how many of its short cycles'
-/// keys were looked at.
-struct Guessed {
-    keys: Vec<bool>,
-    cycles: Box<witness::Cycles>,
-    looked: refute::Looks,
-}
-
-/// The cheap first look at a variant: its logged order of writes as a
-/// witness ([`witness::guess`]), else a violation on the keys of that
-/// order's short cycles ([`refute::by_keys`], all of them or a glance at
-/// the first few). Linear in micro-ops but for the suspects' parts, so it
-/// comes before anything else is built; a glance comes before the
-/// stronger variants' attempts ([`variants::Checks`]).
-fn first_look(h: &History, variant: Variant, budget: Budget, looks: refute::Looks) -> Look {
-    match witness::guess(h, variant) {
-        witness::Guess::None => Look::Open(None),
-        witness::Guess::Holds => Look::Decided(witnessed(Stats::default(), Kept::Whole)),
-        witness::Guess::Release { keys, cycles } => {
-            if let Some(refuted) = refute::by_keys(h, variant, budget, &cycles, looks) {
-                // The logged order's short cycles are where a violation
-                // most likely is: looked at before any witness is tried,
-                // so that an invalid history does not pay for one (a 10k
-                // causal store at SI: a 184k-constraint attempt, then
-                // refuted on one key).
-                return Look::Decided(refuted);
-            }
-            Look::Open(Some(Guessed {
-                keys,
-                cycles,
-                looked: looks,
-            }))
-        }
-    }
-}
-
-/// A valid outcome, by a witness that kept `kept` of the logged order.
-fn witnessed(stats: Stats, kept: Kept) -> Outcome {
-    Outcome {
-        anomalies: Vec::new(),
-        timed_out: false,
-        stats: Stats {
-            witnessed: Some(kept),
-            ..stats
-        },
-    }
-}
-
-/// [`check_given`] past its [`first_look`]; `stronger` as for
-/// [`check_variant`].
-fn check_rest(
-    h: &History,
-    variant: Variant,
-    budget: Budget,
-    telling: Telling,
-    (guessed, stronger): (Option<Guessed>, &[TxnId]),
-) -> Outcome {
-    // Where a stronger variant's violations cluster, one of this
-    // variant's most likely is (each of its violations is one of the
-    // stronger's): looked at first, a lone one of theirs after the
-    // witness ([`refute::Around`]).
-    if let Some(refuted) = refute::around(h, variant, budget, stronger, Around::Clusters) {
-        return refuted;
-    }
-    let mut band = None;
-    if let Some(Guessed {
-        keys,
-        cycles,
-        looked,
-    }) = guessed
-    {
-        if looked == refute::Looks::Glance
-            && let Some(refuted) = refute::by_keys(h, variant, budget, &cycles, refute::Looks::All)
-        {
-            return refuted;
-        }
-        let (when, inc) = cycles.into_order();
-        match witness::route(h, &keys, &inc) {
-            witness::Route::Released => {
-                // The guess kept where it closed no cycle, the rest
-                // solved.
-                if let Some(stats) = witness::released(h, variant, budget, &keys, &when) {
-                    return witnessed(stats, Kept::Part);
-                }
-            }
-            witness::Route::Banded if telling.cycles => band = Some((keys, when, inc)),
-            witness::Route::Banded | witness::Route::Whole => {}
-        }
-    }
-    // The guess closes cycles through most keys (a causal store's racing
-    // writes): kept only for writers far apart, the keys its cycles run
-    // through released. Tried once what refutes cheaply has not (the
-    // logged order's suspects, known edges that close a cycle), as it
-    // costs an invalid history its rounds (a 10k long fork at
-    // serializability: 0.45 s of 0.54); but before a large history's
-    // windows, on which a valid one spends their whole budget (a 65k
-    // causal store at plain SI: 16.5 s, 1 s of it its witness).
-    let mut rounds = None;
-    if let Some((keys, when, inc)) = band
-        && !polygraph::known_cycle(h, variant)
-    {
-        match witness::banded(h, variant, budget, &keys, (&when, &inc)) {
-            Ok(stats) => return witnessed(stats, Kept::Part),
-            Err(r) => rounds = (r.end != witness::RoundsEnd::NotTried).then_some(r),
-        }
-    }
-    // What the rounds tried is said with whatever decides next.
-    let said = |mut o: Outcome| {
-        o.stats.banded = rounds;
-        o
-    };
-    if let Some(refuted) = refute::around(h, variant, budget, stronger, Around::Lone) {
-        return said(refuted);
-    }
-    if let Some(refuted) = refute::windows(h, variant, budget) {
-        return said(refuted);
-    }
-    if telling.cycles && refute::stalls_first(h, variant) {
-        // A small sessionless history: the whole first, its solver
-        // bounded; when that stalls, its windows; then the whole again.
-        let first = telling.within(refute::WHOLE_DECISIONS);
-        let o = check_polygraph_telling(h, variant, budget, polygraph::Scope::WHOLE, first);
-        if !o.timed_out || o.stats.too_big || budget.expired() || first == telling {
-            return said(o);
-        }
-        if let Some(refuted) = refute::stalled(h, variant, budget, telling) {
-            return said(refuted);
-        }
-    }
-    // A large sessionless history none of the above decided: its whole
-    // polygraph holds millions of constraints, beyond pruning's reach, and
-    // its solver, unbounded, may not return (a 65k causal store at plain
-    // serializability: 3.4M constraints, 1.9 GB, no verdict in 10 min).
-    // Bounded in decisions, it ends, unknown where the bound cuts it.
-    let telling = if refute::large_sessionless(h, variant) {
-        telling.within(refute::LARGE_WHOLE_DECISIONS)
-    } else {
-        telling
-    };
-    said(sessions::decide(h, variant, budget, telling, |d, t| {
-        check_polygraph_telling(h, variant, d, polygraph::Scope::WHOLE, t)
-    }))
 }
 
 #[cfg(test)]

@@ -202,7 +202,7 @@ mod tests {
                 assert!(n.after < n.before);
                 let alone = resolutions(&h);
                 let some = alone.iter().any(|x| valid(x, v));
-                let o = super::super::check_given(
+                let o = super::super::plan::given(
                     &n.history,
                     v,
                     Budget::NONE,

@@ -5,7 +5,7 @@
 //! cycle, and a request of several models all share the same decisions.
 //!
 //! Data flow: a variant's outcome is either remembered or made by
-//! [`super::check_variant`] (build, prune, solve, tell); a variant whose
+//! [`super::plan::decide`] (build, prune, solve, tell); a variant whose
 //! session order or real time orders no two transactions is the variant
 //! without it (but session order stays beside real time), and takes that
 //! one's outcome; a variant is first given a glance of its own (its
@@ -26,8 +26,9 @@ use crate::check::budget::Budget;
 use rustc_hash::FxHashSet;
 
 use super::cycles::claims_of;
+use super::plan::{self, Ctx, Look};
 use super::polygraph::Variant;
-use super::{Look, Outcome, Telling, check_variant, first_look};
+use super::{Outcome, Telling};
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::history::model::{History, Status, TxnId, from};
 use crate::spec::AnomalyType;
@@ -36,7 +37,7 @@ use crate::spec::AnomalyType;
 pub struct Checks<'h> {
     h: &'h History,
     budget: Budget,
-    /// Each variant's outcome as [`super::check_variant`] gave it.
+    /// Each variant's outcome as [`super::plan::decide`] gave it.
     decided: Vec<Decided>,
     /// Whether the history has a lost update (see
     /// [`Checks::sure_to_reject`]), once looked for.
@@ -109,7 +110,7 @@ impl<'h> Checks<'h> {
                 d.outcome.stats.found_at.iter().chain(told).copied()
             })
             .collect();
-        let outcome = check_variant(self.h, v, until, telling, (look, &stronger));
+        let outcome = plan::decide(self.h, v, until, telling, (look, &stronger));
         self.keep(v, outcome, until, telling)
     }
 
@@ -183,12 +184,12 @@ impl<'h> Checks<'h> {
             // narrowed first (the look is of the history as narrowed).
             let mut look = None;
             if self.h.candidates.is_empty() && (!v.session || self.timed()) {
-                match first_look(self.h, v, until, super::refute::Looks::Glance) {
+                match Ctx::look(self.h, v, until, super::refute::Looks::Glance) {
                     Look::Decided(o) => return Ok(self.keep(v, o, until, telling)),
                     open => look = Some(open),
                 }
             }
-            let unordered = matches!(look, Some(Look::Open(Some(_))));
+            let unordered = look.as_ref().is_some_and(Look::unordered);
             let shortcuts = self.shortcuts(v, unordered);
             for s in shortcuts {
                 let first = self.decide(s, until, verdict);
@@ -455,7 +456,7 @@ mod tests {
                 steps,
                 ..Telling::FULL
             };
-            check_variant(&h, PLAIN_SER, Budget::NONE, t, (None, &[]))
+            plan::decide(&h, PLAIN_SER, Budget::NONE, t, (None, &[]))
         };
         let full = tell(Telling::TELL_STEPS);
         assert!(!full.timed_out);
@@ -545,7 +546,7 @@ mod tests {
                     ..v
                 };
                 assert_eq!(decided(&c), vec![strong], "seed {seed}");
-                let alone = check_variant(&h, v, Budget::NONE, Telling::FULL, (None, &[]));
+                let alone = plan::decide(&h, v, Budget::NONE, Telling::FULL, (None, &[]));
                 assert!(
                     alone.anomalies.is_empty() && !alone.timed_out,
                     "seed {seed}"
