@@ -136,7 +136,7 @@ pub(super) struct Ctx<'h> {
 /// A variant's first look ([`Ctx::look`]).
 pub(super) enum Look<'h> {
     /// Decided already.
-    Decided(Outcome),
+    Decided(Box<Outcome>),
     /// Not decided: the rest of the plan, to go on with.
     Open(Box<Ctx<'h>>),
 }
@@ -171,7 +171,7 @@ impl<'h> Ctx<'h> {
     pub(super) fn look(h: &'h History, variant: Variant, budget: Budget, looks: Looks) -> Look<'h> {
         let mut ctx = Ctx::new(h, variant, budget, looks);
         match ctx.run_to(LOOKED) {
-            Some(o) => Look::Decided(o),
+            Some(o) => Look::Decided(Box::new(o)),
             None => Look::Open(Box::new(ctx)),
         }
     }
@@ -374,7 +374,7 @@ pub(super) fn given(
 /// plan.
 fn go_on(look: Look, budget: Budget, telling: Telling, stronger: &[TxnId]) -> Outcome {
     match look {
-        Look::Decided(o) => o,
+        Look::Decided(o) => *o,
         Look::Open(ctx) => ctx.finish(budget, telling, stronger),
     }
 }

@@ -185,7 +185,7 @@ impl<'h> Checks<'h> {
             let mut look = None;
             if self.h.candidates.is_empty() && (!v.session || self.timed()) {
                 match Ctx::look(self.h, v, until, super::refute::Looks::Glance) {
-                    Look::Decided(o) => return Ok(self.keep(v, o, until, telling)),
+                    Look::Decided(o) => return Ok(self.keep(v, *o, until, telling)),
                     open => look = Some(open),
                 }
             }
