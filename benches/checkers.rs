@@ -58,15 +58,17 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use elle_si::check::{self, CheckOptions, causal, stages};
 use elle_si::convert::{ConvertOptions, convert};
-use elle_si::generator::{Db, Distribution, GenOptions, Preset, generate_to};
+use elle_si::generator::{Db, Distribution, GenOptions, Preset};
 use elle_si::history::{Format, LoadOptions, Workload, load};
 use elle_si::report::Valid;
+
+#[path = "support/mod.rs"]
+mod support;
+use support::{Limits, elle_si_bin, generate_file, status_kb};
 
 /// What one measurement runs.
 #[derive(Clone)]
@@ -719,88 +721,22 @@ fn child(args: &[String]) -> i32 {
 
 // ---------------------------------------------------------------- parent
 
-/// The `elle-si` binary cargo built beside this bench.
-fn elle_si_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_elle-si"))
-}
-
-/// A `/proc/PID/status` field in kB (0 if unreadable).
-fn status_kb(pid: &str, field: &str) -> u64 {
-    fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-/// Runs a command to its end (or kills it at the limits); its wall time,
-/// CPU time, peak RSS and exit code.
+/// Runs a command to its end (or kills it at the limits); its figures and
+/// exit code.
 fn measure(cmd: &mut Command, o: &Opts, timeout: Duration) -> (Sample, i32) {
-    // A child's ru_maxrss starts from this process's peak (exec keeps the
-    // high-water mark of the memory it replaces): reset ours to what we
-    // hold now, which is small (histories are on disk, not here).
-    let _ = fs::write("/proc/self/clear_refs", "5");
-    let t0 = Instant::now();
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("spawning a measurement");
-    let pid = child.id() as i32;
-    let done = Arc::new(AtomicBool::new(false));
-    let killed: Arc<std::sync::Mutex<Option<&'static str>>> = Arc::default();
-    let watch = {
-        let (done, killed) = (done.clone(), killed.clone());
-        let max_rss = o.max_rss_kb;
-        std::thread::spawn(move || {
-            while !done.load(Ordering::Acquire) {
-                std::thread::sleep(Duration::from_millis(50));
-                let why = if t0.elapsed() > timeout {
-                    Some("timeout")
-                } else if status_kb(&pid.to_string(), "VmRSS:") > max_rss {
-                    Some("memory")
-                } else {
-                    None
-                };
-                if let Some(w) = why
-                    && !done.load(Ordering::Acquire)
-                {
-                    *killed.lock().expect("lock") = Some(w);
-                    // SAFETY: the child is not reaped yet (`done` is set
-                    // only after wait4 returns), so the pid is still ours.
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
-                    return;
-                }
-            }
-        })
+    let limits = Limits {
+        timeout,
+        max_rss_kb: o.max_rss_kb,
     };
-    let mut status = 0;
-    // SAFETY: rusage is plain data; wait4 fills it.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our child; the pointers are to live locals.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-    done.store(true, Ordering::Release);
-    let wall = t0.elapsed().as_secs_f64();
-    let _ = watch.join();
-    std::mem::forget(child);
-    assert_eq!(r, pid, "wait4");
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
+    let m = support::measure(cmd, limits, Stdio::null());
     let s = Sample {
-        wall,
-        cpu: tv(ru.ru_utime) + tv(ru.ru_stime),
-        rss_kb: ru.ru_maxrss as u64,
-        killed: *killed.lock().expect("lock"),
+        wall: m.wall,
+        cpu: m.cpu,
+        rss_kb: m.rss_kb,
+        killed: m.killed,
         ..Sample::default()
     };
-    (s, code)
+    (s, m.code)
 }
 
 /// The file a job reads, made on first use.
@@ -820,17 +756,7 @@ fn prepare(c: &Config, dir: &Path, needs_dbcop: bool) -> Prepared {
         Input::File(p) => p.clone(),
         Input::Gen(g) => {
             let p = dir.join(format!("{}-{}.edn", c.group, c.name));
-            let t = Instant::now();
-            let f = fs::File::create(&p).expect("creating the history file");
-            let r =
-                generate_to(g, std::io::BufWriter::with_capacity(1 << 20, f)).expect("generating");
-            eprintln!(
-                "  generated {} ({} txns, {} faults) in {:.1} s",
-                p.display(),
-                r.stats.txns,
-                r.faults.len(),
-                t.elapsed().as_secs_f64()
-            );
+            let r = generate_file(g, &p);
             committed = Some(r.stats.ok);
             p
         }
