@@ -275,9 +275,7 @@ impl Txn {
     }
 }
 
-/// A Jepsen process: its transactions in history order. An indeterminate
-/// (`:info`) transaction is a session alone: it orders nothing in its
-/// process, as Elle orders a process by its `:ok` ops.
+/// A Jepsen process: its transactions in history order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Session {
     /// The process number (or session id in session-based formats).
@@ -343,8 +341,7 @@ pub struct History {
     pub txns: Vec<Txn>,
     /// The micro-ops, transaction by transaction ([`MopId`]).
     pub mops: Vec<Mop>,
-    /// The sessions (Jepsen processes, and each indeterminate transaction
-    /// alone), in order of first appearance.
+    /// The sessions (Jepsen processes), in order of first appearance.
     pub sessions: Vec<Session>,
     /// Each key's value, by KeyId.
     pub keys: Vec<Val>,

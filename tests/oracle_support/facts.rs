@@ -1,7 +1,7 @@
 //! What a history says, for one choice of which `:info` transactions
 //! committed: the committed transactions as nodes (node 0 is the initial
 //! transaction, which wrote every key's initial state), who each external
-//! read read from, session order (of `:ok` transactions), real-time order, and for lists the write
+//! read read from, session order, real-time order, and for lists the write
 //! order the reads reveal. A history no level can accept (a read of a value
 //! nobody wrote, of an aborted or uncommitted write, of an intermediate
 //! write, a read that contradicts the transaction's own writes, list reads
@@ -229,10 +229,7 @@ pub fn interpret(h: &History, committed_infos: u32) -> Interp {
     for a in 1..n {
         for b in 1..n {
             let (ta, tb) = (&h.txns[txn_of[a]], &h.txns[txn_of[b]]);
-            // Session order is of `:ok` transactions alone, as Elle's
-            // process graph: an `:info` one orders nothing in its process.
-            let ok = ta.status == Status::Ok && tb.status == Status::Ok;
-            if a != b && ok && ta.process == tb.process && ta.invoke < tb.invoke {
+            if a != b && ta.process == tb.process && ta.invoke < tb.invoke {
                 so.push((a, b));
             }
             if a != b && ta.status == Status::Ok && ta.complete < tb.invoke {

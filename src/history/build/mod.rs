@@ -258,16 +258,6 @@ impl Builder {
         s
     }
 
-    /// A session of process `process` that no other transaction joins.
-    fn lone_session(&mut self, process: i64) -> u32 {
-        let s = self.h.sessions.len() as u32;
-        self.h.sessions.push(Session {
-            process,
-            txns: Vec::new(),
-        });
-        s
-    }
-
     /// Notes what workload a micro-op implies; refuses a mix.
     #[inline]
     fn evidence(&mut self, w: Workload, offset: usize, what: &str) -> Result<(), ParseError> {
@@ -346,14 +336,7 @@ impl Builder {
         let list_mode = self.h.workload == Some(Workload::ListAppend);
 
         let tid = self.h.txns.len() as TxnId;
-        // An indeterminate transaction orders nothing in its process (Elle
-        // orders a process by its :ok ops alone): it is a session of its
-        // own, so the process's ops before and after it stay in order.
-        let session = if meta.status == Status::Indeterminate {
-            self.lone_session(meta.process)
-        } else {
-            self.session(meta.process)
-        };
+        let session = self.session(meta.process);
         let seq = self.h.sessions[session as usize].txns.len() as u32;
         self.h.sessions[session as usize].txns.push(tid);
         let start = self.h.mops.len() as MopId;
