@@ -107,8 +107,9 @@ impl ParseError {
     /// terminal's escape sequences) is left out: printed raw, it would
     /// garble or recolour the terminal; the message says what is there,
     /// escaped ([`InputError`]'s `Display`).
-    pub fn locate(self, src: &Arc<Source>) -> InputError {
+    pub fn locate(mut self, src: &Arc<Source>) -> InputError {
         let (line, column) = src.line_col(self.offset);
+        self.fit_snippet(src, line);
         let shown = |l: usize| {
             let (a, b) = src.line_span(l);
             src.bytes()[a..b]
@@ -138,6 +139,53 @@ impl ParseError {
             span: (self.offset, self.len),
             related,
             src: printable.then(|| SharedSource(src.clone())),
+        }
+    }
+}
+
+/// The most bytes a label underlines: a longer span (a whole op, a long
+/// token) is underlined from its start.
+const MAX_LABEL: usize = 256;
+/// The most bytes between two labels miette may draw in one snippet. Its
+/// graphical renderer pads to a label's column with a width argument, which
+/// overflows (a panic) past 65,535 columns: on a one-line history, a label
+/// far along the line from another would get there.
+const MAX_APART: usize = 2048;
+/// Labels this many lines apart or more are drawn in snippets of their own
+/// (miette shows a line of context either side of a label).
+const OWN_SNIPPET: usize = 4;
+
+impl ParseError {
+    /// Makes every label one miette can draw: each span kept to its line
+    /// and to [`MAX_LABEL`] bytes, and a related place that would share a
+    /// snippet with a label too far along the line named in the help
+    /// instead of drawn.
+    fn fit_snippet(&mut self, src: &Source, line: usize) {
+        let clamp = |offset: usize, len: usize| {
+            let (_, end) = src.line_span(src.line_col(offset).0);
+            len.min(MAX_LABEL).min(end.saturating_sub(offset)).max(1)
+        };
+        self.len = clamp(self.offset, self.len);
+        let mut kept = vec![(self.offset, line)];
+        let mut far = Vec::new();
+        for (o, l, label) in std::mem::take(&mut self.related) {
+            let (rl, rc) = src.line_col(o);
+            let fits = kept
+                .iter()
+                .all(|&(ko, kl)| ko.abs_diff(o) <= MAX_APART || kl.abs_diff(rl) >= OWN_SNIPPET);
+            if fits {
+                kept.push((o, rl));
+                self.related.push((o, clamp(o, l), label));
+            } else {
+                far.push(format!("{label}: line {rl}, column {rc}"));
+            }
+        }
+        if !far.is_empty() {
+            let far = far.join("; ");
+            self.help = Some(match self.help.take() {
+                Some(h) => format!("{h}\n{far}"),
+                None => far,
+            });
         }
     }
 }

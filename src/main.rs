@@ -241,27 +241,100 @@ fn load(path: &std::path::Path, opts: LoadOptions) -> Result<Loaded, Error> {
     }
 }
 
-/// Loads a file, or reports why not and marks the run as failed to read
-/// (exit status 3).
-fn load_or_report(path: &std::path::Path, opts: LoadOptions, worst: &mut u8) -> Option<Loaded> {
+/// Loads a file, or reports why not (as `errors` says) and marks the run
+/// as failed to read (exit status 3).
+fn load_or_report(
+    path: &std::path::Path,
+    opts: LoadOptions,
+    errors: Errors,
+    worst: &mut u8,
+) -> Option<Loaded> {
     match load(path, opts) {
         Ok(l) => Some(l),
         Err(e) => {
-            report_error(&e);
+            report_error(&e, errors);
             *worst = 3;
             None
         }
     }
 }
 
-fn report_error(e: &Error) {
+/// How errors are told: on stderr for a person, or as JSON on stdout when
+/// the results go there as JSON (`-o json`), so that a program reading
+/// them reads the errors too.
+#[derive(Copy, Clone, PartialEq)]
+enum Errors {
+    Text,
+    Json,
+}
+
+fn report_error(e: &Error, errors: Errors) {
+    if errors == Errors::Json {
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{}", error_json(e))
+            .and_then(|()| out.flush())
+            .is_ok()
+        {
+            return;
+        }
+        // stdout is gone: stderr is all that is left.
+    }
     match e {
-        Error::Input(ie) => {
-            let report = miette::Report::new((**ie).clone());
-            say!("{report:?}");
+        Error::Input(ie) => say!("{}", snippet(ie)),
+        // The reader of a pipe has gone (`| head`): nothing more can reach
+        // it, so say why the output stopped where it did.
+        Error::Io { path, err } if err.kind() == std::io::ErrorKind::BrokenPipe => {
+            say!("elle-si: {path} was closed before all the output was written (broken pipe)")
         }
         other => say!("error: {other}"),
     }
+}
+
+/// An input error as miette draws it, snippet and all; where miette
+/// cannot draw it (it panics on positions it cannot lay out), the plain
+/// `file:line:column: reason` with the help below it.
+fn snippet(e: &elle_si::error::InputError) -> String {
+    let report = miette::Report::new(e.clone());
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let drawn = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| format!("{report:?}")));
+    std::panic::set_hook(hook);
+    drawn.unwrap_or_else(|_| {
+        let help = miette::Diagnostic::help(e)
+            .map(|h| format!("\n  help: {h}"))
+            .unwrap_or_default();
+        format!("error: {e}{help}")
+    })
+}
+
+/// An error as one JSON object: `{"error": {"kind": ..., "message": ...}}`,
+/// with `file`, `line`, `column` and `help` where it has them.
+fn error_json(e: &Error) -> serde_json::Value {
+    use serde_json::json;
+    let body = match e {
+        Error::Input(ie) => {
+            let mut m = json!({
+                "kind": "input",
+                "file": ie.file,
+                "message": ie.message,
+            });
+            if ie.line > 0 {
+                m["line"] = json!(ie.line);
+                m["column"] = json!(ie.column);
+            }
+            if let Some(h) = miette::Diagnostic::help(&**ie) {
+                m["help"] = json!(h.to_string());
+            }
+            m
+        }
+        Error::Io { path, err } => json!({
+            "kind": "io",
+            "file": path,
+            "message": err.to_string(),
+        }),
+        Error::Usage(m) => json!({"kind": "usage", "message": m}),
+    };
+    json!({ "error": body })
 }
 
 fn verbose_notes(l: &Loaded) {
@@ -467,11 +540,18 @@ fn run_check(
     check::plan(&copts)?;
     let files = &convert::expand_inputs(files)?;
     let mut worst = 0u8;
+    let errors = if output == OutputArg::Json {
+        Errors::Json
+    } else {
+        Errors::Text
+    };
+    // Set when stdout's reader has gone.
+    let mut cut: Option<std::io::Error> = None;
     let mut stdout = std::io::stdout().lock();
     for f in files {
         // --timeout bounds each file's whole run, reading included.
         let started = Instant::now();
-        let Some(l) = load_or_report(f, opts, &mut worst) else {
+        let Some(l) = load_or_report(f, opts, errors, &mut worst) else {
             continue;
         };
         let copts = CheckOptions {
@@ -497,6 +577,8 @@ fn run_check(
         // A result that cannot be written (a full disk) fails the run by
         // name, never passing for the verdict's exit status.
         let written = match output {
+            // The reader has gone: the rest is for the folder alone.
+            _ if cut.is_some() => Ok(()),
             OutputArg::Text => stdout
                 .write_all(text_summary(&l, &r, &models, (anomalies, &copts.anomalies)).as_bytes()),
             OutputArg::Edn | OutputArg::Json => {
@@ -521,9 +603,13 @@ fn run_check(
                 .and_then(|()| out.flush())
             }
         };
-        written
-            .and_then(|()| stdout.flush())
-            .map_err(|e| Error::io("stdout", e))?;
+        match written.and_then(|()| stdout.flush()) {
+            Ok(()) => {}
+            // A closed pipe (`| head`) still lets the folders asked for be
+            // written; the run then fails by name.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => cut = Some(e),
+            Err(e) => return Err(Error::io("stdout", e)),
+        }
         if let Some((dir, plot)) = &folder {
             // Several files (a store's runs are all history.edn): a
             // folder each, named by the whole path.
@@ -542,7 +628,10 @@ fn run_check(
             folder::write_folder(&dir, l.source.name(), &l.history, &r, &models, plot)?;
         }
     }
-    Ok(worst)
+    match cut {
+        Some(e) => Err(Error::io("stdout", e)),
+        None => Ok(worst),
+    }
 }
 
 fn run_stats(files: &[PathBuf], input: &InputArgs) -> Result<u8, Error> {
@@ -550,7 +639,7 @@ fn run_stats(files: &[PathBuf], input: &InputArgs) -> Result<u8, Error> {
     let mut worst = 0;
     for f in files {
         let t0 = Instant::now();
-        let Some(l) = load_or_report(f, opts, &mut worst) else {
+        let Some(l) = load_or_report(f, opts, Errors::Text, &mut worst) else {
             continue;
         };
         let secs = t0.elapsed().as_secs_f64();
@@ -666,12 +755,17 @@ fn main() -> ExitCode {
     };
     match r {
         Ok(code) => ExitCode::from(code),
-        // The reader of a pipe has gone (`| head`): nothing to tell it.
-        Err(Error::Io { err, .. }) if err.kind() == std::io::ErrorKind::BrokenPipe => {
-            ExitCode::from(3)
-        }
         Err(e) => {
-            report_error(&e);
+            let errors = match &cli.cmd {
+                Cmd::Check {
+                    output: OutputArg::Json,
+                    ..
+                } if !matches!(&e, Error::Io { err, .. } if err.kind() == std::io::ErrorKind::BrokenPipe) => {
+                    Errors::Json
+                }
+                _ => Errors::Text,
+            };
+            report_error(&e, errors);
             ExitCode::from(3)
         }
     }

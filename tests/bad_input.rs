@@ -784,10 +784,23 @@ fn check_refuses_a_value_written_twice_then_again() {
             .expect("running elle-si");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{output}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{output}: {stderr}");
+        if output == "json" {
+            // Under -o json the error is JSON, on stdout.
+            let e: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            let e = &e["error"];
+            assert_eq!((&e["line"], &e["column"]), (&2.into(), &40.into()), "{e}");
+            assert!(
+                e["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("twice in one transaction")),
+                "{e}"
+            );
+            continue;
+        }
         assert!(
             stderr.contains(&format!("{}:2:40", path.display()))
-                && stderr.contains("twice in one transaction")
-                && !stderr.contains("panicked"),
+                && stderr.contains("twice in one transaction"),
             "{output}: {stderr}"
         );
     }

@@ -130,6 +130,42 @@ impl Value {
         }
     }
 
+    /// One form for all the values Clojure's `=` holds equal to this one,
+    /// so that equal values compare and hash alike: an integer written
+    /// `5N` is `5` (`(= 5 5N)`), a list is the vector of its elements
+    /// (`(= '(1 2) [1 2])`), a set or a map is in one order whatever the
+    /// text's, `-0.0` is `0.0`, a decimal is rid of trailing zeros
+    /// (`(= 1.50M 1.5M)`), a ratio is in lowest terms. Kinds `=` keeps
+    /// apart stay apart: `1`, `1.0`, `1M` and `"1"` are four values. `##NaN`
+    /// stays itself, equal to nothing, as in Clojure.
+    pub fn canonical(&self) -> Value {
+        match self {
+            Value::BigInt(s) => canonical_integer(s),
+            Value::Float(x) if *x == 0.0 => Value::Float(0.0),
+            Value::BigDec(s) => canonical_decimal(s),
+            Value::Ratio(s) => canonical_ratio(s),
+            Value::List(xs) | Value::Vector(xs) => {
+                Value::Vector(xs.iter().map(Value::canonical).collect())
+            }
+            Value::Set(xs) => {
+                let mut v: Vec<Value> = xs.iter().map(Value::canonical).collect();
+                sort_values(&mut v, |x| x);
+                v.dedup();
+                Value::Set(v)
+            }
+            Value::Map(m) => {
+                let mut v: Vec<(Value, Value)> = m
+                    .iter()
+                    .map(|(k, x)| (k.canonical(), x.canonical()))
+                    .collect();
+                sort_values(&mut v, |(k, _)| k);
+                Value::Map(v)
+            }
+            Value::Tagged(t, x) => Value::Tagged(t.clone(), Box::new(x.canonical())),
+            other => other.clone(),
+        }
+    }
+
     /// What kind of value it is, for messages (`integer`, `map`, ...).
     pub fn kind(&self) -> &'static str {
         match self {
@@ -147,6 +183,90 @@ impl Value {
             Value::Set(_) => "a set",
             Value::Tagged(..) => "a tagged literal",
         }
+    }
+}
+
+/// Sorts values by their printed form: an order that does not depend on
+/// the order they were written in (for sets and maps, which have none).
+fn sort_values<T>(v: &mut [T], key: impl Fn(&T) -> &Value) {
+    v.sort_by_cached_key(|x| key(x).to_string());
+}
+
+/// An integer's digits (`s` as a `BigInt` holds them: a sign, digits) as
+/// the one value they stand for: an `Int` when it fits one.
+fn canonical_integer(s: &str) -> Value {
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let digits = digits.trim_start_matches('0');
+    if digits.is_empty() {
+        return Value::Int(0);
+    }
+    let text = if neg {
+        format!("-{digits}")
+    } else {
+        digits.to_string()
+    };
+    match text.parse::<i64>() {
+        Ok(i) => Value::Int(i),
+        Err(_) => Value::BigInt(text),
+    }
+}
+
+/// A decimal's text (without its `M`) as `digits E exponent`, trailing
+/// zeros moved into the exponent: equal for every text of one number
+/// (`1.50`, `1.5`, `15e-1`), as `BigDecimal.compareTo` says.
+fn canonical_decimal(s: &str) -> Value {
+    let (mantissa, exp) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], s[i + 1..].trim_start_matches('+').parse::<i64>()),
+        None => (s, Ok(0)),
+    };
+    let Ok(exp) = exp else {
+        return Value::BigDec(s.to_string());
+    };
+    let (neg, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, mantissa.strip_prefix('+').unwrap_or(mantissa)),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut digits: String = format!("{int}{frac}");
+    let mut exp = exp - frac.len() as i64;
+    let trimmed = digits.trim_end_matches('0').len();
+    exp += (digits.len() - trimmed) as i64;
+    digits.truncate(trimmed);
+    let digits = digits.trim_start_matches('0');
+    if digits.is_empty() {
+        return Value::BigDec("0E0".into());
+    }
+    let sign = if neg { "-" } else { "" };
+    Value::BigDec(format!("{sign}{digits}E{exp}"))
+}
+
+/// A ratio `n/d` in lowest terms, an integer when `d` divides `n` (as
+/// Clojure's reader gives it); left as written when its parts are too
+/// large to reduce here.
+fn canonical_ratio(s: &str) -> Value {
+    let Some((n, d)) = s.split_once('/') else {
+        return Value::Ratio(s.to_string());
+    };
+    let (Ok(n), Ok(d)) = (n.parse::<i128>(), d.parse::<i128>()) else {
+        return Value::Ratio(s.to_string());
+    };
+    if d == 0 {
+        return Value::Ratio(s.to_string());
+    }
+    let (mut a, mut b) = (n.unsigned_abs(), d.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    let g = a.max(1) as i128;
+    let sign = if (n < 0) != (d < 0) && n != 0 { -1 } else { 1 };
+    let (n, d) = (sign * (n.abs() / g), d.abs() / g);
+    if d == 1 {
+        canonical_integer(&n.to_string())
+    } else {
+        Value::Ratio(format!("{n}/{d}"))
     }
 }
 
@@ -240,5 +360,42 @@ mod tests {
         )]);
         assert_eq!(v.abbreviated(3).to_string(), "{:value [0 1 2 ... 7 more]}");
         assert_eq!(v.abbreviated(20), v);
+    }
+
+    #[test]
+    fn canonical_values_are_equal_where_clojure_says_so() {
+        let read = |t: &str| crate::edn::read_one(t.as_bytes()).expect(t).canonical();
+        for (a, b) in [
+            ("5", "5N"),
+            ("-5", "-05N"),
+            ("0", "-0N"),
+            ("99999999999999999999", "99999999999999999999N"),
+            ("[1 2]", "(1 2N)"),
+            ("#{1 2 3}", "#{3 2N 1}"),
+            ("{:a 1 :b [2]}", "{:b (2) :a 1N}"),
+            ("0.0", "-0.0"),
+            ("1.50M", "1.5M"),
+            ("15e-1M", "1.5M"),
+            ("100M", "1E2M"),
+            ("0.00M", "0M"),
+            ("2/4", "1/2"),
+            ("4/2", "2"),
+            ("-3/6", "-1/2"),
+        ] {
+            assert_eq!(read(a), read(b), "{a} = {b}");
+        }
+        for (a, b) in [
+            ("5", "5.0"),
+            ("5", "5M"),
+            ("5.0", "5.0M"),
+            ("1/2", "0.5"),
+            ("\\a", "\"a\""),
+            (":a", "a"),
+            ("\"5\"", "5"),
+            ("[1 2]", "#{1 2}"),
+            ("99999999999999999999", "99999999999999999998"),
+        ] {
+            assert_ne!(read(a), read(b), "{a} != {b}");
+        }
     }
 }

@@ -152,6 +152,26 @@ pub fn load(
     )
 }
 
+/// The first two bytes of every gzip file (RFC 1952).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// The bytes a gzip file holds (every member, as `gunzip` reads them), or
+/// why they cannot be had (a truncated or corrupt file).
+fn gunzip(source: &Source) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::MultiGzDecoder::new(source.bytes()),
+        &mut out,
+    )
+    .map_err(|e| {
+        InputError::whole(
+            source.name(),
+            format!("the file starts as gzip does, but cannot be decompressed: {e}"),
+        )
+    })?;
+    Ok(out)
+}
+
 /// Whether error `e` lies in the first record of `bytes`, so that the
 /// format guessed may be what is wrong: an error of the file as a whole,
 /// or one no later than the end of [`first_record`].
@@ -240,7 +260,50 @@ fn load_source(
     progress: Option<formats::edn::Progress<'_>>,
     empty_ok: bool,
 ) -> Result<Loaded, Error> {
+    // A gzipped history (`history.edn.gz`) is read as the text it holds,
+    // its format told by the name without `.gz` (a dbcop bincode file, which
+    // may start with any bytes, is taken as one when named by -f).
+    if !source.bytes().starts_with(&GZIP_MAGIC) || opts.format == Some(Format::DbcopBincode) {
+        return load_text(
+            source,
+            path,
+            opts,
+            progress,
+            empty_ok,
+            formats::Notes::default(),
+        );
+    }
+    let text = gunzip(&source)?;
     let mut notes = formats::Notes::default();
+    notes.lines.push(format!(
+        "read as gzip: {} bytes, {} once decompressed",
+        source.bytes().len(),
+        text.len()
+    ));
+    let inner = match path.extension() {
+        Some(e) if e.eq_ignore_ascii_case("gz") => path.with_extension(""),
+        _ => path.to_path_buf(),
+    };
+    let source = Arc::new(Source::from_bytes(source.name(), text));
+    // (The progress bar counts the file's bytes, not the text's.)
+    let _ = progress;
+    load_text(source, &inner, opts, None, empty_ok, notes).map_err(|e| match e {
+        Error::Input(e) => e
+            .add_help("the file is gzip: its lines and columns are those of the decompressed text")
+            .into(),
+        e => e,
+    })
+}
+
+/// [`load_source`] of text that is not compressed.
+fn load_text(
+    source: Arc<Source>,
+    path: &Path,
+    opts: LoadOptions,
+    progress: Option<formats::edn::Progress<'_>>,
+    empty_ok: bool,
+    mut notes: formats::Notes,
+) -> Result<Loaded, Error> {
     // An empty file is bad input, unless it is a store's history (a run
     // that recorded nothing) or its format was given (an empty history
     // written in it): those are read, and checked as holding nothing.

@@ -72,19 +72,34 @@ impl Default for Values {
 }
 
 impl Values {
-    /// The compact value of `v`: inline when a small integer, else interned once.
+    /// The compact value of `v`: inline when a small integer, else interned
+    /// once. Values Clojure's `=` holds equal get one `Val` (`5` and `5N`,
+    /// `[1 2]` and `(1 2)`: see [`Value::canonical`]); the first one seen is
+    /// how reports show it.
     pub fn intern(&mut self, v: Value) -> Val {
         if let Value::Int(i) = v
             && let Some(x) = Val::int(i)
         {
             return x;
         }
-        if let Some(&i) = self.index.get(&v) {
+        let key = match v {
+            Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Keyword(_) | Value::String(_) => {
+                None
+            }
+            _ => Some(v.canonical()),
+        };
+        if let Some(Value::Int(i)) = key
+            && let Some(x) = Val::int(i)
+        {
+            return x;
+        }
+        let key = key.unwrap_or_else(|| v.clone());
+        if let Some(&i) = self.index.get(&key) {
             return Val::interned(i);
         }
         let i = self.table.len() as u32;
-        self.table.push(v.clone());
-        self.index.insert(v, i);
+        self.table.push(v);
+        self.index.insert(key, i);
         Val::interned(i)
     }
 

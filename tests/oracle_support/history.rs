@@ -52,9 +52,26 @@ pub struct History {
     pub txns: Vec<Txn>,
 }
 
+/// A key or a value, as [`History::to_edn_with`] asks for its text.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Atom {
+    Key(Key),
+    Val(Val),
+}
+
 impl History {
     /// Jepsen EDN, one event a line, `:index` in event order.
     pub fn to_edn(&self) -> String {
+        self.to_edn_with(&mut |a| match a {
+            Atom::Key(k) => k.to_string(),
+            Atom::Val(v) => v.to_string(),
+        })
+    }
+
+    /// [`Self::to_edn`] with each key and value written as `text` says
+    /// (asked once per occurrence, so one value may be written in several
+    /// forms Clojure's `=` holds equal).
+    pub fn to_edn_with(&self, text: &mut dyn FnMut(Atom) -> String) -> String {
         let mut events: Vec<(usize, usize, bool)> = Vec::new();
         for (i, t) in self.txns.iter().enumerate() {
             events.push((t.invoke, i, false));
@@ -77,41 +94,42 @@ impl History {
                 "{{:index {index}, :time {}, :type :{ty}, :process {}, :f :txn, :value {}}}",
                 index * 1000,
                 t.process,
-                self.ops_edn(&t.ops, reads_known)
+                self.ops_edn(&t.ops, reads_known, text)
             );
         }
         out
     }
 
-    fn ops_edn(&self, ops: &[Op], reads_known: bool) -> String {
+    fn ops_edn(
+        &self,
+        ops: &[Op],
+        reads_known: bool,
+        text: &mut dyn FnMut(Atom) -> String,
+    ) -> String {
         let mut s = String::from("[");
         for (i, op) in ops.iter().enumerate() {
             if i > 0 {
                 s.push(' ');
             }
+            let (f, k) = match (op, self.workload) {
+                (Op::Write(k, _), Workload::Register) => ("w", k),
+                (Op::Write(k, _), Workload::List) => ("append", k),
+                (Op::Read(k, _), _) => ("r", k),
+            };
+            let _ = write!(s, "[:{f} {} ", text(Atom::Key(*k)));
             match (op, self.workload) {
-                (Op::Write(k, v), Workload::Register) => {
-                    let _ = write!(s, "[:w {k} {v}]");
-                }
-                (Op::Write(k, v), Workload::List) => {
-                    let _ = write!(s, "[:append {k} {v}]");
-                }
-                (Op::Read(k, _), _) if !reads_known => {
-                    let _ = write!(s, "[:r {k} nil]");
-                }
-                (Op::Read(k, vs), Workload::Register) => match vs.first() {
-                    None => {
-                        let _ = write!(s, "[:r {k} nil]");
-                    }
-                    Some(v) => {
-                        let _ = write!(s, "[:r {k} {v}]");
-                    }
+                (Op::Write(_, v), _) => s.push_str(&text(Atom::Val(*v))),
+                (Op::Read(..), _) if !reads_known => s.push_str("nil"),
+                (Op::Read(_, vs), Workload::Register) => match vs.first() {
+                    None => s.push_str("nil"),
+                    Some(v) => s.push_str(&text(Atom::Val(*v))),
                 },
-                (Op::Read(k, vs), Workload::List) => {
-                    let vs: Vec<String> = vs.iter().map(Val::to_string).collect();
-                    let _ = write!(s, "[:r {k} [{}]]", vs.join(" "));
+                (Op::Read(_, vs), Workload::List) => {
+                    let vs: Vec<String> = vs.iter().map(|&v| text(Atom::Val(v))).collect();
+                    let _ = write!(s, "[{}]", vs.join(" "));
                 }
             }
+            s.push(']');
         }
         s.push(']');
         s

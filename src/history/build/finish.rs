@@ -40,7 +40,14 @@ impl Builder {
             if mop.from != PENDING {
                 continue;
             }
-            let from = if mop.val == Val::NIL {
+            // A list read's value is its last element, which may be an
+            // appended nil: only an empty list (or nil) is the initial state.
+            let initial = if list_mode {
+                mop.len == 0
+            } else {
+                mop.val == Val::NIL
+            };
+            let from = if initial {
                 from::INITIAL
             } else if let Some(w) = self.write_index.get(mop.key, mop.val) {
                 w

@@ -380,6 +380,17 @@ impl Builder {
                         Arg::Nil => Val::NIL,
                         Arg::List { start, len } => self.list_value(raw, start, len),
                     };
+                    if v == Val::NIL && m.kind == RawKind::Write {
+                        return Err(ParseError::new(
+                            m.offset,
+                            "a register write of nil: nil is a register's initial, unwritten \
+                             value, so a read of nil could not tell this write from the initial \
+                             state",
+                        )
+                        .with_help(
+                            "write a value other than nil (Elle reads nil as unwritten too)",
+                        ));
+                    }
                     if st.own.contains(&v) {
                         return Err(ParseError::new(
                             m.offset,
