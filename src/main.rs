@@ -471,6 +471,7 @@ fn run_check(
     for f in files {
         // --timeout bounds each file's whole run, reading included.
         let started = Instant::now();
+        let deadline = copts.timeout.and_then(|t| started.checked_add(t));
         let Some(l) = load_or_report(f, opts, &mut worst) else {
             continue;
         };
@@ -516,8 +517,12 @@ fn run_check(
                 } else {
                     Ok(())
                 })
-                .and_then(|()| render::write_result(&mut out, &l.history, &r, syntax))
-                .and_then(|()| writeln!(out))
+                .and_then(|()| {
+                    // Bounded by the input's size, and by the deadline.
+                    let bounds = render::Bounds::for_input(l.source.bytes().len(), deadline);
+                    render::write_result(&mut out, &l.history, &r, syntax, &bounds)
+                })
+                .and_then(|_| writeln!(out))
                 .and_then(|()| out.flush())
             }
         };

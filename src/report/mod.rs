@@ -256,6 +256,7 @@ pub fn result_map(
         };
     }
     let (not, also_not) = lattice::boundary(&all);
+    anomalies.values_mut().for_each(crate::anomaly::cap);
     CheckResult {
         valid: if bad { Valid::False } else { Valid::Unknown },
         anomaly_types: anomalies.keys().cloned().collect(),
