@@ -129,7 +129,10 @@ pub(super) fn check_loaded(
             &loaded.history,
             &result,
             &copts.models,
-            &opts.plot,
+            &folder::PlotOptions {
+                deadline,
+                ..opts.plot.clone()
+            },
         )
         .map_err(|e| error_text(&e))?;
     }

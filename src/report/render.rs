@@ -484,14 +484,26 @@ pub fn write_result_with(
     bounds: &Bounds,
     edit: &dyn Fn(&mut Value),
 ) -> std::io::Result<Elided> {
-    let frame = result_value(h, &without_anomalies(r));
-    let anomalies = "anomalies";
-    // The frame's entries as text, in order; the anomalies' value None.
-    let entries: Vec<(String, Option<String>)> = match syntax {
+    let frame = result_with(r, &|_| Value::Vector(Vec::new()));
+    // The entries written one anomaly at a time, and their lists.
+    let streamed = |k: &str| match k {
+        "anomalies" => Some(&r.anomalies),
+        UNCONFIRMED => Some(&r.unconfirmed),
+        _ => None,
+    };
+    // The frame's entries as text, in order, each streamed one's value
+    // None and its name.
+    let entries: Vec<(String, Option<String>, &str)> = match syntax {
         Syntax::Edn => match &frame {
             Value::Map(m) => m
                 .iter()
-                .map(|(k, v)| (k.to_string(), (*k != kw(anomalies)).then(|| v.to_string())))
+                .map(|(k, v)| {
+                    let name = match k {
+                        Value::Keyword(n) if streamed(n).is_some() => n.as_str(),
+                        _ => "",
+                    };
+                    (k.to_string(), name.is_empty().then(|| v.to_string()), name)
+                })
                 .collect(),
             _ => Vec::new(),
         },
@@ -503,7 +515,12 @@ pub fn write_result_with(
                 m.iter()
                     .map(|(k, v)| {
                         let key = serde_json::Value::String(k.clone()).to_string();
-                        (key, (k != anomalies).then(|| v.to_string()))
+                        let name = match k.as_str() {
+                            "anomalies" => "anomalies",
+                            UNCONFIRMED => UNCONFIRMED,
+                            _ => "",
+                        };
+                        (key, name.is_empty().then(|| v.to_string()), name)
                     })
                     .collect()
             }
@@ -533,7 +550,7 @@ pub fn write_result_with(
     let mut elided = Elided::default();
     let mut written = 0u64;
     out.write_all(b"{")?;
-    for (i, (k, v)) in entries.iter().enumerate() {
+    for (i, (k, v, name)) in entries.iter().enumerate() {
         if i > 0 {
             out.write_all(then.as_bytes())?;
         }
@@ -543,7 +560,8 @@ pub fn write_result_with(
             continue;
         }
         out.write_all(b"{")?;
-        for (j, (t, list)) in r.anomalies.iter().enumerate() {
+        let lists = streamed(name).into_iter().flatten();
+        for (j, (t, list)) in lists.enumerate() {
             if j > 0 {
                 out.write_all(then.as_bytes())?;
             }
@@ -554,8 +572,12 @@ pub fn write_result_with(
             }
             out.write_all(b"[")?;
             let mut first = true;
+            // A check's marker (no verdict, an empty graph) is always
+            // written: it holds no op, and says why the verdict is unknown.
+            let marker = super::UNKNOWN_TYPES.contains(&t.as_str());
             for a in list {
-                if elided.cut.is_none()
+                if !marker
+                    && elided.cut.is_none()
                     && bounds
                         .deadline
                         .is_some_and(|d| std::time::Instant::now() >= d)
@@ -563,12 +585,13 @@ pub fn write_result_with(
                     elided.cut = Some(Cut::Deadline);
                 }
                 let shown = match elided.cut {
-                    Some(_) => None,
-                    None => {
+                    Some(_) if !marker => None,
+                    _ => {
                         let mut v = anomaly_value(h, a);
                         edit(&mut v);
                         let bytes = text(&v)?;
-                        let fits = written.saturating_add(bytes.len() as u64) <= bounds.bytes;
+                        let fits =
+                            marker || written.saturating_add(bytes.len() as u64) <= bounds.bytes;
                         if !fits {
                             elided.cut = Some(Cut::Bytes(bounds.bytes));
                         }
@@ -602,33 +625,26 @@ pub fn write_result_with(
     Ok(elided)
 }
 
-/// `r` with each anomaly list emptied, its types kept: the frame of its
-/// result map.
-fn without_anomalies(r: &CheckResult) -> CheckResult {
-    CheckResult {
-        valid: r.valid,
-        anomaly_types: r.anomaly_types.clone(),
-        anomalies: r
-            .anomalies
-            .keys()
-            .map(|t| (t.clone(), Vec::new()))
-            .collect(),
-        not: r.not.clone(),
-        also_not: r.also_not.clone(),
-        notes: Vec::new(),
-        undecided: Vec::new(),
-        ruled_out: std::collections::BTreeSet::new(),
-    }
-}
-
 /// Whether Elle gives anomalies of type `t` as `true` rather than a list
 /// of them (an empty transaction graph has nothing to list).
 fn given_as_true(t: &str) -> bool {
     t == "empty-transaction-graph"
 }
 
-/// Elle's result map.
+/// Elle's result map, and elle-si's `:elle-si/unknown-reason` (why an
+/// unknown verdict is: `[{:cause :deadline, :reason "..."}]`) and
+/// `:elle-si/unconfirmed` (violations resting on a guess not settled).
 pub fn result_value(h: &History, r: &CheckResult) -> Value {
+    result_with(r, &|list| {
+        Value::Vector(list.iter().map(|a| anomaly_value(h, a)).collect())
+    })
+}
+
+/// The key of violations resting on a guess not settled.
+const UNCONFIRMED: &str = "elle-si/unconfirmed";
+
+/// [`result_value`], each anomaly list's value given by `list`.
+fn result_with(r: &CheckResult, list: &dyn Fn(&[Anomaly]) -> Value) -> Value {
     let mut m = vec![(
         kw("valid?"),
         match r.valid {
@@ -637,31 +653,48 @@ pub fn result_value(h: &History, r: &CheckResult) -> Value {
             super::Valid::Unknown => kw("unknown"),
         },
     )];
-    if r.anomalies.is_empty() {
-        return Value::Map(m);
+    let why = r.unknown_reasons();
+    if !why.is_empty() {
+        let v = why
+            .iter()
+            .map(|u| {
+                Value::Map(vec![
+                    (kw("cause"), kw(u.cause())),
+                    (kw("reason"), Value::String(u.to_string())),
+                ])
+            })
+            .collect();
+        m.push((kw("elle-si/unknown-reason"), Value::Vector(v)));
     }
-    m.push((
-        kw("anomaly-types"),
-        Value::Vector(r.anomaly_types.iter().map(|t| kw(t)).collect()),
-    ));
-    let anomalies = r
-        .anomalies
-        .iter()
-        .map(|(t, list)| {
-            let v = if given_as_true(t) {
-                Value::Bool(true)
-            } else {
-                Value::Vector(list.iter().map(|a| anomaly_value(h, a)).collect())
-            };
-            (kw(t), v)
-        })
-        .collect();
-    m.push((kw("anomalies"), Value::Map(anomalies)));
-    m.push((kw("not"), Value::Set(r.not.iter().map(|s| kw(s)).collect())));
-    m.push((
-        kw("also-not"),
-        Value::Set(r.also_not.iter().map(|s| kw(s)).collect()),
-    ));
+    let by_type = |map: &std::collections::BTreeMap<String, Vec<Anomaly>>| {
+        Value::Map(
+            map.iter()
+                .map(|(t, l)| {
+                    let v = if given_as_true(t) {
+                        Value::Bool(true)
+                    } else {
+                        list(l)
+                    };
+                    (kw(t), v)
+                })
+                .collect(),
+        )
+    };
+    if !r.anomalies.is_empty() {
+        m.push((
+            kw("anomaly-types"),
+            Value::Vector(r.anomaly_types.iter().map(|t| kw(t)).collect()),
+        ));
+        m.push((kw("anomalies"), by_type(&r.anomalies)));
+        m.push((kw("not"), Value::Set(r.not.iter().map(|s| kw(s)).collect())));
+        m.push((
+            kw("also-not"),
+            Value::Set(r.also_not.iter().map(|s| kw(s)).collect()),
+        ));
+    }
+    if !r.unconfirmed.is_empty() {
+        m.push((kw(UNCONFIRMED), by_type(&r.unconfirmed)));
+    }
     Value::Map(m)
 }
 

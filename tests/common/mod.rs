@@ -88,3 +88,31 @@ pub fn patterns(r: &CheckResult) -> Vec<&'static str> {
     v.dedup();
     v
 }
+
+/// Runs `cmd` (its stdout and stderr discarded) and returns its exit code
+/// and the CPU time (user + system) it used, its own (`wait4`): what
+/// tests bound instead of wall time, which a shared host stretches.
+#[cfg(unix)]
+pub fn cpu_of(cmd: &mut std::process::Command) -> (Option<i32>, std::time::Duration) {
+    use std::process::Stdio;
+    let child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our child, not reaped yet; the pointers are to live
+    // locals.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    // Reaped above: the handle must not wait again.
+    std::mem::forget(child);
+    assert_eq!(r, pid, "wait4");
+    let tv = |t: libc::timeval| {
+        std::time::Duration::from_micros(t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64)
+    };
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, tv(ru.ru_utime) + tv(ru.ru_stime))
+}
