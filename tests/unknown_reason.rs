@@ -204,7 +204,7 @@ fn past_the_deadline_a_check_costs_about_what_reading_costs() {
     let least = |args: &[&str]| {
         (0..3)
             .map(|_| {
-                let (_, cpu) = common::cpu_of(bin().args(args).arg(&f));
+                let (_, cpu, _) = common::cpu_of(bin().args(args).arg(&f));
                 cpu
             })
             .min()
