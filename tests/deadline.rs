@@ -26,21 +26,6 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-fn generate(out: &Path, args: &[&str]) {
-    let run = bin()
-        .arg("gen")
-        .args(args)
-        .arg("-o")
-        .arg(out)
-        .output()
-        .expect("running elle-si gen");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-}
-
 /// Checks with a timeout; the exit code, stderr and stdout, and the CPU
 /// time it used (not wall time, which a loaded host stretches).
 fn timed_check(file: &Path, model: &str, timeout: f64) -> (Option<i32>, String, Duration) {
@@ -73,7 +58,7 @@ fn serializability_stops_telling_at_the_deadline() {
     // seconds to tell.
     let dir = scratch("ser");
     let h = dir.join("general-rw.txt");
-    generate(
+    common::generate(
         &h,
         &[
             "--preset",
@@ -107,7 +92,7 @@ fn causal_patterns_stop_at_the_deadline() {
     // VeriStrong's table 2): read atomic's patterns take seconds to derive.
     let dir = scratch("causal");
     let h = dir.join("wide.edn");
-    generate(
+    common::generate(
         &h,
         &[
             "--workload",

@@ -173,9 +173,9 @@ fn past_the_deadline_a_check_costs_about_what_reading_costs() {
     // A causal store's history of 20,000 transactions: checked in full at
     // SI it takes several times its reading.
     let f = scratch("rw20k.edn");
-    let made = bin()
-        .args([
-            "gen",
+    common::generate(
+        &f,
+        &[
             "--workload",
             "rw-register",
             "--db",
@@ -190,15 +190,7 @@ fn past_the_deadline_a_check_costs_about_what_reading_costs() {
             "2000",
             "--seed",
             "7",
-            "-o",
-        ])
-        .arg(&f)
-        .output()
-        .expect("running elle-si gen");
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
+        ],
     );
     // The least of three runs: the work, less the host's noise.
     let least = |args: &[&str]| {

@@ -134,3 +134,19 @@ pub fn cpu_of(cmd: &mut std::process::Command) -> (Option<i32>, std::time::Durat
         .collect();
     (code, tv(ru.ru_utime) + tv(ru.ru_stime), text)
 }
+
+/// Writes `elle-si gen ARGS`'s history to `out`.
+pub fn generate(out: &std::path::Path, args: &[&str]) {
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .arg("gen")
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .expect("running elle-si gen");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
