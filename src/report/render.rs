@@ -114,7 +114,7 @@ fn invocation_upto(h: &History, t: TxnId, upto: Upto) -> Value {
 /// much of one to show: `first` at its first mention, `again` at a later
 /// one.
 struct Mentions {
-    seen: Vec<TxnId>,
+    seen: rustc_hash::FxHashSet<TxnId>,
     first: usize,
     again: usize,
 }
@@ -123,7 +123,7 @@ impl Mentions {
     /// A result's anomaly: [`SHOWN`], then [`SHOWN_AGAIN`].
     fn bounded() -> Mentions {
         Mentions {
-            seen: Vec::new(),
+            seen: Default::default(),
             first: SHOWN,
             again: SHOWN_AGAIN,
         }
@@ -132,7 +132,7 @@ impl Mentions {
     /// Everything, every time (for callers that shorten what they get).
     fn whole() -> Mentions {
         Mentions {
-            seen: Vec::new(),
+            seen: Default::default(),
             first: usize::MAX,
             again: usize::MAX,
         }
@@ -141,9 +141,7 @@ impl Mentions {
     /// How much of `t` to show at this mention, noting it shown.
     fn limit(&mut self, t: TxnId) -> Upto {
         let n = self.mop_limit(t);
-        if !self.seen.contains(&t) {
-            self.seen.push(t);
-        }
+        self.seen.insert(t);
         n
     }
 
