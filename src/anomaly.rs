@@ -446,6 +446,48 @@ impl Anomaly {
     }
 }
 
+/// Most anomalies of one type a result lists: those past it are counted
+/// in the `:also` of the last one listed (the causal levels do not even
+/// build them). One transaction reading 20,000 elements nobody appended
+/// is 20,000 thin-air reads, each showing that transaction.
+pub const MAX_INSTANCES: usize = 1000;
+
+/// Keeps at most [`MAX_INSTANCES`] of `list` (all of one type), counting
+/// the rest, and what they counted, in the `:also` of the last one kept.
+/// One past the bound that counts under a claim none kept has (another
+/// pattern, narrowed claim or told type: verdicts read them) is kept too,
+/// so that capping changes no verdict; there are a handful such at most.
+pub fn cap(list: &mut Vec<Anomaly>) {
+    if list.len() <= MAX_INSTANCES {
+        return;
+    }
+    type Claim = (Option<&'static str>, Option<&'static str>, Option<String>);
+    let claim = |a: &Anomaly| -> Claim { (a.pattern, a.rules_out, a.told.clone()) };
+    let mut claims: Vec<Claim> = Vec::new();
+    let mut more = 0u64;
+    let mut kept = 0;
+    list.retain(|a| {
+        let c = claim(a);
+        let new = !claims.contains(&c);
+        if new {
+            claims.push(c);
+        }
+        let keep = kept < MAX_INSTANCES || new;
+        if keep {
+            kept += 1;
+        } else {
+            more += 1 + a.also();
+        }
+        keep
+    });
+    if let Some(last) = list.last_mut() {
+        let n = last.also() + more;
+        last.fields.retain(|(k, _)| *k != Field::Also);
+        last.fields
+            .push((Field::Also, Datum::Int(n.min(i64::MAX as u64) as i64)));
+    }
+}
+
 /// How many anomalies a list stands for: each, and the `:also` counts
 /// of those found and not told.
 pub fn found(list: &[Anomaly]) -> u64 {

@@ -455,13 +455,29 @@ fn text_summary(
     models: &[Model],
     anomalies: (&[String], &[AnomalyType]),
 ) -> String {
-    let mut out = format!("{}: {}\n", l.source.name(), headline(r, models, anomalies));
+    let head = headline(r, models, anomalies);
+    let mut out = format!("{}: {head}\n", l.source.name());
+    // Why anything is unknown, first.
+    let part_unknown = elle_si::report::model_verdicts(r, models)
+        .iter()
+        .any(|&(_, v)| v == Valid::Unknown);
+    if r.valid == Valid::Unknown || part_unknown {
+        for u in r.unknown_reasons() {
+            out.push_str(&format!("  unknown: {u}\n"));
+        }
+    }
     for (m, s) in &r.undecided {
         out.push_str(&format!(
             "  {}: elle-si decides it only through {}, which the history violates (below), so \
              it cannot tell\n",
             m.friendly(),
             s.friendly()
+        ));
+    }
+    for (t, list) in &r.unconfirmed {
+        out.push_str(&format!(
+            "  unconfirmed {t}: {} (resting on a guessed writer; -o edn lists them under :elle-si/unconfirmed)\n",
+            elle_si::anomaly::found(list)
         ));
     }
     for (t, list) in &r.anomalies {
@@ -551,6 +567,7 @@ fn run_check(
     for f in files {
         // --timeout bounds each file's whole run, reading included.
         let started = Instant::now();
+        let deadline = copts.timeout.and_then(|t| started.checked_add(t));
         let Some(l) = load_or_report(f, opts, errors, &mut worst) else {
             continue;
         };
@@ -598,8 +615,12 @@ fn run_check(
                 } else {
                     Ok(())
                 })
-                .and_then(|()| render::write_result(&mut out, &l.history, &r, syntax))
-                .and_then(|()| writeln!(out))
+                .and_then(|()| {
+                    // Bounded by the input's size, and by the deadline.
+                    let bounds = render::Bounds::for_input(l.source.bytes().len(), deadline);
+                    render::write_result(&mut out, &l.history, &r, syntax, &bounds)
+                })
+                .and_then(|_| writeln!(out))
                 .and_then(|()| out.flush())
             }
         };
@@ -625,7 +646,11 @@ fn run_check(
             } else {
                 dir.to_path_buf()
             };
-            folder::write_folder(&dir, l.source.name(), &l.history, &r, &models, plot)?;
+            let plot = folder::PlotOptions {
+                deadline,
+                ..plot.clone()
+            };
+            folder::write_folder(&dir, l.source.name(), &l.history, &r, &models, &plot)?;
         }
     }
     match cut {

@@ -165,7 +165,7 @@ fn a_violation_that_depends_on_the_guess_is_unknown() {
         assert_eq!(code, 2, "{m}: {out}");
         assert!(out.contains("UNKNOWN"), "{m}: {out}");
         assert!(
-            out.contains("depends on which of two equal writes"),
+            out.contains("rests on which of two equal writes"),
             "{m}: {out}"
         );
     }

@@ -423,7 +423,7 @@ fn the_edn_and_json_written_one_anomaly_at_a_time_are_the_result_map() {
     // `check -o edn` and `-o json` write the map as they render each
     // anomaly; each must read as the whole value's text, for a violation,
     // an undecided and a valid history alike.
-    use elle_si::report::render::{Syntax, json, result_value, write_result};
+    use elle_si::report::render::{Bounds, Syntax, json, result_value, write_result};
     let (l, r) = long_fork();
     let d = temp_dir("streamed");
     let f = d.join("lost.txt");
@@ -438,7 +438,7 @@ fn the_edn_and_json_written_one_anomaly_at_a_time_are_the_result_map() {
     assert_eq!(valid_r.valid, Valid::True, "{:?}", valid_r.anomaly_types);
     let written = |h: &elle_si::history::Loaded, r, syntax| {
         let mut out = Vec::new();
-        write_result(&mut out, &h.history, r, syntax).expect("written");
+        write_result(&mut out, &h.history, r, syntax, &Bounds::NONE).expect("written");
         String::from_utf8(out).expect("utf-8")
     };
     for (h, r) in [(&l, &r), (&lost, &lost_r), (&lost, &valid_r)] {

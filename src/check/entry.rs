@@ -145,16 +145,9 @@ fn settle_guessed_reads(
             valid
         }
         _ => {
+            // Not found, then: unconfirmed, and the verdict unknown.
             let mut r = r;
-            r.valid = Valid::Unknown;
-            r.not.clear();
-            r.also_not.clear();
-            r.notes.push(if with_time_left(copts, started).is_some() {
-                "every violation found depends on which of two equal writes a read observed (duplicates resolved to the last writer): unknown"
-            } else {
-                "every violation found rests on which of two equal writes a read observed (duplicates resolved to the last writer), and the timeout ran out before it was settled: unknown"
-            }
-            .into());
+            r.unconfirm(with_time_left(copts, started).is_none());
             r
         }
     }

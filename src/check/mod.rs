@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::error::Error;
 use crate::history::Loaded;
-use crate::report::{self, CheckResult, Valid};
+use crate::report::{self, CheckResult, Unknown, Valid};
 use crate::spec::anomaly::{finders, settled_without_polygraph};
 use crate::spec::{AnomalyType, Checker, Decider, Model, lattice};
 
@@ -203,6 +203,7 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
             );
             r.valid = Valid::Unknown;
             r.notes.push(e.to_string());
+            r.unknown.push(Unknown::Refused(e.to_string()));
             r
         }
     }
@@ -281,9 +282,18 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     let mut causal_cut: Option<Model> = None;
     let mut told = FxHashMap::default();
     let mut ledger = causal::Ledger::default();
+    let mut unknown = Vec::new();
     for (level, sessions) in levels {
-        let (found_here, stats) =
-            causal::check(h, level, sessions, causal::Clocks::default(), deadline);
+        // Past the deadline, a level is not even set up.
+        let (found_here, stats) = if expired(deadline) {
+            let stats = causal::Stats {
+                timed_out: true,
+                ..causal::Stats::default()
+            };
+            (Vec::new(), stats)
+        } else {
+            causal::check(h, level, sessions, causal::Clocks::default(), deadline)
+        };
         if stats.timed_out {
             let more: usize = stats.counted.values().map(|ids| ids.len()).sum();
             notes.push(format!(
@@ -306,6 +316,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     found.extend(graph);
     if let Some(m) = causal_cut {
         found.push(Anomaly::search_timeout(m.friendly()));
+        unknown.push(Unknown::Deadline(m.friendly().to_string()));
     }
     // The parts of the request (each model, the anomalies asked by name):
     // what each prohibits, the checkers that decide it, and whether the
@@ -360,6 +371,16 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         .map(|(i, a)| (a.identity(), i))
         .collect();
     for v in variants {
+        let name = v.cycle_exists().trim_end_matches("-cycle-exists");
+        if expired(deadline) {
+            // Past the deadline, a variant is not even set up.
+            notes.push(format!(
+                "{name}: no verdict: the deadline came before it was checked"
+            ));
+            found.push(Anomaly::search_timeout(v.cycle_exists()));
+            unknown.push(Unknown::Deadline(name.to_string()));
+            continue;
+        }
         let outcome = checks.qualified(v);
         let s = &outcome.stats;
         notes.extend(s.notes(
@@ -392,6 +413,12 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
                 v.cycle_exists().trim_end_matches("-cycle-exists")
             ));
             found.push(Anomaly::search_timeout(v.cycle_exists()));
+            // The deadline, or else the solver's bound, came first.
+            unknown.push(if expired(deadline) {
+                Unknown::Deadline(name.to_string())
+            } else {
+                Unknown::Budget(name.to_string())
+            });
         }
         add_told(&mut found, &mut told, outcome.anomalies);
     }
@@ -426,7 +453,13 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         r.valid = Valid::Unknown;
     }
     r.undecided = undecided;
+    r.unknown = unknown;
     r
+}
+
+/// Whether the deadline has passed.
+pub(crate) fn expired(deadline: Option<std::time::Instant>) -> bool {
+    deadline.is_some_and(|d| std::time::Instant::now() >= d)
 }
 
 #[cfg(test)]

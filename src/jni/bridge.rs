@@ -79,14 +79,43 @@ pub(super) fn op_refs(v: &mut Value) {
     }
 }
 
-/// Checks a compiled history and renders Elle's result map as EDN.
+/// A buffer that refuses to grow past `limit` bytes: a result over the
+/// bridge's `:max-result-bytes` is an error naming it, never a string the
+/// JVM cannot hold.
+struct Capped {
+    buf: Vec<u8>,
+    limit: usize,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if self.buf.len().saturating_add(b.len()) > self.limit {
+            return Err(std::io::Error::other(TOO_LARGE));
+        }
+        self.buf.extend_from_slice(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// [`Capped`]'s error, told from others.
+const TOO_LARGE: &str = "elle-si: result over :max-result-bytes";
+
+/// Checks a compiled history of `input` bytes (as the JVM gave them) and
+/// renders Elle's result map as EDN, bounded as the command line bounds
+/// it ([`render::Bounds`]), and at most `:max-result-bytes` long.
 pub(super) fn check_loaded(
     loaded: &Loaded,
     copts: &CheckOptions,
     opts: &BridgeOptions,
+    input: usize,
     times: &[(&str, Duration)],
 ) -> Result<String, String> {
     let t0 = Instant::now();
+    let deadline = copts.timeout.and_then(|t| t0.checked_add(t));
     let result = check::entry::check_loaded(loaded, None, copts).unwrap_or_else(|e| {
         let mut r = check::check(loaded, copts);
         r.notes.push(e.to_string());
@@ -100,33 +129,71 @@ pub(super) fn check_loaded(
             &loaded.history,
             &result,
             &copts.models,
-            &opts.plot,
+            &folder::PlotOptions {
+                deadline,
+                ..opts.plot.clone()
+            },
         )
         .map_err(|e| error_text(&e))?;
     }
     let t1 = Instant::now();
-    let mut value = render::result_value(&loaded.history, &result);
-    if opts.op_refs {
-        op_refs(&mut value);
+    let mut out = Capped {
+        buf: Vec::new(),
+        limit: opts.max_result_bytes,
+    };
+    let edit = |v: &mut Value| {
+        if opts.op_refs {
+            op_refs(v)
+        }
+    };
+    let bounds = render::Bounds::for_input(input, deadline);
+    let written = render::write_result_with(
+        &mut out,
+        &loaded.history,
+        &result,
+        render::Syntax::Edn,
+        &bounds,
+        &edit,
+    );
+    let too_large = || {
+        format!(
+            "elle-si: the result map is more than the :max-result-bytes limit of {} bytes; \
+             raise :max-result-bytes, or check fewer anomaly types (its anomalies are bounded to {} \
+             bytes for this history, {} per byte of input plus {} MiB)",
+            opts.max_result_bytes,
+            bounds.bytes,
+            render::Bounds::PER_INPUT_BYTE,
+            render::Bounds::FLOOR >> 20
+        )
+    };
+    match written {
+        Ok(_) => {}
+        Err(e) if e.to_string() == TOO_LARGE => return Err(too_large()),
+        Err(e) => return Err(format!("elle-si: could not render the result: {e}")),
     }
+    let mut text = out.buf;
     if opts.timings {
         let render_time = t1.elapsed();
         let kw = |s: &str| Value::Keyword(s.to_string());
         let ns = |d: Duration| Value::Int(d.as_nanos().min(i64::MAX as u128) as i64);
         let s = &loaded.history.stats;
         let mut t: Vec<(Value, Value)> = times.iter().map(|&(k, d)| (kw(k), ns(d))).collect();
-        if let Value::Map(m) = &mut value {
-            t.extend([
-                (kw("check-ns"), ns(check_time)),
-                (kw("render-ns"), ns(render_time)),
-                (kw("ops"), Value::Int(s.ops as i64)),
-                (kw("client-ops"), Value::Int(s.client_ops as i64)),
-                (kw("txns"), Value::Int(loaded.history.txns.len() as i64)),
-            ]);
-            m.push((kw("elle-si/timings"), Value::Map(t)));
+        t.extend([
+            (kw("check-ns"), ns(check_time)),
+            (kw("render-ns"), ns(render_time)),
+            (kw("ops"), Value::Int(s.ops as i64)),
+            (kw("client-ops"), Value::Int(s.client_ops as i64)),
+            (kw("txns"), Value::Int(loaded.history.txns.len() as i64)),
+        ]);
+        // The map's closing brace, then this entry in its place.
+        text.pop();
+        let entry = format!(", :elle-si/timings {}}}", Value::Map(t));
+        if text.len().saturating_add(entry.len()) > opts.max_result_bytes {
+            return Err(too_large());
         }
+        text.extend_from_slice(entry.as_bytes());
     }
-    Ok(value.to_string())
+    String::from_utf8(text).map_err(|e| format!("elle-si: the result is not UTF-8: {e}"))
 }
 
 /// Checks an encoded history; the result is Elle's result map in EDN.
@@ -144,7 +211,13 @@ pub fn check_encoded(values: &[u8], ops: &[u8], options: &str) -> Result<String,
         ("decode-ns", t0.elapsed().saturating_sub(done.compile)),
         ("compile-ns", done.compile),
     ];
-    check_loaded(&done.loaded, &copts, &opts, &times)
+    check_loaded(
+        &done.loaded,
+        &copts,
+        &opts,
+        values.len().saturating_add(ops.len()),
+        &times,
+    )
 }
 
 /// Checks a history file (EDN or the text format, detected as the CLI
@@ -159,5 +232,12 @@ pub fn check_file(path: &str, options: &str) -> Result<String, String> {
         ..LoadOptions::default()
     };
     let loaded = history::load(Path::new(path), lopts, None).map_err(|e| error_text(&e))?;
-    check_loaded(&loaded, &copts, &opts, &[("decode-ns", t0.elapsed())])
+    let input = loaded.source.bytes().len();
+    check_loaded(
+        &loaded,
+        &copts,
+        &opts,
+        input,
+        &[("decode-ns", t0.elapsed())],
+    )
 }

@@ -12,7 +12,7 @@ use crate::report::folder;
 /// What the Clojure side asks for, as an EDN map:
 /// `{:models ["serializable"] :anomalies ["G1"] :timeout-ms 1000
 ///   :workload "list-append" :name "history" :timings true}`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct BridgeOptions {
     /// Elle's model names to check (`:consistency-models`).
     pub models: Vec<String>,
@@ -37,7 +37,33 @@ pub struct BridgeOptions {
     pub directory: Option<String>,
     /// Elle's plot options for the folder.
     pub plot: folder::PlotOptions,
+    /// `:max-result-bytes`: a result map longer than this is refused by
+    /// an exception naming the limit, never a string the JVM cannot hold
+    /// ([`DEFAULT_MAX_RESULT_BYTES`] unless given).
+    pub max_result_bytes: usize,
 }
+
+impl Default for BridgeOptions {
+    fn default() -> Self {
+        BridgeOptions {
+            models: Vec::new(),
+            anomalies: Vec::new(),
+            timeout: None,
+            workload: None,
+            name: None,
+            timings: false,
+            op_refs: false,
+            directory: None,
+            plot: folder::PlotOptions::default(),
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+        }
+    }
+}
+
+/// The longest result map the bridge returns unless told otherwise: 256
+/// MiB of EDN, which the JVM holds as a string of up to twice that and
+/// reads into maps of several times more.
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 256 << 20;
 
 pub(super) fn names(v: &Value, what: &str) -> Result<Vec<String>, String> {
     match v {
@@ -125,6 +151,15 @@ impl BridgeOptions {
                     other => {
                         return Err(format!(
                             ":max-plot-bytes must be a non-negative integer, found {other}"
+                        ));
+                    }
+                },
+                "max-result-bytes" => match v {
+                    Value::Int(n) if *n > 0 => o.max_result_bytes = *n as usize,
+                    Value::Nil => {}
+                    other => {
+                        return Err(format!(
+                            ":max-result-bytes must be a positive integer, found {other}"
                         ));
                     }
                 },

@@ -26,6 +26,8 @@ pub struct Stream {
     opts: BridgeOptions,
     copts: CheckOptions,
     tx: Option<SyncSender<Msg>>,
+    /// The bytes fed so far: the result's bound is in terms of them.
+    fed: usize,
     worker: Option<JoinHandle<Result<(Decoded, Duration), String>>>,
 }
 
@@ -69,6 +71,7 @@ impl Stream {
             opts,
             copts,
             tx: Some(tx),
+            fed: 0,
             worker: Some(worker),
         })
     }
@@ -76,6 +79,10 @@ impl Stream {
     /// Hands a chunk to the decoding thread (waiting while it is eight
     /// chunks behind).
     pub fn feed(&mut self, values: Vec<u8>, ops: Vec<u8>) {
+        self.fed = self
+            .fed
+            .saturating_add(values.len())
+            .saturating_add(ops.len());
         if let Some(tx) = &self.tx {
             // A closed channel means the decoder stopped at an error, which
             // `finish` reports.
@@ -104,7 +111,7 @@ impl Stream {
             ("wait-ns", wait),
             ("finish-compile-ns", done.finish),
         ];
-        check_loaded(&done.loaded, &self.copts, &self.opts, &times)
+        check_loaded(&done.loaded, &self.copts, &self.opts, self.fed, &times)
     }
 }
 

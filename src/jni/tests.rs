@@ -441,3 +441,43 @@ fn a_stream_reports_the_first_bad_chunk_and_can_be_abandoned() {
     let err = Stream::open("{:models [\"no-such-model\"]}").err().unwrap();
     assert!(err.contains("no-such-model"), "{err}");
 }
+
+#[test]
+fn a_result_over_max_result_bytes_is_an_error_naming_the_limit() {
+    // One transaction reading 5,000 elements nobody appended: 5,000
+    // thin-air reads, listed to the bound and counted past it.
+    let list: Vec<String> = (1..=5000).map(|i| i.to_string()).collect();
+    let log = format!(
+        "{{:type :invoke, :f :txn, :value [[:r 1 nil]], :process 0, :index 0}}\n\
+         {{:type :ok, :f :txn, :value [[:r 1 [{}]]], :process 0, :index 1}}\n",
+        list.join(" ")
+    );
+    let f = std::env::temp_dir().join(format!("elle-si-jni-thin-{}.edn", std::process::id()));
+    std::fs::write(&f, &log).unwrap();
+    let path = f.to_str().unwrap();
+    let whole = check_file(path, r#"{:models ["read-committed"]}"#).expect("a result");
+    let bound = crate::report::render::Bounds::for_input(log.len(), None).bytes;
+    assert!((whole.len() as u64) < bound + (64 << 10), "{}", whole.len());
+    assert!(whole.contains(":also 4000"), "the rest counted");
+    let err = check_file(
+        path,
+        r#"{:models ["read-committed"] :max-result-bytes 4096}"#,
+    )
+    .expect_err("over the limit");
+    assert!(
+        err.contains(":max-result-bytes limit of 4096 bytes"),
+        "{err}"
+    );
+    // Timings are inside the limit too.
+    let err = check_file(
+        path,
+        &format!(
+            r#"{{:models ["read-committed"] :timings true :max-result-bytes {}}}"#,
+            whole.len() + 10
+        ),
+    )
+    .expect_err("timings over the limit");
+    assert!(err.contains(":max-result-bytes"), "{err}");
+    assert!(BridgeOptions::parse("{:max-result-bytes 0}").is_err());
+    let _ = std::fs::remove_file(&f);
+}

@@ -58,6 +58,9 @@ pub struct PlotOptions {
     pub plot_timeout: Duration,
     /// Pictures per anomaly type (and anomalies shown in index.html).
     pub max_pictures: usize,
+    /// The run's deadline: past it no anomaly is explained or drawn (the
+    /// folder and index.html say how many were left out).
+    pub deadline: Option<Instant>,
 }
 
 impl Default for PlotOptions {
@@ -67,6 +70,7 @@ impl Default for PlotOptions {
             max_plot_bytes: 65_536,
             plot_timeout: Duration::from_millis(5_000),
             max_pictures: 12,
+            deadline: None,
         }
     }
 }
@@ -213,6 +217,8 @@ pub fn write_folder(
     let mut manifest = Manifest::read(dir);
     let mut written = Written::default();
     let mut sections = Vec::new();
+    // Anomalies the deadline left unexplained.
+    let mut cut = 0usize;
     for (t, list) in &r.anomalies {
         let fname = file_name(t);
         let mut txt = String::new();
@@ -227,6 +233,15 @@ pub fn write_folder(
         let mut shown = Vec::new();
         let mut pictures = 0;
         for (i, a) in list.iter().enumerate() {
+            if crate::check::expired(opts.deadline) {
+                let _ = writeln!(
+                    txt,
+                    ";; the deadline came: {} more {t} anomalies not explained (-o edn lists what the check found)",
+                    list.len() - i
+                );
+                cut += list.len() - i;
+                break;
+            }
             let prose = explain(h, a, "  ");
             let places: Vec<String> = a.txns.iter().map(|&x| place(h, x)).collect();
             let _ = writeln!(
@@ -322,6 +337,15 @@ pub fn write_folder(
         not: r.not.iter().cloned().collect(),
         also_not: r.also_not.iter().cloned().collect(),
         sections,
+        unknown: r.unknown_reasons().iter().map(ToString::to_string).collect(),
+        unconfirmed: r
+            .unconfirmed
+            .iter()
+            .map(|(t, l)| (t.clone(), crate::anomaly::found(l)))
+            .collect(),
+        cut: (cut > 0).then(|| {
+            format!("the deadline came while this folder was written: {cut} anomalies are not explained here")
+        }),
     };
     manifest.write(dir, "index.html".to_string(), &html::page(&page))?;
     manifest.finish(dir)?;

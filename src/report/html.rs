@@ -62,6 +62,13 @@ pub struct Page {
     pub also_not: Vec<String>,
     /// One section per anomaly type.
     pub sections: Vec<Section>,
+    /// Why the verdict, or a model's, is unknown (each a sentence).
+    pub unknown: Vec<String>,
+    /// Violations resting on a guess not settled: (type, how many).
+    pub unconfirmed: Vec<(String, u64)>,
+    /// What the folder left out, when the deadline came while it was
+    /// written.
+    pub cut: Option<String>,
 }
 
 const CSS: &str = r#"
@@ -151,6 +158,12 @@ pub fn page(p: &Page) -> String {
         verdict_class(p.verdict),
         p.verdict
     );
+    for u in &p.unknown {
+        let _ = writeln!(o, "<p class=\"note\">unknown: {}</p>", escape(u));
+    }
+    if let Some(c) = &p.cut {
+        let _ = writeln!(o, "<p class=\"note\">{}</p>", escape(c));
+    }
     o.push_str("<dl class=\"summary\">\n<dt>models checked</dt><dd>");
     for m in &p.models {
         let _ = write!(
@@ -166,7 +179,15 @@ pub fn page(p: &Page) -> String {
     o.push_str("</dd>\n<dt>also not</dt><dd>");
     chips(&mut o, &p.also_not);
     let total: usize = p.sections.iter().map(|s| s.count).sum();
-    let _ = write!(o, "</dd>\n<dt>anomalies</dt><dd>{total}</dd>\n</dl>\n");
+    let _ = write!(o, "</dd>\n<dt>anomalies</dt><dd>{total}</dd>\n");
+    if !p.unconfirmed.is_empty() {
+        o.push_str("<dt>unconfirmed</dt><dd>");
+        for (t, n) in &p.unconfirmed {
+            let _ = write!(o, "<span class=\"chip\">:{} — {n}</span>", escape(t));
+        }
+        o.push_str(" (each rests on a guessed writer of a duplicated value)</dd>\n");
+    }
+    o.push_str("</dl>\n");
     if p.sections.is_empty() {
         o.push_str("<p>No anomaly was found.</p>\n");
     } else {

@@ -46,6 +46,86 @@ impl Valid {
     }
 }
 
+/// Why a verdict is unknown: the text report's second line, the result
+/// map's `:elle-si/unknown-reason` (Elle's result map has no such key) and
+/// index.html say it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unknown {
+    /// The deadline came before this check (a variant, or a causal level)
+    /// gave a verdict.
+    Deadline(String),
+    /// This check's work bound (its solver's decisions) ran out first.
+    Budget(String),
+    /// Every violation found rests on which of two equal writes a read
+    /// observed (the last-writer guess for duplicated dbcop values), and
+    /// it could not be settled; `deadline`: the timeout ran out first.
+    /// Those violations are listed as unconfirmed.
+    Guess {
+        /// The timeout ran out before settling was done.
+        deadline: bool,
+    },
+    /// No committed transaction read a key another transaction wrote.
+    EmptyGraph,
+    /// A model asked is decided only through a stronger one, which the
+    /// history violates.
+    Undecided(Model, Model),
+    /// A finding of this type rests on an order the checked model's rules
+    /// inferred: it may or may not be one.
+    Inferred(String),
+    /// The request could not be honoured.
+    Refused(String),
+}
+
+impl Unknown {
+    /// Its keyword (`:cause` in `:elle-si/unknown-reason`).
+    pub fn cause(&self) -> &'static str {
+        match self {
+            Unknown::Deadline(_) => "deadline",
+            Unknown::Budget(_) => "budget",
+            Unknown::Guess { .. } => "unsettled-guess",
+            Unknown::EmptyGraph => "empty-transaction-graph",
+            Unknown::Undecided(..) => "undecided",
+            Unknown::Inferred(_) => "inferred-order",
+            Unknown::Refused(_) => "refused",
+        }
+    }
+}
+
+impl std::fmt::Display for Unknown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unknown::Deadline(what) => write!(f, "the deadline came before {what} gave a verdict"),
+            Unknown::Budget(what) => write!(
+                f,
+                "{what} ran out of its work bound (the solver's decisions) before a verdict"
+            ),
+            Unknown::Guess { deadline } => write!(
+                f,
+                "every violation found rests on which of two equal writes a read observed (duplicated values, resolved to the last writer), and {}: they are listed as unconfirmed",
+                if *deadline {
+                    "the deadline came before that guess was settled"
+                } else {
+                    "no check without the guess settled it"
+                }
+            ),
+            Unknown::EmptyGraph => f.write_str(
+                "no committed transaction read a key another transaction wrote: no dependency could be checked",
+            ),
+            Unknown::Undecided(m, s) => write!(
+                f,
+                "{} is decided only through {}, which the history violates",
+                m.friendly(),
+                s.friendly()
+            ),
+            Unknown::Inferred(t) => write!(
+                f,
+                "a {t} found rests on an order only the checked model's rules infer: it may not be one"
+            ),
+            Unknown::Refused(why) => write!(f, "the request was refused: {why}"),
+        }
+    }
+}
+
 /// Anomaly types that make a verdict unknown rather than false.
 pub const UNKNOWN_TYPES: &[&str] = &["empty-transaction-graph", "cycle-search-timeout"];
 
@@ -74,12 +154,77 @@ pub struct CheckResult {
     /// only look like one says nothing of a part that asks them for
     /// nothing else ([`settled_without_polygraph`]).
     pub ruled_out: BTreeSet<AnomalyType>,
+    /// Why checks gave no verdict, or none that holds (the deadline, a
+    /// work bound, a guess not settled), as the checks said; see
+    /// [`CheckResult::unknown_reasons`] for every reason.
+    pub unknown: Vec<Unknown>,
+    /// Violations that rest on a guess that could not be settled
+    /// ([`Unknown::Guess`]), by type: reported as unconfirmed, not found.
+    pub unconfirmed: BTreeMap<String, Vec<Anomaly>>,
 }
 
 impl CheckResult {
     /// How many anomalies are reported.
     pub fn count(&self) -> usize {
         self.anomalies.values().map(Vec::len).sum()
+    }
+
+    /// Why the verdict, or a part's, is unknown: what the checks said
+    /// ([`CheckResult::unknown`]), then what the result shows (an empty
+    /// graph, a model undecided, a finding resting on an inferred order).
+    /// Empty for a valid history (a check past the deadline that a part
+    /// did not need says nothing then).
+    pub fn unknown_reasons(&self) -> Vec<Unknown> {
+        if self.valid == Valid::True {
+            return Vec::new();
+        }
+        let mut v = self.unknown.clone();
+        let mut add = |u: Unknown| {
+            if !v.contains(&u) {
+                v.push(u);
+            }
+        };
+        if self.anomalies.contains_key("empty-transaction-graph") {
+            add(Unknown::EmptyGraph);
+        }
+        for &(m, s) in &self.undecided {
+            add(Unknown::Undecided(m, s));
+        }
+        for a in self.anomalies.values().flatten() {
+            if a.told.is_some() && !UNKNOWN_TYPES.contains(&a.name.as_str()) {
+                add(Unknown::Inferred(a.told_name().to_string()));
+            }
+        }
+        if v.is_empty() {
+            // The checks gave no verdict without saying why: a search
+            // that timed out (as deadline, had it said).
+            if self.anomalies.contains_key("cycle-search-timeout") {
+                v.push(Unknown::Deadline("a check".into()));
+            }
+        }
+        v
+    }
+
+    /// Moves the violations found (not the markers of checks that gave no
+    /// verdict) to [`CheckResult::unconfirmed`]: they rest on a guess not
+    /// settled. The verdict becomes unknown, and no model is ruled out.
+    pub fn unconfirm(&mut self, deadline: bool) {
+        let found: Vec<String> = self
+            .anomalies
+            .keys()
+            .filter(|t| !UNKNOWN_TYPES.contains(&t.as_str()))
+            .cloned()
+            .collect();
+        for t in found {
+            if let Some(list) = self.anomalies.remove(&t) {
+                self.unconfirmed.insert(t, list);
+            }
+        }
+        self.anomaly_types = self.anomalies.keys().cloned().collect();
+        self.valid = Valid::Unknown;
+        self.not.clear();
+        self.also_not.clear();
+        self.unknown.push(Unknown::Guess { deadline });
     }
 }
 
@@ -180,10 +325,17 @@ pub fn verdict_under(r: &CheckResult, prohibited: &BTreeSet<AnomalyType>, basis:
             let excused = a.is_telling_cut() || (settled && polygraph_s);
             !excused
         });
+    // A violation of this part resting on a guess not settled.
+    let unconfirmed = r
+        .unconfirmed
+        .values()
+        .flatten()
+        .any(|a| names_of(a).iter().any(|n| prohibited.contains(n)));
     if any(names_of, &|_| true) {
         Valid::False
     } else if *basis == Basis::Undecided
         || undecided_check
+        || unconfirmed
         || (!settled && any(told_names, &mine))
         || (*basis == Basis::Anomalies && r.valid == Valid::Unknown)
     {
@@ -253,9 +405,12 @@ pub fn result_map(
             notes: Vec::new(),
             undecided: Vec::new(),
             ruled_out,
+            unknown: Vec::new(),
+            unconfirmed: BTreeMap::new(),
         };
     }
     let (not, also_not) = lattice::boundary(&all);
+    anomalies.values_mut().for_each(crate::anomaly::cap);
     CheckResult {
         valid: if bad { Valid::False } else { Valid::Unknown },
         anomaly_types: anomalies.keys().cloned().collect(),
@@ -265,6 +420,8 @@ pub fn result_map(
         notes: Vec::new(),
         undecided: Vec::new(),
         ruled_out,
+        unknown: Vec::new(),
+        unconfirmed: BTreeMap::new(),
     }
 }
 

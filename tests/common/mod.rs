@@ -88,3 +88,65 @@ pub fn patterns(r: &CheckResult) -> Vec<&'static str> {
     v.dedup();
     v
 }
+
+/// Runs `cmd` and returns its exit code, the CPU time (user + system) it
+/// used, its own (`wait4`), and its stderr then stdout: CPU time is what
+/// tests bound instead of wall time, which a shared host stretches.
+#[cfg(unix)]
+pub fn cpu_of(cmd: &mut std::process::Command) -> (Option<i32>, std::time::Duration, String) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    // Its output goes to files, read once it is reaped (a pipe would
+    // have to be drained while it runs).
+    let base = std::env::temp_dir().join(format!(
+        "elle-si-cpu-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let (out, err) = (base.with_extension("out"), base.with_extension("err"));
+    let file = |p: &std::path::Path| std::fs::File::create(p).expect("output file");
+    let child = cmd
+        .stdout(file(&out))
+        .stderr(file(&err))
+        .spawn()
+        .expect("spawn");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our child, not reaped yet; the pointers are to live
+    // locals.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    // Reaped above: the handle must not wait again.
+    std::mem::forget(child);
+    assert_eq!(r, pid, "wait4");
+    let tv = |t: libc::timeval| {
+        std::time::Duration::from_micros(t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64)
+    };
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let text = [err, out]
+        .iter()
+        .map(|p| {
+            let t = std::fs::read_to_string(p).unwrap_or_default();
+            let _ = std::fs::remove_file(p);
+            t
+        })
+        .collect();
+    (code, tv(ru.ru_utime) + tv(ru.ru_stime), text)
+}
+
+/// Writes `elle-si gen ARGS`'s history to `out`.
+pub fn generate(out: &std::path::Path, args: &[&str]) {
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .arg("gen")
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .expect("running elle-si gen");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}

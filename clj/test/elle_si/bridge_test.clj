@@ -298,3 +298,19 @@
         (is (= [:G1a] (:anomaly-types from-jvm)))
         (is (= (op-indices from-file) (op-indices from-jvm))))
       (finally (.delete file)))))
+
+(deftest result-bound-test
+  ;; One transaction reading 5,000 elements nobody appended: 5,000
+  ;; thin-air reads, 1,000 listed and the rest counted in :also; a result
+  ;; over :max-result-bytes is an exception naming the limit.
+  (let [h (history [{:type :invoke, :f :txn, :value [[:r 1 nil]], :process 0}
+                    {:type :ok, :f :txn, :value [[:r 1 (vec (range 1 5001))]], :process 0}])
+        r (la/check {:consistency-models [:read-committed]} h)
+        listed (get-in r [:anomalies :thin-air-read])]
+    (is (= false (:valid? r)))
+    (is (= 1000 (count listed)))
+    (is (= 4000 (:also (last listed))))
+    (is (thrown-with-msg? IllegalArgumentException #":max-result-bytes limit of 4096 bytes"
+                          (la/check {:consistency-models [:read-committed], :max-result-bytes 4096} h)))
+    (is (thrown-with-msg? IllegalArgumentException #":max-result-bytes must be"
+                          (la/check {:consistency-models [:read-committed], :max-result-bytes -1} h)))))

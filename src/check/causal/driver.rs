@@ -205,8 +205,8 @@ pub(super) const INIT: u32 = u32::MAX;
 pub(super) const MAX_PATHS: usize = 1000;
 
 /// Most instances of one name built; those past it are counted (see
-/// [`check`]).
-pub(super) const MAX_INSTANCES: usize = 1000;
+/// [`check`]): the bound every result's lists keep.
+pub(super) use crate::anomaly::MAX_INSTANCES;
 
 /// Reachability in CO.
 pub(super) enum Reach {

@@ -129,7 +129,8 @@
                   cst         cst
                   :else       t)
         max-plot-bytes (amount opts :max-plot-bytes 1)
-        plot-timeout   (amount opts :plot-timeout 1)]
+        plot-timeout   (amount opts :plot-timeout 1)
+        max-result     (amount opts :max-result-bytes 1)]
     (cond-> {:op-refs   (boolean (:op-refs opts))
              :models    (if (contains? opts :consistency-models)
                           (model-names (:consistency-models opts))
@@ -142,6 +143,7 @@
       (:plot-format opts) (assoc :plot-format (name (:plot-format opts)))
       max-plot-bytes   (assoc :max-plot-bytes max-plot-bytes)
       plot-timeout     (assoc :plot-timeout-ms plot-timeout)
+      max-result       (assoc :max-result-bytes max-result)
       (:name opts)     (assoc :name (str (:name opts))))))
 
 (defn- op-finder
