@@ -1,7 +1,7 @@
 //! What a history says, for one choice of which `:info` transactions
 //! committed: the committed transactions as nodes (node 0 is the initial
 //! transaction, which wrote every key's initial state), who each external
-//! read read from, session order, real-time order, and for lists the write
+//! read read from, session order (ended by an `:info` transaction), real-time order, and for lists the write
 //! order the reads reveal. A history no level can accept (a read of a value
 //! nobody wrote, of an aborted or uncommitted write, of an intermediate
 //! write, a read that contradicts the transaction's own writes, list reads
@@ -16,7 +16,7 @@
 //! writer's appends contiguous and in its own order). Appends no read shows
 //! come after every element a read shows (Elle's convention), in any order.
 
-use super::history::{History, Key, Op, Status, Val, Workload};
+use super::history::{History, Key, Op, Status, Txn, Val, Workload};
 
 /// A set of nodes (at most 16: the oracle is for tiny histories).
 pub type Set = u16;
@@ -229,7 +229,20 @@ pub fn interpret(h: &History, committed_infos: u32) -> Interp {
     for a in 1..n {
         for b in 1..n {
             let (ta, tb) = (&h.txns[txn_of[a]], &h.txns[txn_of[b]]);
-            if a != b && ta.process == tb.process && ta.invoke < tb.invoke {
+            // An `:info` transaction ends its process's session (Jepsen
+            // retires a process whose op timed out): nothing after it is
+            // ordered after it, or after what came before it.
+            let ended = |i: &Txn| {
+                i.status == Status::Info
+                    && i.process == ta.process
+                    && ta.invoke <= i.invoke
+                    && i.invoke < tb.invoke
+            };
+            if a != b
+                && ta.process == tb.process
+                && ta.invoke < tb.invoke
+                && !h.txns.iter().any(ended)
+            {
                 so.push((a, b));
             }
             if a != b && ta.status == Status::Ok && ta.complete < tb.invoke {

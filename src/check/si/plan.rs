@@ -185,6 +185,15 @@ impl<'h> Ctx<'h> {
             if !s.applies(self) {
                 continue;
             }
+            if self.budget.expired() {
+                // No strategy starts past the deadline (or the work this
+                // variant was given): undecided.
+                return Some(Outcome {
+                    anomalies: Vec::new(),
+                    timed_out: true,
+                    stats: Stats::default(),
+                });
+            }
             if let Some(mut o) = s.run(self) {
                 o.stats.decided_by = Some(s);
                 o.stats.banded = o.stats.banded.or(self.rounds);

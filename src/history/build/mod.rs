@@ -339,6 +339,14 @@ impl Builder {
         let session = self.session(meta.process);
         let seq = self.h.sessions[session as usize].txns.len() as u32;
         self.h.sessions[session as usize].txns.push(tid);
+        if meta.status == Status::Indeterminate {
+            // An indeterminate op ends its process's session, as Jepsen
+            // retires a process whose op timed out: it may take effect
+            // after what the process does next, so it orders nothing
+            // after it (Elle orders a process by its ok ops). What the
+            // process does next is a session of its own.
+            self.session_index.remove(&meta.process);
+        }
         let start = self.h.mops.len() as MopId;
         // Grown here, so that the new pages are advised before any is used.
         self.h.mops.reserve(raw.mops.len());
