@@ -127,6 +127,9 @@ impl Stats {
             self.interpret_s,
             self.work
         )];
+        if let Some(s) = self.decided_by {
+            notes.push(format!("{name}: decided by {}", s.describe()));
+        }
         if let Some((before, after)) = self.narrowed {
             notes.push(format!(
                 "{name}: reads of values written more than once: {before} possible (read, writer) \

@@ -219,6 +219,25 @@ impl<'h> Ctx<'h> {
 }
 
 impl Strategy {
+    /// What `-v` calls it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Strategy::LoggedOrder => "the logged order of writes as a witness",
+            Strategy::Suspects => "a part on the keys of a suspect",
+            Strategy::AroundClusters => "a window where a stronger variant's violations cluster",
+            Strategy::MoreSuspects => "a part on the keys of a suspect (after a glance)",
+            Strategy::ReleasedWitness => {
+                "a witness keeping the logged order where it closes no cycle"
+            }
+            Strategy::BandedWitness => "a witness keeping the logged order for writers far apart",
+            Strategy::AroundLone => "a window around a stronger variant's violation",
+            Strategy::Windows => "a window of the history in time order",
+            Strategy::StalledWhole => "the whole polygraph, its solver bounded",
+            Strategy::GrowingWindows => "a window of growing size after the whole stalled",
+            Strategy::Whole => "the whole polygraph (or the bounded-sessions search)",
+        }
+    }
+
     /// Whether the strategy may decide this variant, given what the
     /// strategies before it left.
     fn applies(self, c: &Ctx) -> bool {
@@ -385,5 +404,96 @@ fn go_on(look: Look, budget: Budget, telling: Telling, stronger: &[TxnId]) -> Ou
     match look {
         Look::Decided(o) => *o,
         Look::Open(ctx) => ctx.finish(budget, telling, stronger),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{PLAIN_SER, PLAIN_SI, generated, load_text};
+    use super::super::variants::Checks;
+    use super::*;
+    use crate::check::budget;
+    use crate::generator::{Db, GenOptions};
+    use crate::history::Workload;
+
+    fn store(db: Db, seed: u64) -> GenOptions {
+        GenOptions {
+            sessions: 5,
+            txns_per_session: 60,
+            ops_per_txn: 4,
+            keys: 8,
+            workload: Workload::RwRegister,
+            db,
+            seed,
+            ..GenOptions::default()
+        }
+    }
+
+    #[test]
+    fn every_strategy_is_in_the_plan_once_and_it_ends_with_the_whole() {
+        for (i, s) in PLAN.iter().enumerate() {
+            assert!(!PLAN[i + 1..].contains(s), "{s:?} twice");
+            assert!(!s.describe().is_empty());
+        }
+        assert_eq!(PLAN.last(), Some(&Strategy::Whole));
+        assert_eq!(
+            &PLAN[..LOOKED],
+            &[Strategy::LoggedOrder, Strategy::Suspects]
+        );
+    }
+
+    #[test]
+    fn the_outcome_says_which_strategy_decided() {
+        // Sessions take turns, each reading what the one before wrote: the
+        // logged order is a witness.
+        let valid = load_text(
+            "w(1,1,0,1)\nr(1,1,1,2)\nw(2,1,1,2)\nr(2,1,0,3)\nw(1,2,0,3)\nr(1,2,1,4)\n\
+             w(2,2,1,4)\nr(2,2,0,5)\nw(1,3,0,5)\nr(1,3,1,6)\nw(2,3,1,6)\n",
+        );
+        let o = Checks::new(&valid, None).check(PLAIN_SER);
+        assert!(o.anomalies.is_empty() && !o.timed_out);
+        assert_eq!(o.stats.decided_by, Some(Strategy::LoggedOrder));
+    }
+
+    /// The same history gets the same outcome and spends the same work on
+    /// every run: every limit is counted, not timed.
+    #[test]
+    fn a_check_spends_the_same_work_every_time() {
+        // A causal store's races: write skews, which serializability
+        // rules out.
+        let racy = generated(&store(Db::Causal, 5));
+        let run = |v| {
+            let before = budget::spent();
+            let o = Checks::new(&racy, None).check(v);
+            let told: Vec<_> = o.anomalies.iter().map(|a| a.identity()).collect();
+            (
+                told,
+                o.timed_out,
+                o.stats.decided_by,
+                budget::spent() - before,
+            )
+        };
+        let mut found = 0;
+        for v in [PLAIN_SI, PLAIN_SER] {
+            let first = run(v);
+            assert!(!first.1 && first.2.is_some(), "{v:?}: decided");
+            assert!(first.3 > 0, "{v:?}: work was counted");
+            found += first.0.len();
+            assert_eq!(run(v), first, "{v:?}");
+        }
+        assert!(found > 0, "the races are violations");
+    }
+
+    /// A strategy's work bound stops it, whatever the time: with none
+    /// left, nothing is decided; the run's own budget decides.
+    #[test]
+    fn no_strategy_starts_once_the_work_is_spent() {
+        let valid = generated(&store(Db::Serializable, 4));
+        let spent = Budget::NONE.within(0);
+        budget::spend(1);
+        let o = given(&valid, PLAIN_SER, spent, Telling::FULL, &[]);
+        assert!(o.timed_out && o.anomalies.is_empty());
+        let o = given(&valid, PLAIN_SER, Budget::NONE, Telling::FULL, &[]);
+        assert!(!o.timed_out && o.anomalies.is_empty());
     }
 }
