@@ -584,7 +584,12 @@ fn an_error_at_the_end_of_100_mb_renders_fast() {
     assert_eq!((err.line as u64, err.column), (last, 49));
     assert!(out.contains(&format!("big.edn:{last}:49")), "{out}");
     assert!(out.contains("[:cas 1 2]"), "{out}");
-    assert!(render_secs < 0.5, "rendering took {render_secs:.3} s");
+    // Rendering reads around the error only: a small share of reading the
+    // file, whatever the host's load (both are slowed alike).
+    assert!(
+        render_secs * 10.0 < load_secs,
+        "rendering took {render_secs:.3} s, reading {load_secs:.3} s"
+    );
 }
 
 /// Found by fuzzing: the same value appended twice in one transaction
