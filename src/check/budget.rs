@@ -37,6 +37,13 @@ pub fn spent() -> u64 {
     SPENT.with(Cell::get)
 }
 
+/// Whether `deadline` (`None`: none) has passed: the one place a check
+/// reads the clock.
+#[inline]
+pub fn passed(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() > d)
+}
+
 /// A deadline and a mark on the work meter, either absent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Budget {
@@ -79,12 +86,6 @@ impl Budget {
         }
     }
 
-    /// The run's deadline alone, any work bound dropped: for what must
-    /// finish what a bounded step began (telling a violation found).
-    pub fn run(self) -> Budget {
-        Budget::until(self.deadline)
-    }
-
     /// Why it ran out, if it did: the work first (it is what a strategy
     /// is bounded by), then the deadline.
     pub fn cause(&self) -> Option<Cause> {
@@ -105,7 +106,7 @@ impl Budget {
 
     /// Whether the run's deadline has passed (its work aside).
     pub fn deadline_passed(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() > d)
+        passed(self.deadline)
     }
 
     /// Whether this budget allows at least what `other` does: a deadline
@@ -142,8 +143,6 @@ mod tests {
         assert_eq!(outer.within(10_000).work, outer.work);
         assert!(outer.no_tighter(&inner) && !inner.no_tighter(&outer));
         assert!(Budget::NONE.no_tighter(&outer));
-        // What must finish drops the work bound, keeps the deadline.
-        assert_eq!(inner.run(), Budget::until(None));
     }
 
     #[test]

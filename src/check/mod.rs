@@ -285,7 +285,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     let mut unknown = Vec::new();
     for (level, sessions) in levels {
         // Past the deadline, a level is not even set up.
-        let (found_here, stats) = if expired(deadline) {
+        let (found_here, stats) = if budget::passed(deadline) {
             let stats = causal::Stats {
                 timed_out: true,
                 ..causal::Stats::default()
@@ -372,7 +372,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         .collect();
     for v in variants {
         let name = v.cycle_exists().trim_end_matches("-cycle-exists");
-        if expired(deadline) {
+        if budget::passed(deadline) {
             // Past the deadline, a variant is not even set up.
             notes.push(format!(
                 "{name}: no verdict: the deadline came before it was checked"
@@ -414,7 +414,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
             ));
             found.push(Anomaly::search_timeout(v.cycle_exists()));
             // The deadline, or else the solver's bound, came first.
-            unknown.push(if expired(deadline) {
+            unknown.push(if budget::passed(deadline) {
                 Unknown::Deadline(name.to_string())
             } else {
                 Unknown::Budget(name.to_string())
@@ -455,11 +455,6 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     r.undecided = undecided;
     r.unknown = unknown;
     r
-}
-
-/// Whether the deadline has passed.
-pub(crate) fn expired(deadline: Option<std::time::Instant>) -> bool {
-    deadline.is_some_and(|d| std::time::Instant::now() >= d)
 }
 
 #[cfg(test)]

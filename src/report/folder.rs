@@ -233,7 +233,7 @@ pub fn write_folder(
         let mut shown = Vec::new();
         let mut pictures = 0;
         for (i, a) in list.iter().enumerate() {
-            if crate::check::expired(opts.deadline) {
+            if crate::check::budget::passed(opts.deadline) {
                 let _ = writeln!(
                     txt,
                     ";; the deadline came: {} more {t} anomalies not explained (-o edn lists what the check found)",

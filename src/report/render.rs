@@ -574,11 +574,7 @@ pub fn write_result_with(
             // written: it holds no op, and says why the verdict is unknown.
             let marker = super::UNKNOWN_TYPES.contains(&t.as_str());
             for a in list {
-                if !marker
-                    && elided.cut.is_none()
-                    && bounds
-                        .deadline
-                        .is_some_and(|d| std::time::Instant::now() >= d)
+                if !marker && elided.cut.is_none() && crate::check::budget::passed(bounds.deadline)
                 {
                     elided.cut = Some(Cut::Deadline);
                 }

@@ -252,7 +252,7 @@ pub(super) struct Ctx<'a> {
 impl Ctx<'_> {
     /// Whether the deadline has passed (and the check is cut short).
     pub(super) fn expired(&self) -> bool {
-        let e = self.deadline.is_some_and(|d| std::time::Instant::now() > d);
+        let e = crate::check::budget::passed(self.deadline);
         if e {
             self.cut.set(true);
         }
