@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 use elle_si::check::{self, CheckOptions};
 use elle_si::convert::{self, ConvertOptions};
@@ -51,6 +51,8 @@ enum OutputArg {
     Text,
     Edn,
     Json,
+    /// elle-cli's line per file: `FILE \t true` (or false, unknown).
+    ElleCli,
 }
 
 #[derive(clap::Args)]
@@ -99,7 +101,8 @@ enum Cmd {
         /// anomalies are prohibited (Elle's `:consistency-models nil`).
         #[arg(short, long)]
         consistency_models: Vec<String>,
-        /// Output: a human summary, Elle's EDN result map, or JSON.
+        /// Output: a human summary, Elle's EDN result map, JSON, or
+        /// elle-cli's line per file (`FILE \t true`).
         #[arg(short, long, value_enum, default_value = "text")]
         output: OutputArg,
         /// Give up after this many seconds: the answer is then :unknown.
@@ -598,6 +601,13 @@ fn run_check(
             _ if cut.is_some() => Ok(()),
             OutputArg::Text => stdout
                 .write_all(text_summary(&l, &r, &models, (anomalies, &copts.anomalies)).as_bytes()),
+            // As elle-cli prints it (`println filepath "\t" valid?`).
+            OutputArg::ElleCli => writeln!(
+                stdout,
+                "{} \t {}",
+                f.display(),
+                r.valid.edn().trim_start_matches(':')
+            ),
             OutputArg::Edn | OutputArg::Json => {
                 // Written as rendered: a large violation's map is never
                 // held whole.
@@ -715,8 +725,28 @@ fn run_stats(files: &[PathBuf], input: &InputArgs) -> Result<u8, Error> {
     Ok(worst)
 }
 
+/// The command line, with `check` put in front where none of the
+/// subcommands is named and the first argument is an option or a file
+/// (`elle-si history.edn`, `elle-si -c si run/`, as elle-cli is run).
+fn args() -> Vec<std::ffi::OsString> {
+    let mut v: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let Some(first) = v.get(1).and_then(|a| a.to_str()) else {
+        return v;
+    };
+    let named = Cli::command()
+        .get_subcommands()
+        .any(|c| c.get_name() == first || c.get_all_aliases().any(|a| a == first))
+        || first == "help";
+    let own = matches!(first, "-h" | "--help" | "-V" | "--version");
+    let checkable = first.starts_with('-') || std::path::Path::new(first).exists();
+    if !named && !own && checkable {
+        v.insert(1, "check".into());
+    }
+    v
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(args()) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
