@@ -560,6 +560,9 @@ struct Told {
     cut: Option<std::io::Error>,
     /// An error that ends the run: later files are not told.
     failed: Option<Error>,
+    /// Each run's row on the folder's top page, when several files are
+    /// checked into a folder.
+    runs: Vec<elle_si::report::html::Run>,
 }
 
 /// What a check of many files asks of each.
@@ -572,6 +575,8 @@ struct Ask<'a> {
     output: OutputArg,
     folder: Option<(&'a std::path::Path, folder::PlotOptions)>,
     several: bool,
+    /// Each file's folder under the one asked for, when several.
+    run_folders: Vec<PathBuf>,
 }
 
 /// Reads and checks one file, within its own timeout.
@@ -598,7 +603,8 @@ fn check_one(f: &std::path::Path, ask: &Ask) -> Checked {
 
 /// Tells what a file's check found, in the files' order: notes on
 /// stderr, the result on stdout, the elle/ folder asked for.
-fn tell_one(f: &std::path::Path, checked: Checked, ask: &Ask, t: &mut Told) {
+fn tell_one(files: &[PathBuf], i: usize, checked: Checked, ask: &Ask, t: &mut Told) {
+    let f = &files[i];
     let errors = if ask.output == OutputArg::Json {
         Errors::Json
     } else {
@@ -612,6 +618,10 @@ fn tell_one(f: &std::path::Path, checked: Checked, ask: &Ask, t: &mut Told) {
         Checked::Unread(e) => {
             report_error(&e, errors);
             t.worst = 3;
+            if ask.folder.is_some() && ask.several {
+                t.runs
+                    .push(folder::unread_row(&f.display().to_string(), e.to_string()));
+            }
             return;
         }
         Checked::Failed(e) => {
@@ -685,19 +695,20 @@ fn tell_one(f: &std::path::Path, checked: Checked, ask: &Ask, t: &mut Told) {
         }
     }
     if let Some((dir, plot)) = &ask.folder {
-        // Several files (a store's runs are all history.edn): a
-        // folder each, named by the whole path.
-        let dir = if ask.several {
-            let name: String = f
-                .display()
-                .to_string()
-                .trim_start_matches("./")
-                .chars()
-                .map(|c| if c == '/' || c == '\\' { '_' } else { c })
-                .collect();
-            dir.join(name)
-        } else {
-            dir.to_path_buf()
+        // Several files (a store's runs are all history.edn): a folder
+        // each, named by its path in the store (`<test>/<time>`), and a
+        // page listing them all.
+        let dir = match ask.run_folders.get(i) {
+            Some(sub) if ask.several => {
+                t.runs.push(folder::run_row(
+                    sub,
+                    &f.display().to_string(),
+                    &r,
+                    ask.models,
+                ));
+                dir.join(sub)
+            }
+            _ => dir.to_path_buf(),
         };
         let plot = folder::PlotOptions {
             deadline,
@@ -746,14 +757,20 @@ fn run_check(
         models: &models,
         anomalies,
         output,
-        folder,
         several: files.len() > 1,
+        run_folders: if folder.is_some() && files.len() > 1 {
+            folder::run_folders(files)
+        } else {
+            Vec::new()
+        },
+        folder,
     };
     let mut t = Told {
         stdout: std::io::stdout(),
         worst: 0,
         cut: None,
         failed: None,
+        runs: Vec::new(),
     };
     // At most this many files checked and not yet told: each holds its
     // history until it is told.
@@ -790,10 +807,13 @@ fn run_check(
                 }
             };
             if t.failed.is_none() {
-                tell_one(&files[told], c, ask, &mut t);
+                tell_one(files, told, c, ask, &mut t);
             }
         }
     });
+    if let (Some((dir, _)), true, None) = (ask.folder.as_ref(), ask.several, &t.failed) {
+        folder::write_runs_page(dir, &t.runs)?;
+    }
     match (t.failed, t.cut) {
         (Some(e), _) => Err(e),
         (None, Some(e)) => Err(Error::io("stdout", e)),
