@@ -466,6 +466,16 @@ fn text_summary(
 ) -> String {
     let head = headline(r, models, anomalies);
     let mut out = format!("{}: {head}\n", l.source.name());
+    // What was left out of the check, second: a history of nothing but
+    // skipped ops is unknown for that reason.
+    let skipped = l.history.stats.skipped_ops;
+    if skipped > 0 {
+        out.push_str(&format!(
+            "  {skipped} op{} skipped: {} :process is not a client's (a nemesis, or none)\n",
+            if skipped == 1 { "" } else { "s" },
+            if skipped == 1 { "its" } else { "their" }
+        ));
+    }
     // Why anything is unknown, first.
     let part_unknown = elle_si::report::model_verdicts(r, models)
         .iter()
@@ -538,8 +548,26 @@ fn text_summary(
         let v: Vec<&str> = r.not.iter().map(String::as_str).collect();
         out.push_str(&format!("  not: {}\n", v.join(", ")));
     }
+    // A report longer than a screen ends with what it began with, and the
+    // count of each type found.
+    if out.lines().count() > SCREEN {
+        let types: Vec<String> = r
+            .anomalies
+            .iter()
+            .map(|(t, list)| format!("{t} {}", elle_si::anomaly::found(list)))
+            .collect();
+        out.push_str(&format!(
+            "{}: {head} ({})\n",
+            l.source.name(),
+            types.join(", ")
+        ));
+    }
     out
 }
+
+/// The lines a text report holds before it repeats its headline at its
+/// end.
+const SCREEN: usize = 40;
 
 /// A file checked (with the deadline its run had, for rendering).
 enum Checked {
