@@ -835,3 +835,62 @@ fn psi_and_causal_point_where_they_should() {
     let (code, out) = cli(&["-c", "tcc"], READ_SKEW);
     assert_eq!(code, 1, "{out}");
 }
+
+#[test]
+fn skipped_ops_are_said_second_and_long_reports_end_with_their_headline() {
+    // Ops with no :process (Elle's paper example is written so): all
+    // skipped, so unknown, and the report says why on its second line.
+    let none = "{:type :invoke, :f :txn, :value [[:append 1 1]]}\n\
+                {:type :ok, :f :txn, :value [[:append 1 1]]}\n";
+    let (code, out) = cli(&[], none);
+    assert_eq!(code, 2, "{out}");
+    let second = out.lines().nth(1).unwrap_or_default();
+    assert!(
+        second.contains("2 ops skipped") && second.contains(":process"),
+        "{out}"
+    );
+    // A nemesis op beside client ops: said too; nothing when none.
+    let nemesis = format!("{READ_SKEW}{{:index 99, :type :info, :process :nemesis, :f :kill}}\n");
+    let (_, out) = cli(&["-c", "read-committed"], &nemesis);
+    assert!(
+        out.lines()
+            .nth(1)
+            .unwrap_or_default()
+            .contains("1 op skipped"),
+        "{out}"
+    );
+    let (_, out) = cli(&["-c", "read-committed"], READ_SKEW);
+    assert!(!out.contains("skipped"), "{out}");
+    // Short reports do not repeat their headline; a long one does.
+    let (_, out) = cli(&["-c", "read-atomic"], READ_SKEW);
+    let head = out.lines().next().unwrap_or_default().to_string();
+    assert_eq!(out.lines().filter(|l| *l == head).count(), 1, "{out}");
+    let dir = std::env::temp_dir().join(format!("elle-si-long-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("long.edn");
+    common::generate(
+        &f,
+        &[
+            "--db",
+            "snapshot-isolation",
+            "--causality-violation",
+            "0.3",
+            "--sessions",
+            "6",
+            "--txns-per-session",
+            "80",
+            "--seed",
+            "1",
+        ],
+    );
+    let text = std::fs::read_to_string(&f).unwrap();
+    let (code, out) = cli(&["-c", "serializable,causal-cerone"], &text);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.lines().count() > 40, "{out}");
+    let last = out.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("INVALID under") && last.contains("G-single-item"),
+        "{last}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
