@@ -894,3 +894,33 @@ fn skipped_ops_are_said_second_and_long_reports_end_with_their_headline() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn steps_carry_elle_s_mop_indices() {
+    // T1 = [[:r 1 nil] [:append 1 2] [:r 4 nil] [:append 0 2]] and T2 =
+    // [[:append 5 1] [:append 0 1] [:r 1 nil] [:append 1 1]]: T1 -ww-> T2
+    // on key 0 (T1's mop 3, T2's mop 1); T2 -rw-> T1 on key 1 (T2's read,
+    // mop 2; T1's append, mop 1).
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .args([
+            "check",
+            "-c",
+            "snapshot-isolation",
+            "-o",
+            "edn",
+            "test-logs/la-lost-update.edn",
+        ])
+        .output()
+        .unwrap();
+    let edn = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        edn.contains("{:type :ww, :key 0, :value 2, :value' 1, :a-mop-index 3, :b-mop-index 1}"),
+        "{edn}"
+    );
+    assert!(
+        edn.contains(
+            "{:type :rw, :key 1, :value :initial-state, :value' 2, :a-mop-index 2, :b-mop-index 1}"
+        ),
+        "{edn}"
+    );
+}
