@@ -603,7 +603,8 @@ struct Ask<'a> {
     output: OutputArg,
     folder: Option<(&'a std::path::Path, folder::PlotOptions)>,
     several: bool,
-    /// Each file's folder under the one asked for, when several.
+    /// Each file's folder under the one asked for, when several are
+    /// checked into one (else none).
     run_folders: Vec<PathBuf>,
 }
 
@@ -646,7 +647,7 @@ fn tell_one(files: &[PathBuf], i: usize, checked: Checked, ask: &Ask, t: &mut To
         Checked::Unread(e) => {
             report_error(&e, errors);
             t.worst = 3;
-            if ask.folder.is_some() && ask.several {
+            if !ask.run_folders.is_empty() {
                 t.runs
                     .push(folder::unread_row(&f.display().to_string(), e.to_string()));
             }
@@ -727,7 +728,7 @@ fn tell_one(files: &[PathBuf], i: usize, checked: Checked, ask: &Ask, t: &mut To
         // each, named by its path in the store (`<test>/<time>`), and a
         // page listing them all.
         let dir = match ask.run_folders.get(i) {
-            Some(sub) if ask.several => {
+            Some(sub) => {
                 t.runs.push(folder::run_row(
                     sub,
                     &f.display().to_string(),
@@ -839,7 +840,10 @@ fn run_check(
             }
         }
     });
-    if let (Some((dir, _)), true, None) = (ask.folder.as_ref(), ask.several, &t.failed) {
+    if let Some((dir, _)) = &ask.folder
+        && !ask.run_folders.is_empty()
+        && t.failed.is_none()
+    {
         folder::write_runs_page(dir, &t.runs)?;
     }
     match (t.failed, t.cut) {

@@ -323,8 +323,8 @@ struct PolygraphPart {
     work: u64,
 }
 
-/// Runs the polygraph's checkers among `checkers`, strongest variant
-/// first (each resumes what the stronger ones learnt).
+/// Runs the polygraph's checkers among `checkers`, in their order (one
+/// [`si::variants::Checks`] carries what each variant learnt to the next).
 fn polygraph_part(
     h: &History,
     checkers: &BTreeSet<Checker>,

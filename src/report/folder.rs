@@ -328,11 +328,7 @@ pub fn write_folder(
     }
     let page = Page {
         source: source.to_string(),
-        verdict: match r.valid {
-            Valid::True => "VALID",
-            Valid::False => "INVALID",
-            Valid::Unknown => "UNKNOWN",
-        },
+        verdict: headline(r.valid),
         models: model_verdicts(r, models),
         not: r.not.iter().cloned().collect(),
         also_not: r.also_not.iter().cloned().collect(),
@@ -404,16 +400,21 @@ pub fn run_folders(files: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
+/// A verdict as a page's headline says it.
+fn headline(v: Valid) -> &'static str {
+    match v {
+        Valid::True => "VALID",
+        Valid::False => "INVALID",
+        Valid::Unknown => "UNKNOWN",
+    }
+}
+
 /// A run's row on the page of a check of several files.
 pub fn run_row(folder: &Path, source: &str, r: &CheckResult, models: &[Model]) -> html::Run {
     html::Run {
         folder: folder.to_string_lossy().replace('\\', "/"),
         source: source.to_string(),
-        verdict: match r.valid {
-            Valid::True => "VALID",
-            Valid::False => "INVALID",
-            Valid::Unknown => "UNKNOWN",
-        },
+        verdict: headline(r.valid),
         models: model_verdicts(r, models),
         anomalies: r.anomalies.values().map(|l| crate::anomaly::found(l)).sum(),
         note: None,

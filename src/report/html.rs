@@ -135,6 +135,19 @@ fn chips(o: &mut String, names: &[String]) {
     }
 }
 
+/// Each model's verdict, a chip each.
+fn model_chips(o: &mut String, models: &[ModelVerdict]) {
+    for m in models {
+        let _ = write!(
+            o,
+            "<span class=\"chip {}\">:{} — {}</span>",
+            verdict_class(m.verdict),
+            escape(&m.name),
+            m.verdict
+        );
+    }
+}
+
 /// An anchor id from an anomaly type name.
 fn anchor(name: &str) -> String {
     name.chars()
@@ -165,15 +178,7 @@ pub fn page(p: &Page) -> String {
         let _ = writeln!(o, "<p class=\"note\">{}</p>", escape(c));
     }
     o.push_str("<dl class=\"summary\">\n<dt>models checked</dt><dd>");
-    for m in &p.models {
-        let _ = write!(
-            o,
-            "<span class=\"chip {}\">:{} — {}</span>",
-            verdict_class(m.verdict),
-            escape(&m.name),
-            m.verdict
-        );
-    }
+    model_chips(&mut o, &p.models);
     o.push_str("</dd>\n<dt>not</dt><dd>");
     chips(&mut o, &p.not);
     o.push_str("</dd>\n<dt>also not</dt><dd>");
@@ -324,15 +329,7 @@ pub fn runs_page(runs: &[Run]) -> String {
             verdict_class(r.verdict),
             r.verdict
         );
-        for m in &r.models {
-            let _ = write!(
-                o,
-                "<span class=\"chip {}\">:{} — {}</span>",
-                verdict_class(m.verdict),
-                escape(&m.name),
-                m.verdict
-            );
-        }
+        model_chips(&mut o, &r.models);
         if let Some(n) = &r.note {
             let _ = write!(o, "<span class=\"note\">{}</span>", escape(n));
         }

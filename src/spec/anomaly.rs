@@ -257,20 +257,7 @@ pub struct UnknownAnomaly(pub String);
 impl std::fmt::Display for UnknownAnomaly {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let known: Vec<&str> = AnomalyType::ALL.iter().map(|a| a.name()).collect();
-        match super::closest(&self.0, known.iter().copied()) {
-            Some(near) => write!(
-                f,
-                "unknown anomaly type `{}`: did you mean `{near}`? (known types: {})",
-                self.0,
-                known.join(", ")
-            ),
-            None => write!(
-                f,
-                "unknown anomaly type `{}`; known types: {}",
-                self.0,
-                known.join(", ")
-            ),
-        }
+        super::unknown_name(f, "anomaly type", &self.0, "known types", &known)
     }
 }
 

@@ -60,6 +60,25 @@ pub fn closest<'a>(name: &str, accepted: impl IntoIterator<Item = &'a str>) -> O
         .map(|(_, a)| a)
 }
 
+/// "unknown WHAT `name`", with the closest accepted name when one is near,
+/// then every accepted name (`listed` says what they are).
+pub(crate) fn unknown_name(
+    f: &mut std::fmt::Formatter<'_>,
+    what: &str,
+    name: &str,
+    listed: &str,
+    accepted: &[&str],
+) -> std::fmt::Result {
+    let all = accepted.join(", ");
+    match closest(name, accepted.iter().copied()) {
+        Some(near) => write!(
+            f,
+            "unknown {what} `{name}`: did you mean `{near}`? ({listed}: {all})"
+        ),
+        None => write!(f, "unknown {what} `{name}`; {listed}: {all}"),
+    }
+}
+
 /// A checker of elle-si, as the specification names it (the check module
 /// maps each to its implementation).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -355,20 +355,7 @@ pub struct UnknownModel(pub String);
 impl std::fmt::Display for UnknownModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names = Model::accepted_names();
-        match super::closest(&self.0, names.iter().copied()) {
-            Some(near) => write!(
-                f,
-                "unknown consistency model `{}`: did you mean `{near}`? (accepted names: {})",
-                self.0,
-                names.join(", ")
-            ),
-            None => write!(
-                f,
-                "unknown consistency model `{}`; accepted names: {}",
-                self.0,
-                names.join(", ")
-            ),
-        }
+        super::unknown_name(f, "consistency model", &self.0, "accepted names", &names)
     }
 }
 
