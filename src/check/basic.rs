@@ -115,7 +115,14 @@ fn list_reads(h: &History, out: &mut Vec<Anomaly>) {
     }
     for (r, m) in committed_reads(h) {
         if m.has(flag::IRREGULAR) {
-            for &e in h.irregular.get(&r).map_or(&[][..], |v| v) {
+            let elems = h.irregular.get(&r).map_or(&[][..], |v| v);
+            // An element shown twice (a duplicate-elements of its own) is
+            // one read of it: told once.
+            let mut seen: FxHashSet<Val> = FxHashSet::default();
+            for &e in elems {
+                if !seen.insert(e) {
+                    continue;
+                }
                 match by_value.get(&(m.key, e)) {
                     Some(&w) => {
                         if h.txns[h.txn_of(w) as usize].status == Status::Aborted
@@ -133,8 +140,12 @@ fn list_reads(h: &History, out: &mut Vec<Anomaly>) {
             continue;
         };
         let o = &h.orders[m.key as usize];
+        let mut seen: FxHashSet<Val> = FxHashSet::default();
         for &p in positions.iter().take_while(|&&p| p < m.len as usize) {
             let w = o.writes[p];
+            if !seen.insert(o.elems[p]) {
+                continue;
+            }
             if w == from::THIN_AIR {
                 out.push(thin_air(m, r, o.elems[p]));
             } else if h.txn_of(w) != m.txn {

@@ -307,6 +307,137 @@ fn lost_update_lead(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
     );
 }
 
+/// A read micro-op's key and value as text (`[:r k v]`'s `k` and `v`,
+/// long lists shortened).
+fn read_of(h: &History, m: MopId) -> (String, String) {
+    match mop_value_upto(h, m, MAX_ELEMS) {
+        Value::Vector(v) if v.len() == 3 => (short(&v[1]), short(&v[2])),
+        v => (short(&v), String::new()),
+    }
+}
+
+/// The sentence that opens a non-cycle anomaly of Elle's single-read
+/// kinds (aborted, intermediate, thin-air and future reads, internal
+/// inconsistencies, dirty updates, incompatible orders, duplicate
+/// elements): what was read, and why no correct database returns it.
+/// None for the kinds told otherwise (cycles, lost updates, causal
+/// patterns) or markers.
+fn lead(h: &History, a: &Anomaly) -> Option<String> {
+    let appends = h.workload == Some(Workload::ListAppend);
+    let txn = |f: Field| match a.get(f) {
+        Some(Datum::Txn(t)) => Some(*t),
+        _ => None,
+    };
+    let mop = match a.get(Field::Mop) {
+        Some(Datum::Mop(m)) => Some(*m),
+        _ => None,
+    };
+    let element = a.get(Field::Element).map(|d| show(h, Some(d)));
+    let read = |m: MopId| {
+        let (k, v) = read_of(h, m);
+        let reader = place(h, h.mops[m as usize].txn);
+        (reader, k, v)
+    };
+    Some(match a.name.as_str() {
+        "G1a" => {
+            let (reader, k, v) = read(mop?);
+            let writer = place(h, txn(Field::Writer)?);
+            match element {
+                Some(e) if appends => format!(
+                    "{reader} read key {k} as {v}: its element {e} was appended by {writer}, which aborted, so no committed state ever held it (aborted read)"
+                ),
+                _ => format!(
+                    "{reader} read {v} from key {k}, written by {writer}, which aborted, so no committed state ever held it (aborted read)"
+                ),
+            }
+        }
+        "G1b" => {
+            let m = mop?;
+            let (reader, k, v) = read(m);
+            let w = txn(Field::Writer)?;
+            let writer = place(h, w);
+            let key = h.mops[m as usize].key;
+            let last = h.mops[h.txns[w as usize].mops()]
+                .iter()
+                .rfind(|x| x.is_write() && x.key == key)
+                .map(|x| short(&h.value(x.val)));
+            let then = last.map_or(String::new(), |l| {
+                if appends {
+                    format!(" (its last append to key {k} is {l})")
+                } else {
+                    format!(" with {l}")
+                }
+            });
+            if appends {
+                format!(
+                    "{reader} read key {k} as {v}, which ends inside {writer}'s appends: {writer} appended more to key {k} before it committed{then}, so {reader} saw a state that transaction never left (intermediate read)"
+                )
+            } else {
+                format!(
+                    "{reader} read {v} from key {k}, a value {writer} wrote and then overwrote{then} before it committed, so no committed state ever held it (intermediate read)"
+                )
+            }
+        }
+        "thin-air-read" => {
+            let (reader, k, v) = read(mop?);
+            let e = element.unwrap_or_else(|| v.clone());
+            if appends {
+                format!(
+                    "{reader} read key {k} as {v}: no transaction appended its element {e} (a read out of thin air)"
+                )
+            } else {
+                format!(
+                    "{reader} read {e} from key {k}, which no transaction wrote (a read out of thin air)"
+                )
+            }
+        }
+        "future-read" => {
+            let (reader, k, v) = read(mop?);
+            let e = element.unwrap_or_else(|| v.clone());
+            format!(
+                "{reader} read key {k} as {v}, which shows {e}: a write of that transaction's own that comes later in it (a read from its future)"
+            )
+        }
+        "internal" => {
+            let (reader, k, v) = read(mop?);
+            let expected = show(h, a.get(Field::Expected));
+            format!(
+                "{reader} read key {k} as {v}, but its own earlier micro-ops on key {k} imply {expected} (an internal inconsistency)"
+            )
+        }
+        "dirty-update" => {
+            let k = show(h, a.get(Field::Key));
+            let (first, last) = (a.txns.first()?, a.txns.last()?);
+            format!(
+                "in key {k}'s version order, {} (committed) follows a write of {}, which aborted: a committed write built on one that never took effect (dirty update)",
+                place(h, *last),
+                place(h, *first)
+            )
+        }
+        "incompatible-order" => {
+            let k = show(h, a.get(Field::Key));
+            format!(
+                "reads of key {k} show orders of its elements that no one version order explains: neither is a prefix of the other (see values)"
+            )
+        }
+        "duplicate-elements" => {
+            let k = show(h, a.get(Field::Key));
+            match mop {
+                Some(m) => {
+                    let (reader, _, v) = read(m);
+                    format!(
+                        "{reader} read key {k} as {v}, which holds an element more than once: each append is one element, so no order of appends explains it"
+                    )
+                }
+                None => format!(
+                    "a read of key {k} holds an element more than once: each append is one element, so no order of appends explains it"
+                ),
+            }
+        }
+        _ => return None,
+    })
+}
+
 /// Details other than the transactions already listed, one per line.
 fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
     // A causal pattern, in one sentence first.
@@ -327,6 +458,9 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
     }
     if a.name == "lost-update" {
         lost_update_lead(h, a, indent, out);
+    }
+    if let Some(lead) = lead(h, a) {
+        let _ = writeln!(out, "{indent}{lead}");
     }
     let mut named: Vec<TxnId> = Vec::new();
     for &t in &a.txns {
@@ -483,6 +617,84 @@ pub(crate) mod tests {
             ),
             "{la}"
         );
+    }
+
+    #[test]
+    fn every_single_read_kind_opens_with_a_sentence() {
+        // The first explanation of each named type, at serializability.
+        let first = |log: &[u8], name: &str| -> String {
+            let l = load_bytes("t.edn", log.to_vec(), LoadOptions::default()).expect("loads");
+            let r = at_serializable(&l);
+            let a = r
+                .anomalies
+                .get(name)
+                .and_then(|v| v.first())
+                .unwrap_or_else(|| panic!("a {name} in {:?}", r.anomaly_types));
+            explain(&l.history, a, "")
+        };
+        let la = b"{:type :fail, :process 0, :index 1, :value [[:append 1 5]]}\n\
+                   {:type :ok, :process 2, :index 3, :value [[:append 1 6] [:append 1 7]]}\n\
+                   {:type :ok, :process 1, :index 5, :value [[:r 1 [5 6]]]}\n\
+                   {:type :ok, :process 3, :index 7, :value [[:r 1 [5 6 7 8]] [:append 1 9] [:r 1 [5 6 7]]]}\n\
+                   {:type :ok, :process 4, :index 9, :value [[:r 2 [1 1]]]}\n";
+        let rw = b"{:type :fail, :process 0, :index 1, :value [[:w 2 3]]}\n\
+                   {:type :ok, :process 1, :index 3, :value [[:w 4 3] [:w 4 4]]}\n\
+                   {:type :ok, :process 2, :index 5, :value [[:r 2 3] [:r 4 3] [:r 5 77]]}\n";
+        for (log, name, sentence) in [
+            (
+                &la[..],
+                "G1a",
+                "line 3 read key 1 as [5 6]: its element 5 was appended by line 1, which aborted",
+            ),
+            (
+                la,
+                "G1b",
+                "line 3 read key 1 as [5 6], which ends inside line 2's appends",
+            ),
+            (
+                la,
+                "thin-air-read",
+                "line 4 read key 1 as [5 6 7 8]: no transaction appended its element 8",
+            ),
+            (
+                la,
+                "internal",
+                "line 4 read key 1 as [5 6 7], but its own earlier micro-ops on key 1 imply [5 6 7 8 9]",
+            ),
+            (
+                la,
+                "dirty-update",
+                "in key 1's version order, line 2 (committed) follows a write of line 1, which aborted",
+            ),
+            (
+                la,
+                "duplicate-elements",
+                "line 5 read key 2 as [1 1], which holds an element more than once",
+            ),
+            (
+                &rw[..],
+                "G1a",
+                "line 3 read 3 from key 2, written by line 1, which aborted",
+            ),
+            (
+                rw,
+                "G1b",
+                "line 3 read 3 from key 4, a value line 2 wrote and then overwrote with 4 before it committed",
+            ),
+            (
+                rw,
+                "thin-air-read",
+                "line 3 read 77 from key 5, which no transaction wrote",
+            ),
+        ] {
+            let text = first(log, name);
+            assert!(text.contains(sentence), "{name}: {text}");
+        }
+        // A read that shows one element nobody appended twice is one
+        // thin-air read of it, not two.
+        let l = load_bytes("t.edn", la.to_vec(), LoadOptions::default()).expect("loads");
+        let r = at_serializable(&l);
+        assert_eq!(r.anomalies.get("thin-air-read").map(Vec::len), Some(2));
     }
 
     #[test]
