@@ -53,6 +53,9 @@ enum OutputArg {
     Json,
     /// elle-cli's line per file: `FILE \t true` (or false, unknown).
     ElleCli,
+    /// `-o edn --pretty`: the EDN over several lines.
+    #[value(skip)]
+    PrettyEdn,
 }
 
 #[derive(clap::Args)]
@@ -105,6 +108,10 @@ enum Cmd {
         /// elle-cli's line per file (`FILE \t true`).
         #[arg(short, long, value_enum, default_value = "text")]
         output: OutputArg,
+        /// With -o edn: the result map laid out over several lines (each
+        /// anomaly on its own, 80 columns), as Clojure's pprint would.
+        #[arg(long)]
+        pretty: bool,
         /// Give up after this many seconds: the answer is then :unknown.
         #[arg(long, value_parser = seconds)]
         timeout: Option<f64>,
@@ -688,7 +695,7 @@ fn tell_one(files: &[PathBuf], i: usize, checked: Checked, ask: &Ask, t: &mut To
             f.display(),
             r.valid.edn().trim_start_matches(':')
         ),
-        OutputArg::Edn | OutputArg::Json => {
+        OutputArg::Edn | OutputArg::PrettyEdn | OutputArg::Json => {
             // Written as rendered: a large violation's map is never
             // held whole.
             let mut out = std::io::BufWriter::new(&mut *stdout);
@@ -697,9 +704,10 @@ fn tell_one(files: &[PathBuf], i: usize, checked: Checked, ask: &Ask, t: &mut To
                 OutputArg::Json => render::Syntax::Json {
                     file: ask.several.then_some(name.as_str()),
                 },
+                OutputArg::PrettyEdn => render::Syntax::PrettyEdn,
                 _ => render::Syntax::Edn,
             };
-            (if ask.several && matches!(syntax, render::Syntax::Edn) {
+            (if ask.several && matches!(syntax, render::Syntax::Edn | render::Syntax::PrettyEdn) {
                 writeln!(out, ";; {name}")
             } else {
                 Ok(())
@@ -956,6 +964,7 @@ fn main() -> ExitCode {
             input,
             consistency_models,
             output,
+            pretty,
             timeout,
             anomalies,
             cycle_search_timeout,
@@ -968,6 +977,15 @@ fn main() -> ExitCode {
             .map_err(Error::Usage)
             .and_then(|format| {
                 threads(*jobs)?;
+                let output = match (*output, *pretty) {
+                    (o, false) => o,
+                    (OutputArg::Edn, true) => OutputArg::PrettyEdn,
+                    (_, true) => {
+                        return Err(Error::Usage(
+                            "--pretty lays out EDN: give it with -o edn".into(),
+                        ));
+                    }
+                };
                 let ms = cycle_search_timeout.map(|ms| ms as f64 / 1000.0);
                 let timeout = match (*timeout, ms) {
                     (Some(a), Some(b)) => Some(a.min(b)),
@@ -984,7 +1002,7 @@ fn main() -> ExitCode {
                     input,
                     consistency_models,
                     anomalies,
-                    *output,
+                    output,
                     timeout,
                     directory.as_deref().map(|d| (d, plot)),
                 )

@@ -924,3 +924,33 @@ fn steps_carry_elle_s_mop_indices() {
         "{edn}"
     );
 }
+
+#[test]
+fn pretty_edn_is_the_same_map_laid_out() {
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+            .args(["check", "-c", "serializable,read-committed"])
+            .args(args)
+            .arg("test-logs/la-lost-update.edn")
+            .output()
+            .unwrap()
+    };
+    let flat = run(&["-o", "edn"]);
+    let pretty = run(&["-o", "edn", "--pretty"]);
+    assert_eq!(flat.status.code(), pretty.status.code());
+    let (flat, pretty) = (
+        String::from_utf8_lossy(&flat.stdout).to_string(),
+        String::from_utf8_lossy(&pretty.stdout).to_string(),
+    );
+    let read = |t: &str| elle_si::edn::read_one(t.as_bytes()).expect("EDN reads back");
+    assert_eq!(read(&pretty), read(&flat), "{pretty}");
+    assert_eq!(flat.lines().count(), 1, "{flat}");
+    assert!(pretty.lines().count() > 20, "{pretty}");
+    // Each anomaly starts a line of its own, under its type.
+    assert!(pretty.contains("\n :anomalies\n {:G-single-item\n  [{:cycle"), "{pretty}");
+    assert!(pretty.lines().all(|l| l.len() <= 100), "{pretty}");
+    // Only EDN is laid out: --pretty elsewhere is refused by name.
+    let json = run(&["-o", "json", "--pretty"]);
+    assert_eq!(json.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&json.stdout).contains("--pretty lays out EDN"));
+}

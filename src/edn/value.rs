@@ -281,6 +281,66 @@ fn write_seq(f: &mut fmt::Formatter<'_>, open: &str, items: &[Value], close: &st
     f.write_str(close)
 }
 
+/// The width [`Value::pretty`] fits lines to, as Clojure's pprint.
+pub const PRETTY_WIDTH: usize = 80;
+
+impl Value {
+    /// The value as EDN over several lines where it does not fit in
+    /// [`PRETTY_WIDTH`] columns from `col` (the column it starts at):
+    /// a map's entries and a collection's items one per line, aligned
+    /// under the first, as Clojure's pprint lays out a result map. Reads
+    /// back as the same value as [`Display`](fmt::Display) gives.
+    pub fn pretty(&self, col: usize) -> String {
+        let mut out = String::new();
+        self.pretty_into(col, &mut out);
+        out
+    }
+
+    fn pretty_into(&self, col: usize, out: &mut String) {
+        use fmt::Write as _;
+        let flat = self.to_string();
+        let (open, items, close): (&str, Vec<&Value>, &str) = match self {
+            Value::List(v) => ("(", v.iter().collect(), ")"),
+            Value::Vector(v) => ("[", v.iter().collect(), "]"),
+            Value::Set(v) => ("#{", v.iter().collect(), "}"),
+            Value::Map(_) => ("{", Vec::new(), "}"),
+            Value::Tagged(t, v) if col + flat.len() > PRETTY_WIDTH => {
+                let _ = write!(out, "#{t} ");
+                return v.pretty_into(col + t.len() + 2, out);
+            }
+            _ => ("", Vec::new(), ""),
+        };
+        if open.is_empty() || col + flat.len() <= PRETTY_WIDTH {
+            out.push_str(&flat);
+            return;
+        }
+        let inner = col + open.len();
+        let indent = " ".repeat(inner);
+        out.push_str(open);
+        if let Value::Map(m) = self {
+            for (i, (k, v)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(",\n");
+                    out.push_str(&indent);
+                }
+                let key = k.to_string();
+                out.push_str(&key);
+                out.push(' ');
+                v.pretty_into(inner + key.len() + 1, out);
+            }
+        } else {
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                    out.push_str(&indent);
+                }
+                v.pretty_into(inner, out);
+            }
+        }
+        out.push_str(close);
+    }
+}
+
 /// Writes a string literal with EDN escapes.
 pub fn write_edn_string(f: &mut impl fmt::Write, s: &str) -> fmt::Result {
     f.write_char('"')?;
@@ -351,6 +411,54 @@ impl fmt::Display for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pretty_values_fit_their_width_and_read_back_the_same() {
+        let op = |i: i64| {
+            Value::Map(vec![
+                (Value::keyword("index"), Value::Int(i)),
+                (Value::keyword("type"), Value::keyword("ok")),
+                (
+                    Value::keyword("value"),
+                    Value::Vector(vec![Value::Vector(vec![
+                        Value::keyword("append"),
+                        Value::Int(i),
+                        Value::Vector((0..i).map(Value::Int).collect()),
+                    ])]),
+                ),
+            ])
+        };
+        let v = Value::Map(vec![
+            (Value::keyword("valid?"), Value::Bool(false)),
+            (
+                Value::keyword("cycle"),
+                Value::Vector((1..6).map(|i| op(i * 7)).collect()),
+            ),
+            (
+                Value::keyword("tag"),
+                Value::Tagged("inst".into(), Box::new(Value::String("x".into()))),
+            ),
+        ]);
+        let text = v.pretty(0);
+        assert!(text.lines().count() > 5, "{text}");
+        for line in text.lines() {
+            // A line is longer than the width only where one atom is.
+            assert!(
+                line.len() <= PRETTY_WIDTH || !line.trim().contains(' '),
+                "{line}"
+            );
+        }
+        assert_eq!(
+            crate::edn::read_one(text.as_bytes()).expect("reads back"),
+            v
+        );
+        assert!(
+            text.starts_with("{:valid? false,\n :cycle [{:index 7"),
+            "{text}"
+        );
+        // What fits stays on one line, as Display gives it.
+        assert_eq!(op(2).pretty(0), op(2).to_string());
+    }
 
     #[test]
     fn abbreviated_values_are_whole_forms() {

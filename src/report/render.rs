@@ -400,6 +400,9 @@ pub fn anomaly_value(h: &History, a: &Anomaly) -> Value {
 pub enum Syntax<'a> {
     /// Elle's EDN, as `Display` gives [`result_value`].
     Edn,
+    /// The same EDN over several lines, each anomaly starting its own
+    /// and laid out to 80 columns ([`Value::pretty`]): `--pretty`.
+    PrettyEdn,
     /// JSON, as [`json`] gives it (keys sorted), with a `"file"` entry
     /// when one is named.
     Json {
@@ -528,7 +531,7 @@ pub fn write_result_with(
     // The frame's entries as text, in order, each streamed one's value
     // None and its name.
     let entries: Vec<(String, Option<String>, &str)> = match syntax {
-        Syntax::Edn => match &frame {
+        Syntax::Edn | Syntax::PrettyEdn => match &frame {
             Value::Map(m) => m
                 .iter()
                 .map(|(k, v)| {
@@ -536,7 +539,13 @@ pub fn write_result_with(
                         Value::Keyword(n) if streamed(n).is_some() => n.as_str(),
                         _ => "",
                     };
-                    (k.to_string(), name.is_empty().then(|| v.to_string()), name)
+                    let key = k.to_string();
+                    let text = |v: &Value| match syntax {
+                        Syntax::PrettyEdn => v.pretty(key.len() + 2),
+                        _ => v.to_string(),
+                    };
+                    let v = name.is_empty().then(|| text(v));
+                    (key, v, name)
                 })
                 .collect(),
             _ => Vec::new(),
@@ -562,10 +571,14 @@ pub fn write_result_with(
         },
     };
     let json_syntax = matches!(syntax, Syntax::Json { .. });
-    let (is, then, next) = if json_syntax {
-        (":", ",", ",")
-    } else {
-        (" ", ", ", " ")
+    let pretty = matches!(syntax, Syntax::PrettyEdn);
+    // Between a key and its value, between entries, between a streamed
+    // map's entries and between its lists' anomalies; what opens a
+    // streamed map and each of its lists.
+    let (is, then, then_inner, next, open, open_list) = match syntax {
+        Syntax::Json { .. } => (":", ",", ",", ",", "{", ""),
+        Syntax::Edn => (" ", ", ", ", ", " ", "{", ""),
+        Syntax::PrettyEdn => (" ", ",\n ", ",\n  ", "\n   ", "\n {", "\n  "),
     };
     let key = |t: &str| {
         if json_syntax {
@@ -577,6 +590,8 @@ pub fn write_result_with(
     let text = |v: &Value| -> std::io::Result<Vec<u8>> {
         if json_syntax {
             serde_json::to_vec(&json(v)).map_err(std::io::Error::from)
+        } else if pretty {
+            Ok(v.pretty(3).into_bytes())
         } else {
             Ok(v.to_string().into_bytes())
         }
@@ -588,22 +603,30 @@ pub fn write_result_with(
         if i > 0 {
             out.write_all(then.as_bytes())?;
         }
-        write!(out, "{k}{is}")?;
         if let Some(v) = v {
+            write!(out, "{k}{is}")?;
             out.write_all(v.as_bytes())?;
             continue;
         }
-        out.write_all(b"{")?;
         let lists = streamed(name).into_iter().flatten();
+        write!(out, "{k}")?;
+        if !pretty {
+            out.write_all(is.as_bytes())?;
+        }
+        out.write_all(open.as_bytes())?;
         for (j, (t, list)) in lists.enumerate() {
             if j > 0 {
-                out.write_all(then.as_bytes())?;
+                out.write_all(then_inner.as_bytes())?;
             }
-            write!(out, "{}{is}", key(t))?;
+            write!(out, "{}", key(t))?;
             if given_as_true(t) {
-                out.write_all(b"true")?;
+                write!(out, "{is}true")?;
                 continue;
             }
+            if !pretty {
+                out.write_all(is.as_bytes())?;
+            }
+            out.write_all(open_list.as_bytes())?;
             out.write_all(b"[")?;
             let mut first = true;
             // A check's marker (no verdict, an empty graph) is always
