@@ -15,6 +15,8 @@ mod cli;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
@@ -234,6 +236,83 @@ fn load_opts(input: &InputArgs) -> Result<LoadOptions, Error> {
         workload: workload(input.workload),
         dbcop_duplicates: parse_duplicates(&input.dbcop_duplicates)?,
     })
+}
+
+/// What the check is doing, drawn on stderr while it runs when stderr is
+/// a terminal ([`check::progress`]): a spinner with the stages under way
+/// (the file, the model or level, the strategy). Stopped and cleared
+/// when dropped; nothing is drawn otherwise.
+struct Progress(Option<Drawing>);
+
+/// The spinner's thread, the signal that stops it and the spinner (none
+/// while nothing is under way or [`Progress::quiet`] holds it).
+struct Drawing {
+    stop: Arc<AtomicBool>,
+    bar: Arc<Mutex<Option<indicatif::ProgressBar>>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Progress {
+    fn start() -> Progress {
+        if !std::io::stderr().is_terminal() {
+            return Progress(None);
+        }
+        check::progress::enable();
+        let stop = Arc::new(AtomicBool::new(false));
+        let bar: Arc<Mutex<Option<indicatif::ProgressBar>>> = Arc::default();
+        let (stopped, shown) = (stop.clone(), bar.clone());
+        let thread = std::thread::spawn(move || {
+            while !stopped.load(Ordering::Relaxed) {
+                let now = check::progress::now();
+                if let Ok(mut bar) = shown.lock() {
+                    if now.is_empty() {
+                        // Nothing under way (a file being read draws its
+                        // own bar): the spinner goes.
+                        if let Some(b) = bar.take() {
+                            b.finish_and_clear();
+                        }
+                    } else {
+                        let b = bar.get_or_insert_with(|| {
+                            let b = indicatif::ProgressBar::new_spinner();
+                            b.set_style(
+                                indicatif::ProgressStyle::with_template(
+                                    "{spinner} {elapsed} {wide_msg}",
+                                )
+                                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+                            );
+                            b
+                        });
+                        b.set_message(now);
+                        b.tick();
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        Progress(Some(Drawing { stop, bar, thread }))
+    }
+
+    /// Runs `f` (which prints) with the spinner cleared and held off.
+    fn quiet<T>(&self, f: impl FnOnce() -> T) -> T {
+        let Some(d) = &self.0 else { return f() };
+        let mut bar = d.bar.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = bar.take() {
+            b.finish_and_clear();
+        }
+        f()
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(d) = self.0.take() {
+            d.stop.store(true, Ordering::Relaxed);
+            let _ = d.thread.join();
+            if let Some(b) = d.bar.lock().ok().and_then(|mut b| b.take()) {
+                b.finish_and_clear();
+            }
+        }
+    }
 }
 
 /// Loads a file, with a progress bar for big files on a terminal.
@@ -624,6 +703,13 @@ fn check_one(f: &std::path::Path, ask: &Ask) -> Checked {
         Ok(l) => l,
         Err(e) => return Checked::Unread(e),
     };
+    // The file by its last two parts (a store's runs are all
+    // `<time>/history.edn`).
+    let _stage = check::progress::Stage::enter(|| {
+        let parts: Vec<_> = f.iter().collect();
+        let tail = &parts[parts.len().saturating_sub(2)..];
+        tail.iter().collect::<PathBuf>().display().to_string()
+    });
     let copts = CheckOptions {
         timeout: ask
             .copts
@@ -786,6 +872,7 @@ fn run_check(
     };
     // Refuse what cannot be honoured before reading any file.
     check::plan(&copts)?;
+    let progress = Progress::start();
     let files = &convert::expand_inputs(files)?;
     let ask = Ask {
         input,
@@ -844,7 +931,7 @@ fn run_check(
                 }
             };
             if t.failed.is_none() {
-                tell_one(files, told, c, ask, &mut t);
+                progress.quiet(|| tell_one(files, told, c, ask, &mut t));
             }
         }
     });

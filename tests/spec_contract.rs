@@ -947,10 +947,67 @@ fn pretty_edn_is_the_same_map_laid_out() {
     assert_eq!(flat.lines().count(), 1, "{flat}");
     assert!(pretty.lines().count() > 20, "{pretty}");
     // Each anomaly starts a line of its own, under its type.
-    assert!(pretty.contains("\n :anomalies\n {:G-single-item\n  [{:cycle"), "{pretty}");
+    assert!(
+        pretty.contains("\n :anomalies\n {:G-single-item\n  [{:cycle"),
+        "{pretty}"
+    );
     assert!(pretty.lines().all(|l| l.len() <= 100), "{pretty}");
     // Only EDN is laid out: --pretty elsewhere is refused by name.
     let json = run(&["-o", "json", "--pretty"]);
     assert_eq!(json.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&json.stdout).contains("--pretty lays out EDN"));
+}
+
+/// On a terminal, what is under way is drawn on stderr while checking;
+/// anywhere else nothing is (the other tests compare stderr whole). The
+/// terminal is `script`'s (util-linux); without it the test says so and
+/// passes.
+#[test]
+fn progress_is_drawn_on_a_terminal_only() {
+    let dir = std::env::temp_dir().join(format!("elle-si-tty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("h.edn");
+    common::generate(
+        &f,
+        &[
+            "--workload",
+            "rw-register",
+            "--db",
+            "causal",
+            "--sessions",
+            "10",
+            // Large enough that the check outlasts the spinner's first
+            // tenths of a second on any host.
+            "--txns-per-session",
+            "1000",
+        ],
+    );
+    let cmd = format!(
+        "{} check {} -c serializable,causal-cerone",
+        env!("CARGO_BIN_EXE_elle-si"),
+        f.display()
+    );
+    let log = dir.join("tty.log");
+    let Ok(out) = std::process::Command::new("script")
+        .args(["-qfec", &cmd])
+        .arg(&log)
+        .output()
+    else {
+        eprintln!("skipped: no `script` to give the check a terminal");
+        return;
+    };
+    if !out.status.success() && !log.exists() {
+        eprintln!("skipped: `script` could not run here");
+        return;
+    }
+    let tty = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(tty.contains("h.edn: "), "{tty}");
+    assert!(tty.contains("h.edn › "), "the stages under way: {tty}");
+    let plain = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .args(["check", "-c", "serializable,causal-cerone"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&plain.stderr).contains('›'));
+    let _ = std::fs::remove_dir_all(&dir);
 }

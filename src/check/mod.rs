@@ -9,6 +9,7 @@ mod committed;
 pub(crate) mod deps;
 pub mod entry;
 pub(crate) mod graph;
+pub mod progress;
 pub(crate) mod si;
 pub mod stages;
 
@@ -281,6 +282,9 @@ fn causal_part(h: &History, plan: &Plan, deadline: Option<std::time::Instant>) -
     let mut told = FxHashMap::default();
     let mut ledger = causal::Ledger::default();
     for (level, sessions) in levels {
+        let _stage = progress::Stage::enter(|| {
+            format!("{level:?}{}", if sessions { " with sessions" } else { "" })
+        });
         // Past the deadline, a level is not even set up.
         let (found_here, stats) = if budget::passed(deadline) {
             let stats = causal::Stats {
@@ -338,6 +342,11 @@ fn polygraph_part(
     let variants = variants
         .into_iter()
         .map(|v| {
+            let _stage = progress::Stage::enter(|| {
+                v.cycle_exists()
+                    .trim_end_matches("-cycle-exists")
+                    .to_string()
+            });
             // Past the deadline, a variant is not even set up.
             let o = (!budget::passed(deadline)).then(|| {
                 let o = checks.qualified(v);

@@ -301,7 +301,10 @@ pub fn run(
             Checker::ParallelSnapshotIsolation => Some(Level::ParallelSnapshotIsolation),
             _ => None,
         })
-        .map(|level| (level, check(h, level, budget)))
+        .map(|level| {
+            let _stage = crate::check::progress::Stage::enter(|| level.name().to_string());
+            (level, check(h, level, budget))
+        })
         .collect()
 }
 

@@ -194,6 +194,7 @@ impl<'h> Ctx<'h> {
                     stats: Stats::default(),
                 });
             }
+            let _stage = crate::check::progress::Stage::enter(|| s.describe().to_string());
             if let Some(mut o) = s.run(self) {
                 o.stats.decided_by = Some(s);
                 o.stats.banded = o.stats.banded.or(self.rounds);
