@@ -28,6 +28,11 @@ use crate::report::html::{self, ModelVerdict, Page, Section, Shown};
 use crate::report::{CheckResult, Valid, picture, render};
 use crate::spec::Model;
 
+/// Micro-ops (and list elements) of each op index.html lists in full
+/// before the rest is summarised: the pictures elide, the op table does
+/// not, short of a read of thousands.
+const OP_SHOWN: usize = 256;
+
 /// What the pictures are drawn as.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
 pub enum PlotFormat {
@@ -333,7 +338,7 @@ pub fn write_folder(
                 .map(|&x| {
                     (
                         place(h, x),
-                        render::op_value_upto(h, x, picture::MAX_MOPS).to_string(),
+                        render::op_value_upto(h, x, OP_SHOWN).to_string(),
                     )
                 })
                 .collect();
@@ -373,7 +378,7 @@ pub fn write_folder(
             format!("the deadline came while this folder was written: {cut} anomalies are not explained here")
         }),
     };
-    manifest.write(dir, "index.html".to_string(), &html::page(&page))?;
+    manifest.write(dir, "index.html".to_string(), html::page(&page))?;
     manifest.finish(dir)?;
     Ok(written)
 }
@@ -466,7 +471,7 @@ pub fn unread_row(source: &str, why: String) -> html::Run {
 /// Writes the page of a check of several files, `index.html` in `dir`.
 pub fn write_runs_page(dir: &Path, runs: &[html::Run]) -> Result<(), Error> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
-    write_file(&dir.join("index.html"), &html::runs_page(runs))
+    write_file(&dir.join("index.html"), html::runs_page(runs))
 }
 
 #[cfg(test)]

@@ -407,7 +407,7 @@ fn step_label(h: &History, step: &Step, a: &str, b: &str) -> String {
         Rel::Wr => format!("key {key}: {a} {}, {b} read it", wrote(h, &v)),
         Rel::Rw if initial => {
             format!(
-                "key {key}: read the initial state, {b} {} over it",
+                "key {key}: read the initial state, {b} {} {over}",
                 wrote(h, &v2)
             )
         }
@@ -561,10 +561,10 @@ impl Builder<'_> {
             self.pic.nodes[n].rows = rows;
             for (e, &(ma, mb)) in self.pic.edges.iter_mut().zip(&self.ends) {
                 if e.from == n {
-                    e.from_row = ma.and_then(|m| row_of(m));
+                    e.from_row = ma.and_then(&row_of);
                 }
                 if e.to == n {
-                    e.to_row = mb.and_then(|m| row_of(m));
+                    e.to_row = mb.and_then(&row_of);
                 }
             }
         }
@@ -760,8 +760,13 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
             None => None,
         };
         let r_node = r.map_or_else(|| b.node(Some(reader)), |(_, _, r)| r);
+        // An aborted writer (G1a) says so on the arrow.
+        let failed = match writer {
+            Some(t) if h.txns[t as usize].status.keyword() == "fail" => " (then failed)",
+            _ => "",
+        };
         let r_label = format!(
-            "key {key}: {} {}, {} read it",
+            "key {key}: {} {}{failed}, {} read it",
             b.label(w),
             wrote(h, &read),
             b.label(r_node)
@@ -883,8 +888,7 @@ fn internal(b: &mut Builder, a: &Anomaly) {
     let key = h.mops[m as usize].key;
     let earlier = h.txns[t as usize]
         .mops()
-        .filter(|&i| i < m as usize && h.mops[i].key == key)
-        .next_back()
+        .rfind(|&i| i < m as usize && h.mops[i].key == key)
         .map(|i| i as MopId);
     let read = match mop_value_upto(h, m, MAX_ELEMS) {
         Value::Vector(v) if v.len() == 3 => short(&v[2]),
