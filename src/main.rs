@@ -126,7 +126,8 @@ enum Cmd {
         /// folder per file, in a subfolder named after it, when several).
         #[arg(short, long)]
         directory: Option<PathBuf>,
-        /// Picture format (Elle's :plot-format): svg, the only one drawn.
+        /// Picture format (Elle's :plot-format): svg, or png (the SVG
+        /// rasterized by resvg).
         #[arg(short, long, default_value = "svg")]
         plot_format: String,
         /// Drop a picture that takes longer than this many milliseconds to

@@ -1,11 +1,12 @@
 //! A picture as Graphviz DOT (`<type>/<n>.dot` in the elle/ folder), for
 //! those who render with Graphviz themselves: one record-like box per
-//! transaction, coloured by status as Elle colours them, one edge per
-//! dependency coloured by kind, derived edges dashed.
+//! transaction, coloured by status as Elle colours them (the micro-ops an
+//! edge rests on marked `>`), one edge per dependency coloured by kind,
+//! derived edges dashed.
 
 use std::fmt::Write;
 
-use super::picture::{Picture, status_color};
+use super::picture::{Picture, Row, status_color};
 
 /// DOT's double-quoted string: backslashes and quotes escaped; `\l` ends
 /// each left-justified line.
@@ -35,10 +36,12 @@ pub fn dot(p: &Picture) -> String {
     );
     for (i, n) in p.nodes.iter().enumerate() {
         let mut lines = vec![format!("{}  {}", n.label, n.title)];
-        lines.extend(n.mops.iter().cloned());
-        if n.more > 0 {
-            lines.push(format!("... {} more micro-ops", n.more));
-        }
+        // A micro-op an edge rests on is marked `>`.
+        lines.extend(n.rows.iter().map(|r| match r {
+            Row::Mop { text, cited: true } => format!("> {text}"),
+            Row::Mop { text, cited: false } => format!("  {text}"),
+            Row::Elided(k) => format!("  ... {k} micro-ops"),
+        }));
         let c = status_color(n.status);
         let _ = writeln!(
             out,

@@ -1,11 +1,13 @@
 //! Elle's `elle/` folder for a checked history: per anomaly type,
 //! `<type>.txt` explaining every anomaly of that type in prose (the text
 //! explainer's words), and for the first [`PlotOptions::max_pictures`] of
-//! them `<type>/<n>.dot` and `<type>/<n>.svg`; and `index.html`, the page
-//! that shows it all (see [`super::html`]).
+//! them `<type>/<n>.dot` and `<type>/<n>.svg` (or `.png`); and
+//! `index.html`, the page that shows it all (see [`super::html`]). Within a
+//! type the most direct anomalies come first ([`picture::rank`]: fewest
+//! transactions, then fewest steps not observed), numbered in that order.
 //!
-//! Elle's plot options are honoured: `:plot-format` (only `:svg` can be
-//! drawn; any other format is refused by name), `:max-plot-bytes` (a
+//! Elle's plot options are honoured: `:plot-format` (`:svg`, or `:png`
+//! rasterized by resvg; any other format is refused by name), `:max-plot-bytes` (a
 //! picture whose DOT is longer is not drawn, as Elle skips it, and the
 //! .txt says so) and `:plot-timeout` (a picture that took longer to lay
 //! out and draw is dropped, and the .txt says so).
@@ -26,23 +28,39 @@ use crate::report::html::{self, ModelVerdict, Page, Section, Shown};
 use crate::report::{CheckResult, Valid, picture, render};
 use crate::spec::Model;
 
+/// Micro-ops (and list elements) of each op index.html lists in full
+/// before the rest is summarised: the pictures elide, the op table does
+/// not, short of a read of thousands.
+const OP_SHOWN: usize = 256;
+
 /// What the pictures are drawn as.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
 pub enum PlotFormat {
     /// SVG, drawn by elle-si itself.
     #[default]
     Svg,
+    /// PNG, the SVG rasterized (resvg).
+    Png,
 }
 
 impl PlotFormat {
     /// Elle's `:plot-format`, with or without its colon; a format elle-si
-    /// cannot draw (Elle's `:png`, through Graphviz) is refused by name.
+    /// cannot draw is refused by name.
     pub fn parse(s: &str) -> Result<PlotFormat, String> {
         match s.trim_start_matches(':') {
             "svg" => Ok(PlotFormat::Svg),
+            "png" => Ok(PlotFormat::Png),
             other => Err(format!(
-                "plot format :{other} cannot be drawn: elle-si draws :svg (and writes Graphviz .dot beside each picture, for `dot -Tpng`)"
+                "plot format :{other} cannot be drawn: elle-si draws :svg and :png (and writes Graphviz .dot beside each picture)"
             )),
+        }
+    }
+
+    /// The pictures' file extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            PlotFormat::Svg => "svg",
+            PlotFormat::Png => "png",
         }
     }
 }
@@ -97,7 +115,7 @@ fn file_name(t: &str) -> String {
         .collect()
 }
 
-fn write_file(path: &Path, text: &str) -> Result<(), Error> {
+fn write_file(path: &Path, text: impl AsRef<[u8]>) -> Result<(), Error> {
     std::fs::write(path, text).map_err(|e| Error::io(path.display(), e))
 }
 
@@ -146,7 +164,7 @@ impl Manifest {
     }
 
     /// Writes `text` to `rel` in `dir`, and lists it.
-    fn write(&mut self, dir: &Path, rel: String, text: &str) -> Result<(), Error> {
+    fn write(&mut self, dir: &Path, rel: String, text: impl AsRef<[u8]>) -> Result<(), Error> {
         write_file(&dir.join(&rel), text)?;
         self.now.push(rel);
         Ok(())
@@ -232,7 +250,11 @@ pub fn write_folder(
         }
         let mut shown = Vec::new();
         let mut pictures = 0;
-        for (i, a) in list.iter().enumerate() {
+        // The most direct first (stable: the check's order among equals).
+        let mut order: Vec<&Anomaly> = list.iter().collect();
+        order.sort_by_key(|a| picture::rank(a));
+        let ext = opts.format.extension();
+        for (i, a) in order.into_iter().enumerate() {
             if crate::check::budget::passed(opts.deadline) {
                 let _ = writeln!(
                     txt,
@@ -285,8 +307,21 @@ pub fn write_folder(
                                 .map_err(|e| Error::io(sub.display(), e))?;
                         }
                         manifest.write(dir, format!("{fname}/{i}.dot"), &dot)?;
-                        manifest.write(dir, format!("{fname}/{i}.svg"), &s)?;
-                        let _ = writeln!(txt, "  picture: {fname}/{i}.svg ({fname}/{i}.dot)");
+                        match opts.format {
+                            PlotFormat::Svg => {
+                                manifest.write(dir, format!("{fname}/{i}.svg"), &s)?
+                            }
+                            PlotFormat::Png => {
+                                let png = super::svg::png(&s).map_err(|e| {
+                                    Error::io(
+                                        dir.join(format!("{fname}/{i}.png")).display(),
+                                        std::io::Error::other(e),
+                                    )
+                                })?;
+                                manifest.write(dir, format!("{fname}/{i}.png"), &png)?
+                            }
+                        }
+                        let _ = writeln!(txt, "  picture: {fname}/{i}.{ext} ({fname}/{i}.dot)");
                         svg = Some(s);
                         pictures += 1;
                     }
@@ -303,7 +338,7 @@ pub fn write_folder(
                 .map(|&x| {
                     (
                         place(h, x),
-                        render::op_value_upto(h, x, picture::MAX_MOPS).to_string(),
+                        render::op_value_upto(h, x, OP_SHOWN).to_string(),
                     )
                 })
                 .collect();
@@ -343,7 +378,7 @@ pub fn write_folder(
             format!("the deadline came while this folder was written: {cut} anomalies are not explained here")
         }),
     };
-    manifest.write(dir, "index.html".to_string(), &html::page(&page))?;
+    manifest.write(dir, "index.html".to_string(), html::page(&page))?;
     manifest.finish(dir)?;
     Ok(written)
 }
@@ -436,7 +471,7 @@ pub fn unread_row(source: &str, why: String) -> html::Run {
 /// Writes the page of a check of several files, `index.html` in `dir`.
 pub fn write_runs_page(dir: &Path, runs: &[html::Run]) -> Result<(), Error> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
-    write_file(&dir.join("index.html"), &html::runs_page(runs))
+    write_file(&dir.join("index.html"), html::runs_page(runs))
 }
 
 #[cfg(test)]
@@ -468,7 +503,8 @@ mod tests {
     #[test]
     fn formats_elle_si_cannot_draw_are_refused_by_name() {
         assert_eq!(PlotFormat::parse(":svg"), Ok(PlotFormat::Svg));
-        let e = PlotFormat::parse(":png").expect_err("png is not drawn");
-        assert!(e.contains(":png"), "{e}");
+        assert_eq!(PlotFormat::parse("png"), Ok(PlotFormat::Png));
+        let e = PlotFormat::parse(":pdf").expect_err("pdf is not drawn");
+        assert!(e.contains(":pdf"), "{e}");
     }
 }

@@ -17,7 +17,21 @@
 //! - an aborted or intermediate read (`:op`, `:writer`, `:mop`): the writer
 //!   and the reader, joined by the read.
 //!
-//! Other anomalies (internal, lost-update listings, ...) have no edge to
+//! - a lost update (`:key`, `:value`, the transactions): the writer of the
+//!   version they all read, the read of each, and each one's write over
+//!   the version the others read;
+//! - an internal anomaly (`:op`, `:mop`, `:expected`): the transaction
+//!   alone, an arrow from the micro-op that set what was expected to the
+//!   read that returned something else.
+//!
+//! Every micro-op an edge rests on is found in its transaction
+//! ([`step_mops`]), shown highlighted, and the edge is anchored to its
+//! row; the other micro-ops of a long transaction are elided around the
+//! cited ones ([`Row::Elided`]), never a cited one. A derived arbitration
+//! (`:ao`) step brings the read that forces it into the picture, joined
+//! to it by a dashed arrow ([`Edge::why`]).
+//!
+//! Other anomalies (incompatible orders, duplicates, ...) have no edge to
 //! draw and get no picture.
 
 use crate::anomaly::{Anomaly, Datum, Field, Grounds, On, Path, Rel, Step};
@@ -50,11 +64,14 @@ pub enum EdgeKind {
     /// before another's, forced by a read that saw the later one though
     /// the earlier was visible to it.
     Ao,
+    /// Within one transaction: what an earlier micro-op makes the later
+    /// read return.
+    Internal,
 }
 
 impl EdgeKind {
     /// Every kind, in legend order.
-    pub const ALL: [EdgeKind; 7] = [
+    pub const ALL: [EdgeKind; 8] = [
         EdgeKind::Ww,
         EdgeKind::Wr,
         EdgeKind::Rw,
@@ -62,6 +79,7 @@ impl EdgeKind {
         EdgeKind::Realtime,
         EdgeKind::Visible,
         EdgeKind::Ao,
+        EdgeKind::Internal,
     ];
 
     /// The edge of a step's relation.
@@ -86,6 +104,7 @@ impl EdgeKind {
             EdgeKind::Realtime => "realtime",
             EdgeKind::Visible => "visible",
             EdgeKind::Ao => "ao",
+            EdgeKind::Internal => "internal",
         }
     }
 
@@ -101,6 +120,7 @@ impl EdgeKind {
             EdgeKind::Ao => {
                 "arbitration: its write of the key must take effect first, forced by a read"
             }
+            EdgeKind::Internal => "within one transaction: what its earlier micro-op implies",
         }
     }
 
@@ -114,6 +134,7 @@ impl EdgeKind {
             EdgeKind::Realtime => "#0050C0",
             EdgeKind::Visible => "#5F6B7A",
             EdgeKind::Ao => "#7A4B00",
+            EdgeKind::Internal => "#8A1C1C",
         }
     }
 }
@@ -128,6 +149,22 @@ pub fn status_color(status: &str) -> &'static str {
     }
 }
 
+/// One line of a box: a micro-op, or the micro-ops left out between two
+/// shown ones.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Row {
+    /// A micro-op as Elle writes it (long reads shortened), and whether an
+    /// edge of the picture rests on it (drawn highlighted).
+    Mop {
+        /// `[:r 15 2]`.
+        text: String,
+        /// An edge rests on it.
+        cited: bool,
+    },
+    /// This many micro-ops left out here.
+    Elided(usize),
+}
+
 /// One box.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
@@ -137,10 +174,9 @@ pub struct Node {
     pub title: String,
     /// `ok`, `info`, `fail`, or `init` for the initial state.
     pub status: &'static str,
-    /// Micro-ops, each as Elle writes it (long reads shortened).
-    pub mops: Vec<String>,
-    /// Micro-ops left out.
-    pub more: usize,
+    /// Its micro-ops, those no edge rests on elided when there are more
+    /// than [`MAX_MOPS`].
+    pub rows: Vec<Row>,
 }
 
 /// One arrow.
@@ -152,17 +188,25 @@ pub struct Edge {
     pub to: usize,
     /// Its relation.
     pub kind: EdgeKind,
-    /// Key and values: `k1: 3 -> 4`.
+    /// Key and values: `key 13: read 1, T3 wrote 2 over it`.
     pub label: String,
     /// Observed, or not in the history (drawn dashed): forced by the model
     /// checked, implied by the pattern, or assumed.
     pub grounds: Grounds,
+    /// The row of `from`'s box whose micro-op the edge rests on.
+    pub from_row: Option<usize>,
+    /// The row of `to`'s box whose micro-op the edge rests on.
+    pub to_row: Option<usize>,
+    /// Not a dependency but the read that forces a derived `:ao` step
+    /// (drawn dashed, its label says so).
+    pub why: bool,
 }
 
 impl Edge {
-    /// Drawn dashed: not in the history.
+    /// Drawn dashed: not in the history, or the justification of a step
+    /// that is not.
     pub fn dashed(&self) -> bool {
-        self.grounds != Grounds::Observed
+        self.grounds != Grounds::Observed || self.why
     }
 
     /// `text` with the mark of how the edge is known (`(inferred)`,
@@ -182,6 +226,16 @@ pub struct Picture {
     pub nodes: Vec<Node>,
     /// The edges.
     pub edges: Vec<Edge>,
+}
+
+impl Picture {
+    /// The micro-op row an edge end rests on, when it does.
+    pub fn cited(&self, node: usize, row: Option<usize>) -> Option<&str> {
+        match self.nodes.get(node)?.rows.get(row?)? {
+            Row::Mop { text, .. } => Some(text),
+            Row::Elided(_) => None,
+        }
+    }
 }
 
 /// A value as text, long collections shortened.
@@ -237,41 +291,145 @@ pub fn shown(h: &History, s: &Step) -> Shown {
     }
 }
 
-/// The kind and label of one step.
-fn step_edge(h: &History, step: &Step) -> (EdgeKind, String) {
-    let kind = EdgeKind::of(step.rel);
+/// What an edge needs of a transaction's micro-ops.
+#[derive(Copy, Clone, Debug)]
+enum Want {
+    /// The write (or append) of this value to the key.
+    Write(KeyId, Val),
+    /// A write of the key, its last.
+    AnyWrite(KeyId),
+    /// A read of the key that returned this version (for a list, this
+    /// last element; None: the initial state).
+    Read(KeyId, Option<Val>),
+    /// A read of the key that saw this value (for a list, among its
+    /// elements).
+    Saw(KeyId, Val),
+}
+
+/// The micro-op of `t` that `w` asks for: the one that matches it
+/// exactly, else one of the same key and kind.
+fn find(h: &History, t: TxnId, w: Want) -> Option<MopId> {
+    let la = h.workload == Some(Workload::ListAppend);
+    let range = h.txns.get(t as usize)?.mops();
+    let exact = |i: usize| {
+        let m = &h.mops[i];
+        match w {
+            Want::Write(k, v) => m.is_write() && m.key == k && m.val == v,
+            Want::AnyWrite(k) => m.is_write() && m.key == k && m.has(flag::FINAL),
+            Want::Read(k, None) => {
+                m.is_read()
+                    && m.key == k
+                    && (m.from == from::INITIAL || m.has(flag::NIL) || m.val == Val::NIL)
+            }
+            Want::Read(k, Some(v)) => m.is_read() && m.key == k && m.val == v,
+            Want::Saw(k, v) => {
+                m.is_read()
+                    && m.key == k
+                    && if la {
+                        h.read_list(i as MopId).contains(&v)
+                    } else {
+                        m.val == v
+                    }
+            }
+        }
+    };
+    let (key, write) = match w {
+        Want::Write(k, _) | Want::AnyWrite(k) => (k, true),
+        Want::Read(k, _) | Want::Saw(k, _) => (k, false),
+    };
+    range
+        .clone()
+        .find(|&i| exact(i))
+        .or_else(|| {
+            range
+                .rev()
+                .find(|&i| h.mops[i].key == key && h.mops[i].is_write() == write)
+        })
+        .map(|i| i as MopId)
+}
+
+/// The micro-ops a step from `a` to `b` rests on, in each (None for the
+/// initial state, for steps of order alone, and where none is found):
+/// ww: `a`'s write and `b`'s overwrite; wr: `a`'s write and `b`'s read of
+/// it; rw: `a`'s read and `b`'s write it missed; ao: both writes of the
+/// key, `b`'s the one the forcing read saw.
+pub fn step_mops(
+    h: &History,
+    a: Option<TxnId>,
+    b: Option<TxnId>,
+    s: &Step,
+) -> (Option<MopId>, Option<MopId>) {
+    let at = |t: Option<TxnId>, w: Want| t.and_then(|t| find(h, t, w));
+    match (s.rel, s.on) {
+        (Rel::Wr, On::Read(k, v)) => (at(a, Want::Write(k, v)), at(b, Want::Saw(k, v))),
+        (Rel::Ww, On::Versions(k, v, v2)) => (
+            v.and_then(|v| at(a, Want::Write(k, v))),
+            at(b, Want::Write(k, v2)),
+        ),
+        (Rel::Rw, On::Versions(k, v, v2)) => (at(a, Want::Read(k, v)), at(b, Want::Write(k, v2))),
+        (Rel::Ao, On::Forced(r)) => {
+            let read = &h.mops[r as usize];
+            (
+                at(a, Want::AnyWrite(read.key)),
+                at(b, Want::Write(read.key, read.val)),
+            )
+        }
+        _ => (None, None),
+    }
+}
+
+/// The words for a write: `wrote 2` or `appended 2`.
+fn wrote(h: &History, v: &str) -> String {
+    if h.workload == Some(Workload::ListAppend) {
+        format!("appended {v}")
+    } else {
+        format!("wrote {v}")
+    }
+}
+
+/// The label of a step from the box labelled `a` to the one labelled `b`.
+fn step_label(h: &History, step: &Step, a: &str, b: &str) -> String {
     let Shown {
         key,
         value: v,
         later: v2,
         initial,
     } = shown(h, step);
-    let label = match kind {
-        EdgeKind::Ww => format!("key {key}: {v} then {v2}"),
-        EdgeKind::Wr => format!("key {key}: read {v}"),
-        EdgeKind::Rw if initial => {
-            format!("key {key}: read the initial state, missed {v2}")
+    let la = h.workload == Some(Workload::ListAppend);
+    let over = if la { "after it" } else { "over it" };
+    match step.rel {
+        Rel::Ww if initial => format!("key {key}: {b} {} first", wrote(h, &v2)),
+        Rel::Ww => format!(
+            "key {key}: {a} {}, {b} {} {over}",
+            wrote(h, &v),
+            wrote(h, &v2)
+        ),
+        Rel::Wr => format!("key {key}: {a} {}, {b} read it", wrote(h, &v)),
+        Rel::Rw if initial => {
+            format!(
+                "key {key}: read the initial state, {b} {} {over}",
+                wrote(h, &v2)
+            )
         }
-        EdgeKind::Rw if h.workload == Some(Workload::ListAppend) => {
-            format!("key {key}: read up to {v}, missed {v2}")
-        }
-        EdgeKind::Rw => format!("key {key}: read {v}, missed {v2}"),
-        EdgeKind::Ao => match step.on {
+        Rel::Rw if la => format!("key {key}: read up to {v}, {b} {} {over}", wrote(h, &v2)),
+        Rel::Rw => format!("key {key}: read {v}, {b} {} {over}", wrote(h, &v2)),
+        Rel::Ao => match step.on {
             On::Forced(r) => format!(
-                "key {key}: {} read {v}",
+                "key {key}: forced by {}'s read of {v}",
                 crate::explain::text::place(h, h.mops[r as usize].txn)
             ),
             _ => String::new(),
         },
-        EdgeKind::Process | EdgeKind::Realtime | EdgeKind::Visible => String::new(),
-    };
-    (kind, label)
+        Rel::Process | Rel::Realtime => String::new(),
+    }
 }
 
 struct Builder<'a> {
     h: &'a History,
     pic: Picture,
     txns: Vec<Option<TxnId>>,
+    /// Each edge's micro-ops, in the order of `pic.edges`.
+    ends: Vec<(Option<MopId>, Option<MopId>)>,
 }
 
 impl Builder<'_> {
@@ -290,8 +448,7 @@ impl Builder<'_> {
                 label,
                 title: "the initial state".into(),
                 status: "init",
-                mops: Vec::new(),
-                more: 0,
+                rows: Vec::new(),
             },
         };
         self.txns.push(t);
@@ -299,7 +456,20 @@ impl Builder<'_> {
         self.pic.nodes.len() - 1
     }
 
-    fn edge(&mut self, a: usize, b: usize, kind: EdgeKind, label: String, grounds: Grounds) {
+    fn label(&self, n: usize) -> &str {
+        &self.pic.nodes[n].label
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn edge(
+        &mut self,
+        (a, b): (usize, usize),
+        kind: EdgeKind,
+        label: String,
+        grounds: Grounds,
+        mops: (Option<MopId>, Option<MopId>),
+        why: bool,
+    ) {
         // The same arrow from two sources (the order's first step is
         // often the very read the pattern is about): drawn once.
         if self.pic.edges.iter().any(|e| {
@@ -313,7 +483,54 @@ impl Builder<'_> {
             kind,
             label,
             grounds,
+            from_row: None,
+            to_row: None,
+            why,
         });
+        self.ends.push(mops);
+    }
+
+    /// The edge of one step from `a` to `b` (transactions).
+    fn step(&mut self, a: Option<TxnId>, b: Option<TxnId>, step: &Step) {
+        let (na, nb) = (self.node(a), self.node(b));
+        let mops = step_mops(self.h, a, b, step);
+        // A derived arbitration step: the read that forces it, drawn.
+        let forced = match step.on {
+            On::Forced(r) if step.rel == Rel::Ao => Some(r),
+            _ => None,
+        };
+        let label = step_label(self.h, step, self.label(na), self.label(nb));
+        let label = match forced {
+            Some(r) => {
+                let nr = self.node(Some(self.h.mops[r as usize].txn));
+                let Shown { key, value, .. } = shown(self.h, step);
+                let why = format!(
+                    "key {key}: {} {}, {} read it though {}'s write was visible to it",
+                    self.label(nb),
+                    wrote(self.h, &value),
+                    self.label(nr),
+                    self.label(na)
+                );
+                self.edge(
+                    (nb, nr),
+                    EdgeKind::Ao,
+                    why,
+                    Grounds::Observed,
+                    (mops.1, Some(r)),
+                    true,
+                );
+                format!("key {key}: forced by {}'s read of {value}", self.label(nr))
+            }
+            None => label,
+        };
+        self.edge(
+            (na, nb),
+            EdgeKind::of(step.rel),
+            label,
+            step.grounds,
+            mops,
+            false,
+        );
     }
 
     /// Edges for a path of transactions and its steps.
@@ -322,14 +539,99 @@ impl Builder<'_> {
             let (Some(&a), Some(&b)) = (p.txns.get(i), p.txns.get(i + 1)) else {
                 break;
             };
-            let (a, b) = (self.node(Some(a)), self.node(Some(b)));
-            let (kind, label) = step_edge(self.h, step);
-            self.edge(a, b, kind, label, step.grounds);
+            self.step(Some(a), Some(b), step);
         }
+    }
+
+    /// The picture, each box's rows chosen around the micro-ops its edges
+    /// rest on, and each edge anchored to its rows.
+    fn finish(mut self) -> Picture {
+        for (n, t) in self.txns.iter().enumerate() {
+            let Some(t) = *t else { continue };
+            let mut cited: Vec<MopId> = Vec::new();
+            for (e, &(ma, mb)) in self.pic.edges.iter().zip(&self.ends) {
+                if e.from == n {
+                    cited.extend(ma);
+                }
+                if e.to == n {
+                    cited.extend(mb);
+                }
+            }
+            let (rows, row_of) = rows(self.h, t, &cited);
+            self.pic.nodes[n].rows = rows;
+            for (e, &(ma, mb)) in self.pic.edges.iter_mut().zip(&self.ends) {
+                if e.from == n {
+                    e.from_row = ma.and_then(&row_of);
+                }
+                if e.to == n {
+                    e.to_row = mb.and_then(&row_of);
+                }
+            }
+        }
+        self.pic
     }
 }
 
-/// A transaction's box.
+/// The rows of `t`'s box: every micro-op when there are at most
+/// [`MAX_MOPS`], else those in `cited` and their neighbours up to that
+/// many, the rest elided where they fall; and where each shown micro-op's
+/// row is.
+fn rows(h: &History, t: TxnId, cited: &[MopId]) -> (Vec<Row>, impl Fn(MopId) -> Option<usize>) {
+    let range = h.txns[t as usize].mops();
+    let (start, n) = (range.start, range.len());
+    let mut shown = vec![n <= MAX_MOPS; n];
+    let mut marked = vec![false; n];
+    for &m in cited {
+        if let Some(i) = (m as usize).checked_sub(start).filter(|&i| i < n) {
+            shown[i] = true;
+            marked[i] = true;
+        }
+    }
+    // Room for one elision row besides the micro-ops.
+    let budget = (MAX_MOPS - 1).max(marked.iter().filter(|&&c| c).count());
+    let centres: Vec<usize> = if marked.iter().any(|&c| c) {
+        (0..n).filter(|&i| marked[i]).collect()
+    } else {
+        vec![0]
+    };
+    let mut count = shown.iter().filter(|&&s| s).count();
+    let mut d = 0;
+    while count < budget && d < n {
+        for &c in &centres {
+            for i in [c.checked_sub(d), Some(c + d)].into_iter().flatten() {
+                if i < n && !shown[i] && count < budget {
+                    shown[i] = true;
+                    count += 1;
+                }
+            }
+        }
+        d += 1;
+    }
+    let mut rows = Vec::new();
+    let mut at = vec![None; n];
+    let mut i = 0;
+    while i < n {
+        if shown[i] {
+            at[i] = Some(rows.len());
+            rows.push(Row::Mop {
+                text: mop_value_upto(h, (start + i) as MopId, MAX_ELEMS).to_string(),
+                cited: marked[i],
+            });
+            i += 1;
+        } else {
+            let j = (i..n).find(|&j| shown[j]).unwrap_or(n);
+            rows.push(Row::Elided(j - i));
+            i = j;
+        }
+    }
+    (rows, move |m: MopId| {
+        (m as usize)
+            .checked_sub(start)
+            .and_then(|i| at.get(i).copied().flatten())
+    })
+}
+
+/// A transaction's box, its rows not yet chosen.
 fn txn_node(h: &History, t: TxnId, label: String) -> Node {
     let txn = &h.txns[t as usize];
     let mut title = Vec::new();
@@ -344,12 +646,6 @@ fn txn_node(h: &History, t: TxnId, label: String) -> Node {
         h.sessions[txn.session as usize].process
     ));
     title.push(txn.status.keyword().to_string());
-    let all = txn.mops();
-    let n = all.len();
-    let mops = all
-        .take(MAX_MOPS)
-        .map(|m| mop_value_upto(h, m as MopId, MAX_ELEMS).to_string())
-        .collect();
     Node {
         label,
         title: title.join(" · "),
@@ -358,9 +654,30 @@ fn txn_node(h: &History, t: TxnId, label: String) -> Node {
             "fail" => "fail",
             _ => "info",
         },
-        mops,
-        more: n.saturating_sub(MAX_MOPS),
+        rows: Vec::new(),
     }
+}
+
+/// How direct an anomaly's story is, the most direct least: how many
+/// transactions it draws (the reads that force an `:ao` step counted),
+/// then how many of its steps are not observed.
+pub fn rank(a: &Anomaly) -> (usize, usize) {
+    let mut steps: Vec<&Step> = Vec::new();
+    if let Some(c) = &a.cycle {
+        steps.extend(&c.steps);
+    }
+    if let Some(Datum::Path(p)) = a.get(Field::Order) {
+        steps.extend(&p.steps);
+    }
+    let forced = steps
+        .iter()
+        .filter(|s| matches!(s.on, On::Forced(_)))
+        .count();
+    let derived = steps
+        .iter()
+        .filter(|s| s.grounds != Grounds::Observed || s.rel == Rel::Ao)
+        .count();
+    (a.txns.len() + forced, derived)
 }
 
 /// The picture of an anomaly, when it has edges to draw.
@@ -369,22 +686,51 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
         h,
         pic: Picture::default(),
         txns: Vec::new(),
+        ends: Vec::new(),
+    };
+    let txn = |f: Field| match a.get(f) {
+        Some(Datum::Txn(t)) => Some(*t),
+        _ => None,
     };
     if let Some(c) = &a.cycle {
         b.path(c);
-    } else if let (Some(Datum::Txn(reader)), Some(writer)) =
-        (a.get(Field::Op), a.get(Field::Writer))
-    {
+    } else if a.name == "lost-update" {
+        lost_update(&mut b, a);
+    } else if a.name == "internal" {
+        internal(&mut b, a);
+    } else if let (Some(reader), Some(writer)) = (txn(Field::Op), a.get(Field::Writer)) {
         let writer = match writer {
             Datum::Txn(t) => Some(*t),
             _ => None,
         };
-        let key = match a.get(Field::Mop) {
-            Some(Datum::Mop(m)) => short(&h.key_value(h.mops[*m as usize].key)),
-            _ => show(h, a.get(Field::Key)),
+        let read_mop = match a.get(Field::Mop) {
+            Some(Datum::Mop(m)) => Some(*m),
+            _ => None,
         };
-        let overwriter = match a.get(Field::Overwriter) {
-            Some(Datum::Txn(t)) => Some(*t),
+        let key_id = match (read_mop, a.get(Field::Key)) {
+            (Some(m), _) => Some(h.mops[m as usize].key),
+            (None, Some(Datum::Key(k))) => Some(*k),
+            _ => None,
+        };
+        let key = match key_id {
+            Some(k) => short(&h.key_value(k)),
+            None => show(h, a.get(Field::Key)),
+        };
+        // What the read returned: the element, else the read's value.
+        let read_val = match a.get(Field::Element) {
+            Some(Datum::Val(v)) => Some(*v),
+            _ => read_mop.map(|m| h.mops[m as usize].val),
+        };
+        let read = match (a.get(Field::Element), read_mop) {
+            (Some(d), _) => show(h, Some(d)),
+            (None, Some(m)) => match mop_value_upto(h, m, MAX_ELEMS) {
+                Value::Vector(v) if v.len() == 3 => short(&v[2]),
+                _ => String::new(),
+            },
+            _ => String::new(),
+        };
+        let w_mop = match (writer, key_id, read_val) {
+            (Some(t), Some(k), Some(v)) => find(h, t, Want::Write(k, v)),
             _ => None,
         };
         // The writer first, then what orders it before the overwriter.
@@ -392,47 +738,175 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
         if let Some(Datum::Path(order)) = a.get(Field::Order) {
             b.path(order);
         }
-        // What the read returned: the element, else the read's value.
-        let read = match (a.get(Field::Element), a.get(Field::Mop)) {
-            (Some(d), _) => show(h, Some(d)),
-            (None, Some(Datum::Mop(m))) => match mop_value_upto(h, *m, MAX_ELEMS) {
-                Value::Vector(v) if v.len() == 3 => short(&v[2]),
-                _ => String::new(),
-            },
-            _ => String::new(),
-        };
-        let r_label = format!("key {key}: read {read}");
-        if let Some(o) = overwriter {
-            let o = b.node(Some(o));
-            let r = b.node(Some(*reader));
-            match a.get(Field::Visible) {
-                Some(Datum::Step(step)) => {
-                    let (kind, label) = step_edge(h, step);
-                    b.edge(o, r, kind, label, Grounds::Observed);
+        let overwriter = txn(Field::Overwriter);
+        let r = match overwriter {
+            Some(ot) => {
+                let o = b.node(Some(ot));
+                let r = b.node(Some(reader));
+                match a.get(Field::Visible) {
+                    Some(Datum::Step(step)) => b.step(Some(ot), Some(reader), step),
+                    Some(Datum::List(steps)) => b.edge(
+                        (o, r),
+                        EdgeKind::Visible,
+                        format!("through {} dependencies", steps.len()),
+                        Grounds::Observed,
+                        (None, None),
+                        false,
+                    ),
+                    _ => {}
                 }
-                Some(Datum::List(steps)) => b.edge(
-                    o,
-                    r,
-                    EdgeKind::Visible,
-                    format!("through {} dependencies", steps.len()),
-                    Grounds::Observed,
-                ),
-                _ => {}
+                Some((o, ot, r))
             }
-            b.edge(w, r, EdgeKind::Wr, r_label, Grounds::Observed);
-            b.edge(
-                r,
-                o,
-                EdgeKind::Rw,
-                format!("key {key}: missed the overwrite"),
-                Grounds::Inferred,
+            None => None,
+        };
+        let r_node = r.map_or_else(|| b.node(Some(reader)), |(_, _, r)| r);
+        // An aborted writer (G1a) says so on the arrow.
+        let failed = match writer {
+            Some(t) if h.txns[t as usize].status.keyword() == "fail" => " (then failed)",
+            _ => "",
+        };
+        let r_label = format!(
+            "key {key}: {} {}{failed}, {} read it",
+            b.label(w),
+            wrote(h, &read),
+            b.label(r_node)
+        );
+        b.edge(
+            (w, r_node),
+            EdgeKind::Wr,
+            r_label,
+            Grounds::Observed,
+            (w_mop, read_mop),
+            false,
+        );
+        if let Some((o, ot, r)) = r {
+            let o_mop = key_id.and_then(|k| find(h, ot, Want::AnyWrite(k)));
+            let over = o_mop.map_or_else(
+                || "?".to_string(),
+                |m| short(&h.value(h.mops[m as usize].val)),
             );
-        } else {
-            let r = b.node(Some(*reader));
-            b.edge(w, r, EdgeKind::Wr, r_label, Grounds::Observed);
+            let label = format!(
+                "key {key}: read {read}, {} {} over it",
+                b.label(o),
+                wrote(h, &over)
+            );
+            b.edge(
+                (r, o),
+                EdgeKind::Rw,
+                label,
+                Grounds::Inferred,
+                (read_mop, o_mop),
+                false,
+            );
         }
     }
-    (!b.pic.edges.is_empty()).then_some(b.pic)
+    (!b.pic.edges.is_empty()).then(|| b.finish())
+}
+
+/// A lost update: the version's writer (or the initial state), the read
+/// of it by each transaction, and each one's write over what the next
+/// read.
+fn lost_update(b: &mut Builder, a: &Anomaly) {
+    let h = b.h;
+    let Some(Datum::Key(k)) = a.get(Field::Key) else {
+        return;
+    };
+    let k = *k;
+    let value = match a.get(Field::Value) {
+        Some(Datum::Val(v)) => Some(*v),
+        _ => None,
+    };
+    let key = short(&h.key_value(k));
+    let shown_v = value.map_or_else(|| "the initial state".to_string(), |v| short(&h.value(v)));
+    let reads: Vec<Option<MopId>> = a
+        .txns
+        .iter()
+        .map(|&t| find(h, t, Want::Read(k, value)))
+        .collect();
+    // The writer of the version read, when a read names one.
+    let observed = reads
+        .iter()
+        .flatten()
+        .find_map(|&m| h.mops[m as usize].observed());
+    let writer = observed.map(|m| h.mops[m as usize].txn);
+    let w = b.node(writer);
+    let nodes: Vec<usize> = a.txns.iter().map(|&t| b.node(Some(t))).collect();
+    for (i, &n) in nodes.iter().enumerate() {
+        let label = match writer {
+            Some(_) => format!(
+                "key {key}: {} {}, {} read it",
+                b.label(w),
+                wrote(h, &shown_v),
+                b.label(n)
+            ),
+            None => format!("key {key}: {} read {shown_v}", b.label(n)),
+        };
+        b.edge(
+            (w, n),
+            EdgeKind::Wr,
+            label,
+            Grounds::Observed,
+            (observed, reads[i]),
+            false,
+        );
+    }
+    if nodes.len() < 2 {
+        return;
+    }
+    for i in 0..nodes.len() {
+        let j = (i + 1) % nodes.len();
+        let write = find(h, a.txns[j], Want::AnyWrite(k));
+        let over = write.map_or_else(
+            || "?".to_string(),
+            |m| short(&h.value(h.mops[m as usize].val)),
+        );
+        let label = format!(
+            "key {key}: read {shown_v}, {} {} over it",
+            b.label(nodes[j]),
+            wrote(h, &over)
+        );
+        b.edge(
+            (nodes[i], nodes[j]),
+            EdgeKind::Rw,
+            label,
+            Grounds::Observed,
+            (reads[i], write),
+            false,
+        );
+    }
+}
+
+/// An internal anomaly: the transaction, and an arrow from its last
+/// earlier micro-op on the key (what set the expectation) to the read.
+fn internal(b: &mut Builder, a: &Anomaly) {
+    let h = b.h;
+    let (Some(Datum::Txn(t)), Some(Datum::Mop(m))) = (a.get(Field::Op), a.get(Field::Mop)) else {
+        return;
+    };
+    let (t, m) = (*t, *m);
+    let n = b.node(Some(t));
+    let key = h.mops[m as usize].key;
+    let earlier = h.txns[t as usize]
+        .mops()
+        .rfind(|&i| i < m as usize && h.mops[i].key == key)
+        .map(|i| i as MopId);
+    let read = match mop_value_upto(h, m, MAX_ELEMS) {
+        Value::Vector(v) if v.len() == 3 => short(&v[2]),
+        _ => String::new(),
+    };
+    let label = format!(
+        "key {}: expected {}, read {read}",
+        short(&h.key_value(key)),
+        show(h, a.get(Field::Expected))
+    );
+    b.edge(
+        (n, n),
+        EdgeKind::Internal,
+        label,
+        Grounds::Observed,
+        (earlier, Some(m)),
+        false,
+    );
 }
 
 #[cfg(test)]
@@ -464,8 +938,32 @@ mod tests {
         let mops: String = (0..20).map(|i| format!("[:w {i} 1]")).collect();
         let log = format!("{{:type :ok, :process 0, :index 1, :value [{mops}]}}\n");
         let l = load_bytes("t.edn", log.into_bytes(), LoadOptions::default()).expect("loads");
-        let n = txn_node(&l.history, 0, "T1".into());
-        assert_eq!(n.mops.len(), MAX_MOPS);
-        assert_eq!(n.more, 20 - MAX_MOPS);
+        // None cited: the first ones, the rest elided.
+        let (r, _) = rows(&l.history, 0, &[]);
+        assert_eq!(r.len(), MAX_MOPS);
+        assert_eq!(r[MAX_MOPS - 1], Row::Elided(20 - (MAX_MOPS - 1)));
+        // Two cited far apart: both shown and marked, neighbours around
+        // them, never an elision in their place.
+        let (r, at) = rows(&l.history, 0, &[3, 17]);
+        for m in [3, 17] {
+            let i = at(m).expect("shown");
+            assert_eq!(
+                r[i],
+                Row::Mop {
+                    text: format!("[:w {m} 1]"),
+                    cited: true
+                }
+            );
+        }
+        let shown = r.iter().filter(|x| matches!(x, Row::Mop { .. })).count();
+        let elided: usize = r
+            .iter()
+            .map(|x| match x {
+                Row::Elided(n) => *n,
+                Row::Mop { .. } => 0,
+            })
+            .sum();
+        assert_eq!(shown + elided, 20);
+        assert_eq!(shown, MAX_MOPS - 1);
     }
 }

@@ -2,18 +2,21 @@
 //! transactions of a cycle are few, so a column reads best.
 //!
 //! Layout: boxes stacked top to bottom in the picture's order (a cycle's
-//! order), all as wide as the widest. An edge between neighbours is a
-//! straight arrow in the gap between them (several side by side, each with
-//! its label to its right); any other edge (the step that closes a cycle, a
-//! pattern's chords) is an arc on the right of the column, longer spans on
-//! outer lanes, its label at the arc's crest on a white ground. Edge
+//! order), all as wide as the widest, one row per micro-op shown (those an
+//! edge rests on highlighted, the elided ones a grey row). An edge that
+//! rests on micro-ops is an arc on the right of the column from its
+//! micro-op's row to the other's (as Elle's cells anchor them), shorter
+//! spans on inner lanes, its label at the arc's crest on a white ground,
+//! moved down where it would cover another label. An edge of order alone
+//! (process, real time) between neighbours is a straight arrow in the gap
+//! between them, its label to its right; between others, an arc. Edge
 //! colours and dashes follow [`EdgeKind`]; a legend of the kinds used sits
 //! at the bottom. Text widths are estimated from the character count (the
 //! fonts are the reader's monospace and sans-serif), with room to spare.
 
 use std::fmt::Write;
 
-use super::picture::{Edge, EdgeKind, Picture, status_color};
+use super::picture::{Edge, EdgeKind, Picture, Row, status_color};
 
 const MARGIN: f64 = 16.0;
 const PAD: f64 = 10.0;
@@ -40,6 +43,25 @@ pub fn escape(s: &str) -> String {
         }
     }
     o
+}
+
+/// The baseline of row `r` of the box whose top is `top`.
+fn row_base(top: f64, r: usize) -> f64 {
+    top + PAD + HEAD + 11.0 + r as f64 * LINE
+}
+
+/// A row's text: the micro-op, or how many are left out.
+fn row_text(r: &Row) -> String {
+    match r {
+        Row::Mop { text, .. } => text.clone(),
+        Row::Elided(1) => "... 1 micro-op".to_string(),
+        Row::Elided(n) => format!("... {n} micro-ops"),
+    }
+}
+
+/// Whether an edge rests on a micro-op at either end.
+fn anchored(e: &Edge) -> bool {
+    e.from_row.is_some() || e.to_row.is_some()
 }
 
 fn width(s: &str) -> f64 {
@@ -98,9 +120,12 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
         .iter()
         .map(|nd| {
             let head = width(&nd.label) + 12.0 + width(&nd.title);
-            let body = nd.mops.iter().map(|m| width(m)).fold(0.0, f64::max);
-            let more = if nd.more > 0 { 24.0 * CHAR } else { 0.0 };
-            head.max(body).max(more)
+            let body = nd
+                .rows
+                .iter()
+                .map(|r| width(&row_text(r)))
+                .fold(0.0, f64::max);
+            head.max(body)
         })
         .fold(200.0, f64::max)
         + 2.0 * PAD;
@@ -110,7 +135,7 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
     let mut lane_x: Vec<Option<f64>> = vec![None; p.edges.len()];
     let mut gap_x: Vec<f64> = vec![MARGIN + 36.0; n];
     for (i, e) in p.edges.iter().enumerate() {
-        if e.from.abs_diff(e.to) == 1 {
+        if e.from.abs_diff(e.to) == 1 && !anchored(e) {
             let g = e.from.min(e.to);
             lane_x[i] = Some(gap_x[g]);
             let (kind, rest) = edge_text(e);
@@ -125,10 +150,7 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
     let heights: Vec<f64> = p
         .nodes
         .iter()
-        .map(|nd| {
-            let lines = nd.mops.len() + usize::from(nd.more > 0);
-            PAD + HEAD + lines as f64 * LINE + PAD - 2.0
-        })
+        .map(|nd| PAD + HEAD + nd.rows.len() as f64 * LINE + PAD - 2.0)
         .collect();
     let mut tops = Vec::with_capacity(n);
     let mut y = MARGIN;
@@ -141,6 +163,7 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
     let right = x0 + box_w;
 
     let mut max_x = right;
+    let mut max_y = bottom;
     let mut drawn: Vec<Drawn> = Vec::new();
     let mut arcs: Vec<usize> = Vec::new();
     for (i, e) in p.edges.iter().enumerate() {
@@ -163,22 +186,36 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
             arcs.push(i);
         }
     }
-    // Arcs: shorter spans inside.
-    arcs.sort_by_key(|&i| p.edges[i].from.abs_diff(p.edges[i].to));
+    // Arcs: shorter spans inside; each end at its micro-op's row, else
+    // at its box's middle.
+    let y_of = |k: usize, row: Option<usize>| match row {
+        Some(r) => row_base(tops[k], r) - 4.0,
+        None => tops[k] + heights[k] / 2.0,
+    };
+    let span = |e: &Edge| (y_of(e.from, e.from_row) - y_of(e.to, e.to_row)).abs();
+    arcs.sort_by(|&i, &j| span(&p.edges[i]).total_cmp(&span(&p.edges[j])));
+    // Labels placed so far (x, y of the baseline, width).
+    let mut placed: Vec<(f64, f64, f64)> = Vec::new();
     for (lane, &i) in arcs.iter().enumerate() {
         let e = &p.edges[i];
         let lane = lane + 1;
         let bulge = right + 24.0 + lane as f64 * LANE;
-        let shift = ((lane % 3) as f64 - 1.0) * 7.0;
-        let cy = |k: usize| tops[k] + heights[k] / 2.0 + shift;
-        let (y1, y2) = (cy(e.from), cy(e.to));
-        let (y1, y2) = if e.from == e.to {
+        let shift = if anchored(e) {
+            0.0
+        } else {
+            ((lane % 3) as f64 - 1.0) * 7.0
+        };
+        let (y1, y2) = (
+            y_of(e.from, e.from_row) + shift,
+            y_of(e.to, e.to_row) + shift,
+        );
+        let (y1, y2) = if (y1 - y2).abs() < 1.0 {
             (y1 - 8.0, y2 + 8.0)
         } else {
             (y1, y2)
         };
         let crest = right + 0.75 * (bulge - right);
-        let d = Drawn::new(
+        let mut d = Drawn::new(
             e,
             id,
             format!(
@@ -188,7 +225,15 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
             (crest + 6.0, (y1 + y2) / 2.0 + 4.0),
             true,
         );
-        max_x = max_x.max(d.label_x + d.label_width() + 8.0);
+        let lw = d.label_width();
+        while placed.iter().any(|&(x, y, w)| {
+            (d.label_y - y).abs() < 17.0 && d.label_x < x + w + 6.0 && x < d.label_x + lw + 6.0
+        }) {
+            d.label_y += 17.0;
+        }
+        placed.push((d.label_x, d.label_y, lw));
+        max_x = max_x.max(d.label_x + lw + 8.0);
+        max_y = max_y.max(d.label_y + 6.0);
         drawn.push(d);
     }
     let used: Vec<EdgeKind> = EdgeKind::ALL
@@ -199,6 +244,7 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
     let legend_w: f64 = used.iter().map(|k| 46.0 + width(k.name())).sum::<f64>()
         + if any_inferred { 200.0 } else { 0.0 };
     let w = (max_x + MARGIN).max(x0 + legend_w + MARGIN).ceil();
+    let bottom = max_y;
     let h = (bottom + 14.0 + LEGEND).ceil();
 
     let mut o = String::with_capacity(4096);
@@ -238,23 +284,38 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
             top + PAD + HEAD - 3.0,
             top + PAD + HEAD - 3.0
         );
-        let mut ly = top + PAD + HEAD + 11.0;
-        for m in &nd.mops {
-            let _ = writeln!(
-                o,
-                "<text x=\"{:.1}\" y=\"{ly:.1}\" font-family=\"ui-monospace, monospace\" fill=\"#1f2933\">{}</text>",
-                x0 + PAD,
-                escape(m)
-            );
-            ly += LINE;
-        }
-        if nd.more > 0 {
-            let _ = writeln!(
-                o,
-                "<text x=\"{:.1}\" y=\"{ly:.1}\" font-style=\"italic\" fill=\"#6b7280\">... {} more micro-ops</text>",
-                x0 + PAD,
-                nd.more
-            );
+        for (r, row) in nd.rows.iter().enumerate() {
+            let ly = row_base(top, r);
+            match row {
+                Row::Mop { text, cited: true } => {
+                    let _ = writeln!(
+                        o,
+                        "<rect class=\"cited\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"3\" fill=\"#fff1b8\" stroke=\"#e0b400\" stroke-width=\"0.8\"/><text class=\"mop cited\" x=\"{:.1}\" y=\"{ly:.1}\" font-family=\"ui-monospace, monospace\" font-weight=\"700\" fill=\"#1f2933\">{}</text>",
+                        x0 + 4.0,
+                        ly - 12.0,
+                        box_w - 8.0,
+                        LINE,
+                        x0 + PAD,
+                        escape(text)
+                    );
+                }
+                Row::Mop { text, cited: false } => {
+                    let _ = writeln!(
+                        o,
+                        "<text class=\"mop\" x=\"{:.1}\" y=\"{ly:.1}\" font-family=\"ui-monospace, monospace\" fill=\"#1f2933\">{}</text>",
+                        x0 + PAD,
+                        escape(text)
+                    );
+                }
+                Row::Elided(_) => {
+                    let _ = writeln!(
+                        o,
+                        "<text x=\"{:.1}\" y=\"{ly:.1}\" font-style=\"italic\" fill=\"#6b7280\">{}</text>",
+                        x0 + PAD,
+                        escape(&row_text(row))
+                    );
+                }
+            }
         }
         o.push_str("</g>\n");
     }
@@ -322,4 +383,71 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
     }
     o.push_str("</svg>\n");
     o
+}
+
+/// How many pixels a PNG has per unit of the SVG (twice: sharp on a
+/// high-density screen, still small).
+pub const PNG_SCALE: f32 = 2.0;
+
+/// The fonts the rasterizer draws text with: the system's, loaded once,
+/// the generic families (`sans-serif`, `monospace`) set to ones installed.
+fn fonts() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
+    static FONTS: std::sync::OnceLock<std::sync::Arc<resvg::usvg::fontdb::Database>> =
+        std::sync::OnceLock::new();
+    FONTS
+        .get_or_init(|| {
+            let mut db = resvg::usvg::fontdb::Database::new();
+            db.load_system_fonts();
+            let has = |db: &resvg::usvg::fontdb::Database, f: &str| {
+                db.faces().any(|x| x.families.iter().any(|(n, _)| n == f))
+            };
+            let pick = |db: &resvg::usvg::fontdb::Database, want: &[&str]| {
+                want.iter().find(|f| has(db, f)).map(|f| f.to_string())
+            };
+            if let Some(f) = pick(
+                &db,
+                &["DejaVu Sans", "Liberation Sans", "Arial", "Helvetica"],
+            ) {
+                db.set_sans_serif_family(f);
+            }
+            if let Some(f) = pick(
+                &db,
+                &[
+                    "DejaVu Sans Mono",
+                    "Liberation Mono",
+                    "Courier New",
+                    "Menlo",
+                ],
+            ) {
+                db.set_monospace_family(f);
+            }
+            std::sync::Arc::new(db)
+        })
+        .clone()
+}
+
+/// `svg` (as [`svg`] draws it) rasterized to PNG by resvg, at
+/// [`PNG_SCALE`] pixels per unit. Text is drawn in the system's fonts; a
+/// system without any draws the boxes and arrows alone.
+pub fn png(svg: &str) -> Result<Vec<u8>, String> {
+    let opt = resvg::usvg::Options {
+        fontdb: fonts(),
+        ..Default::default()
+    };
+    let tree = resvg::usvg::Tree::from_str(svg, &opt).map_err(|e| format!("the SVG: {e}"))?;
+    let size = tree
+        .size()
+        .to_int_size()
+        .scale_by(PNG_SCALE)
+        .ok_or("an empty picture")?;
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or("a picture too large to rasterize")?;
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::from_scale(PNG_SCALE, PNG_SCALE),
+        &mut pixmap.as_mut(),
+    );
+    pixmap
+        .encode_png()
+        .map_err(|e| format!("PNG encoding: {e}"))
 }

@@ -252,9 +252,9 @@
 
 (deftest plot-format-test
   ;; A format elle-si cannot draw is refused, never ignored.
-  (is (thrown-with-msg? IllegalArgumentException #":png"
+  (is (thrown-with-msg? IllegalArgumentException #":pdf"
                         (la/check {:consistency-models [:read-committed], :directory "/tmp/x"
-                                   :plot-format :png}
+                                   :plot-format :pdf}
                                   (history [(la-op "ax1") (la-op "rx1")])))))
 
 (deftest timings-test

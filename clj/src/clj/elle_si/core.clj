@@ -20,8 +20,8 @@
                           native side): <type>.txt explaining each anomaly
                           in prose, <type>/<n>.svg and .dot pictures, and
                           index.html, one page showing it all.
-    :plot-format          :svg (the default), the only format drawn; any
-                          other is refused.
+    :plot-format          :svg (the default) or :png (rasterized by
+                          resvg, no Graphviz needed); any other is refused.
     :max-plot-bytes       Pictures whose DOT is longer are left out (65536).
     :plot-timeout         Milliseconds: pictures that take longer to draw
                           are left out (5000).
