@@ -9,7 +9,7 @@ use std::fmt::Write;
 use crate::anomaly::{Anomaly, Datum, Field, Grounds, On, Path, Rel, Step};
 use crate::edn::Value;
 use crate::history::model::*;
-use crate::report::picture::{MAX_ELEMS, MAX_MOPS, short, show, shown};
+use crate::report::picture::{MAX_ELEMS, Row, rows, short, show, shown, step_mops};
 use crate::report::render::{datum_value, mop_value_upto};
 
 /// A few lines explaining `a`, each indented by `indent`.
@@ -66,18 +66,21 @@ pub fn place(h: &History, t: TxnId) -> String {
     }
 }
 
-/// `T1 = line 8 (:index 7, process 2): [[:append 5 1] ...]`.
-fn describe_txn(h: &History, t: TxnId) -> String {
+/// `T1 = line 8 (:index 7, process 2): [[:append 5 1] ...]`: a long
+/// transaction's micro-ops shown as its picture's box shows them
+/// ([`rows`]), every one of `cited` kept and its neighbours around it,
+/// the rest said by count where they fall.
+fn describe_txn(h: &History, t: TxnId, cited: &[MopId]) -> String {
     let txn = &h.txns[t as usize];
-    let all = txn.mops();
-    let n = all.len();
-    let mut mops: Vec<String> = all
-        .take(MAX_MOPS)
-        .map(|m| mop_value_upto(h, m as MopId, MAX_ELEMS).to_string())
+    let (rows, _) = rows(h, t, cited);
+    let mops: Vec<String> = rows
+        .into_iter()
+        .map(|r| match r {
+            Row::Mop { text, .. } => text,
+            Row::Elided(1) => "... 1 micro-op".to_string(),
+            Row::Elided(n) => format!("... {n} micro-ops"),
+        })
         .collect();
-    if n > MAX_MOPS {
-        mops.push(format!("... {} more micro-ops", n - MAX_MOPS));
-    }
     let mut s = String::new();
     if txn.complete.line > 0 {
         let _ = write!(s, "line {}, ", txn.complete.line);
@@ -113,8 +116,17 @@ fn explain_cycle(h: &History, c: &Path, filed: bool, indent: &str, out: &mut Str
         let i = distinct.iter().position(|&x| x == t).unwrap_or(0);
         format!("T{}", i + 1)
     };
+    // The micro-ops each step rests on, kept in view.
+    let mut cited: Vec<MopId> = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        let (a, b) = step_mops(h, txns.get(i).copied(), txns.get(i + 1).copied(), step);
+        cited.extend(a.into_iter().chain(b));
+        if let On::Forced(r) = step.on {
+            cited.push(r);
+        }
+    }
     for &t in &distinct {
-        let _ = writeln!(out, "{indent}{} = {}", label(t), describe_txn(h, t));
+        let _ = writeln!(out, "{indent}{} = {}", label(t), describe_txn(h, t, &cited));
     }
     let appends = h.workload == Some(Workload::ListAppend);
     for (i, step) in steps.iter().enumerate() {
@@ -462,11 +474,35 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
     if let Some(lead) = lead(h, a) {
         let _ = writeln!(out, "{indent}{lead}");
     }
+    // The micro-ops the anomaly names (its read), and each writer's
+    // write of that key, kept in view.
+    let mut cited: Vec<MopId> = Vec::new();
+    if let Some(Datum::Mop(m)) = a.get(Field::Mop) {
+        cited.push(*m);
+        let key = h.mops[*m as usize].key;
+        for &t in &a.txns {
+            cited.extend(
+                h.txns[t as usize]
+                    .mops()
+                    .filter(|&i| h.mops[i].key == key && h.mops[i].is_write())
+                    .map(|i| i as MopId),
+            );
+        }
+    } else if let Some(Datum::Key(k)) = a.get(Field::Key) {
+        for &t in &a.txns {
+            cited.extend(
+                h.txns[t as usize]
+                    .mops()
+                    .filter(|&i| h.mops[i].key == *k)
+                    .map(|i| i as MopId),
+            );
+        }
+    }
     let mut named: Vec<TxnId> = Vec::new();
     for &t in &a.txns {
         if !named.contains(&t) {
             named.push(t);
-            let _ = writeln!(out, "{indent}{}", describe_txn(h, t));
+            let _ = writeln!(out, "{indent}{}", describe_txn(h, t, &cited));
         }
     }
     let appends = h.workload == Some(Workload::ListAppend);
@@ -714,8 +750,36 @@ pub(crate) mod tests {
             .flatten()
             .map(|a| explain(&l.history, a, ""))
             .collect();
-        assert!(text.contains("... 12 more micro-ops]"), "{text}");
+        assert!(text.contains("... 13 micro-ops]"), "{text}");
         assert!(!text.contains("[:w 27 1]"), "{text}");
+    }
+
+    #[test]
+    fn a_long_transaction_keeps_the_micro_ops_its_steps_rest_on() {
+        // A write skew whose reads sit in the middle of 30 writes: each
+        // step's read and write stay in view.
+        let pad =
+            |from: u32| -> String { (from..from + 15).map(|k| format!(" [:w {k} 1]")).collect() };
+        let log = format!(
+            "{{:type :ok, :process 0, :index 1, :value [{}[:r :x nil]{} [:w :y 1]]}}\n\
+             {{:type :ok, :process 1, :index 3, :value [{}[:r :y nil]{} [:w :x 1]]}}\n",
+            pad(100),
+            pad(200),
+            pad(300),
+            pad(400)
+        );
+        let l = load_bytes("t.edn", log.into_bytes(), LoadOptions::default()).expect("loads");
+        let r = at_serializable(&l);
+        let a = r
+            .anomalies
+            .get("G2-item")
+            .and_then(|v| v.first())
+            .expect("a write skew");
+        let text = explain(&l.history, a, "");
+        for mop in ["[:r :x nil]", "[:r :y nil]", "[:w :x 1]", "[:w :y 1]"] {
+            assert!(text.contains(mop), "{mop}: {text}");
+        }
+        assert!(text.contains(" micro-ops "), "{text}");
     }
 
     #[test]

@@ -576,7 +576,7 @@ impl Builder<'_> {
 /// [`MAX_MOPS`], else those in `cited` and their neighbours up to that
 /// many, the rest elided where they fall; and where each shown micro-op's
 /// row is.
-fn rows(h: &History, t: TxnId, cited: &[MopId]) -> (Vec<Row>, impl Fn(MopId) -> Option<usize>) {
+pub fn rows(h: &History, t: TxnId, cited: &[MopId]) -> (Vec<Row>, impl Fn(MopId) -> Option<usize>) {
     let range = h.txns[t as usize].mops();
     let (start, n) = (range.start, range.len());
     let mut shown = vec![n <= MAX_MOPS; n];
