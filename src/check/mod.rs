@@ -9,6 +9,7 @@ mod committed;
 pub(crate) mod deps;
 pub mod entry;
 pub(crate) mod graph;
+pub mod keys;
 pub(crate) mod si;
 pub mod stages;
 
@@ -260,7 +261,7 @@ fn add_told(found: &mut Vec<Anomaly>, told: &mut Told, new: Vec<Anomaly>) {
 pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckResult {
     let h = &loaded.history;
     let mut found: Vec<Anomaly> = loaded.anomalies.clone();
-    if !deps::has_edges(h) {
+    if !deps::has_edges(h) && keys::inferred(h).ww.is_empty() {
         found.push(empty_graph(h));
     }
     found.extend(basic::anomalies(h));
@@ -278,6 +279,20 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         .timeout
         .and_then(|t| std::time::Instant::now().checked_add(t));
     let mut notes = Vec::new();
+    if h.key_orders.any() {
+        let inf = keys::inferred(h);
+        notes.push(format!(
+            "key options ({}): {} write orders inferred, {} cyclic-versions{}",
+            h.key_orders.names().join(", "),
+            inf.ww.len(),
+            inf.cyclic.len(),
+            if inf.cut {
+                "; the inference ran out of work, so no verdict can be valid"
+            } else {
+                ""
+            }
+        ));
+    }
     // The first causal level the deadline cut with nothing found.
     let mut causal_cut: Option<Model> = None;
     let mut told = FxHashMap::default();
