@@ -4,8 +4,6 @@
 //! among them), and does nothing without it; list-append histories and
 //! repeated values; the command line's flags.
 
-use std::process::Command;
-
 use elle_si::anomaly::{Datum, Field};
 use elle_si::history::{self, KeyOrders, LoadOptions, Loaded};
 use elle_si::report::{CheckResult, Valid};
@@ -100,55 +98,10 @@ fn cyclic(r: &CheckResult, l: &Loaded) -> Vec<String> {
         .collect()
 }
 
-/// Invocations and completions in this order: `i` invokes transaction
-/// `t` of `txns`, `c` completes it (:ok).
-fn timed(txns: &[(u32, &str)], order: &[(char, usize)]) -> String {
-    let mut out = String::new();
-    for (index, &(e, t)) in order.iter().enumerate() {
-        let (p, done) = txns[t];
-        let (ty, value) = if e == 'i' {
-            ("invoke", invocation(done))
-        } else {
-            ("ok", done.to_string())
-        };
-        out += &format!("{{:index {index} :type :{ty} :process {p} :f :txn :value {value}}}\n");
-    }
-    out
-}
-
-/// A completion's micro-ops as its invocation has them: reads unknown.
-fn invocation(done: &str) -> String {
-    let mut out = String::new();
-    let mut rest = done;
-    while let Some(i) = rest.find("[:r ") {
-        out += &rest[..i];
-        // The read's end: its bracket's match.
-        let mut depth = 0;
-        let mut end = rest.len();
-        for (j, c) in rest[i..].char_indices() {
-            match c {
-                '[' => depth += 1,
-                ']' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = i + j;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let key = rest[i..end].split_whitespace().nth(1).unwrap_or("");
-        out += &format!("[:r {key} nil");
-        rest = &rest[end..];
-    }
-    out + rest
-}
-
 /// Each transaction invoked and completed after the previous one.
 fn serial(txns: &[(u32, &str)]) -> String {
     let order: Vec<(char, usize)> = (0..txns.len()).flat_map(|t| [('i', t), ('c', t)]).collect();
-    timed(txns, &order)
+    common::timed(txns, &order)
 }
 
 #[test]
@@ -162,7 +115,7 @@ fn linearizable_keys_orders_writes_by_real_time() {
         (1, "[[:w :x 2] [:w :y 2]]"),
         (2, "[[:r :x 1] [:r :y 2]]"),
     ];
-    let h = timed(
+    let h = common::timed(
         &txns,
         &[('i', 0), ('c', 0), ('i', 2), ('i', 1), ('c', 1), ('c', 2)],
     );
@@ -442,18 +395,7 @@ fn list_append_takes_the_options_as_elle_does() {
 }
 
 fn cli(args: &[&str], file: &str, text: &str) -> (i32, String) {
-    let dir = std::env::temp_dir().join(format!("elle-si-keys-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(file);
-    std::fs::write(&path, text).expect("write history");
-    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
-        .args(args)
-        .arg(&path)
-        .output()
-        .expect("run elle-si");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code().unwrap_or(-1), text)
+    common::run_on(file, text, args)
 }
 
 #[test]
