@@ -375,6 +375,32 @@ fn a_serializable_store_is_valid_with_every_option_and_a_causal_one_is_not() {
 }
 
 #[test]
+fn a_read_of_the_initial_state_is_nil_in_every_format() {
+    // The text format's initial state is 0: a process that wrote key 1 = 1
+    // then read 0 read the initial state after its own write.
+    let text = "w(1,1,0,0)\nr(1,0,0,1)\n";
+    let (code, out) = cli(&["check", "-c", "serializable", "-o", "edn"], "t.txt", text);
+    assert_eq!((code, out.trim()), (0, "{:valid? true}"));
+    let (code, out) = cli(
+        &[
+            "check",
+            "-c",
+            "serializable",
+            "--sequential-keys",
+            "-o",
+            "edn",
+        ],
+        "t.txt",
+        text,
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("{:key 1, :scc #{nil 1}, :sources [:initial-state :sequential-keys]"),
+        "{out}"
+    );
+}
+
+#[test]
 fn list_append_takes_the_options_as_elle_does() {
     // Elle's list-append takes no key options: its lists show the version
     // orders. The verdict is the same, and a note says why.

@@ -132,8 +132,15 @@ fn touches(h: &History) -> Vec<Touch> {
         at.clear();
         seen.clear();
         for m in &h.mops[txn.mops()] {
+            // A read of the initial state is of nil, whatever the format
+            // writes (the text format's 0).
+            let read = if m.from == from::INITIAL {
+                Val::NIL
+            } else {
+                m.val
+            };
             let i = *at.entry(m.key).or_insert_with(|| {
-                seen.push((m.key, m.is_read().then_some(m.val), None));
+                seen.push((m.key, m.is_read().then_some(read), None));
                 seen.len() - 1
             });
             if m.is_write() {
