@@ -67,6 +67,86 @@
            [state []]
            txn)))
 
+(defn- serial-history
+  "A Jepsen history from [process invoked-txn completed-txn] triples, each
+  invoked and completed before the next is invoked."
+  [triples]
+  (h/history (mapcat (fn [[p txn done]]
+                       [{:process p, :type :invoke, :f :txn, :value txn}
+                        {:process p, :type :ok, :f :txn, :value done}])
+                     triples)))
+
+(deftest generators-yield-elles-shape
+  ;; Elle's elle.txn/gen: {:type :invoke, :f :txn, :value txn}, nothing
+  ;; else (Jepsen's interpreter adds :process and :time); each key's
+  ;; writes are 1, 2, 3, ... in the order the generator yields them
+  ;; (elle.txn/wr-txns: (get state k 1), then inc).
+  (doseq [[name gen w] [["la/gen" (la/gen) :append] ["rw/gen" (rw/gen) :w]]]
+    (testing name
+      (let [ops (take 300 gen)]
+        (is (every? #(= #{:type :f :value} (set (keys %))) ops))
+        (is (every? #(<= 1 (count (:value %)) 4) ops) "Elle's defaults: 1 to 4 micro-ops")
+        (let [by-key (reduce (fn [m [f k v]] (if (= w f) (update m k (fnil conj []) v) m))
+                             {}
+                             (mapcat :value ops))]
+          (is (seq by-key))
+          (is (every? (fn [[_ vs]] (= vs (vec (range 1 (inc (count vs)))))) by-key)
+              (pr-str by-key))))))
+  (testing "the zero-argument and option forms, and the lengths asked"
+    (is (every? #(= 2 (count (:value %)))
+                (take 100 (rw/gen {:min-txn-length 2, :max-txn-length 2}))))
+    ;; One key active at a time: keys 0, 1, 2, ..., each replaced by the
+    ;; next once its writes are spent, never coming back.
+    (let [ks (map second (mapcat :value (take 300 (la/gen {:key-count 1, :max-writes-per-key 3}))))]
+      (is (= 0 (first ks)))
+      (is (every? (fn [[a b]] (<= a b (inc a))) (partition 2 1 ks)))
+      (is (< 1 (last ks))))))
+
+(deftest a-key-option-makes-a-g-single-visible
+  ;; T1 writes x=1 and completes; T3 starts, then T2 writes x=2 and y=1 and
+  ;; completes; T3 reads x=1 and y=1. Serializable without an order of x's
+  ;; writes (T2, T1, T3); with x's versions in real time (1 before 2), T3
+  ;; read T2's y but not its x: Elle's G-single-item (a read skew).
+  (let [ops     [{:process 0, :type :invoke, :f :txn, :value [[:w :x 1]]}
+                 {:process 0, :type :ok, :f :txn, :value [[:w :x 1]]}
+                 {:process 2, :type :invoke, :f :txn, :value [[:r :x nil] [:r :y nil]]}
+                 {:process 1, :type :invoke, :f :txn, :value [[:w :x 2] [:w :y 1]]}
+                 {:process 1, :type :ok, :f :txn, :value [[:w :x 2] [:w :y 1]]}
+                 {:process 2, :type :ok, :f :txn, :value [[:r :x 1] [:r :y 1]]}]
+        history (h/history ops)
+        opts    {:consistency-models [:serializable]}]
+    (is (= {:valid? true} (rw/check opts history)))
+    (let [r (rw/check (assoc opts :linearizable-keys? true) history)]
+      (is (= false (:valid? r)))
+      (is (= [:G-single-item] (:anomaly-types r)))
+      (let [[a] (:G-single-item (:anomalies r))]
+        (is (= [[:wr :y 1] [:rw :x 1]] (map (juxt :type :key :value) (:steps a))))
+        (is (= [[[:w :x 2] [:w :y 1]] [[:r :x 1] [:r :y 1]] [[:w :x 2] [:w :y 1]]]
+               (map :value (:cycle a))))))
+    (testing "process order relates T1 and T2 only when one process ran both"
+      (is (= {:valid? true} (rw/check (assoc opts :sequential-keys? true) history)))
+      (let [same (h/history (map #(if (= 1 (:process %)) (assoc % :process 0) %) ops))
+            r    (rw/check (assoc opts :sequential-keys? true) same)]
+        (is (= false (:valid? r)))
+        (is (= [:G-single-item] (:anomaly-types r)))))
+    (testing "writes-follow-reads orders nothing here: no read of x before a write of it"
+      (is (= {:valid? true} (rw/check (assoc opts :wfr-keys? true) history))))))
+
+(deftest wfr-keys-orders-a-read-before-the-write
+  ;; Each transaction read y from the other and wrote its own: a circle of
+  ;; write-read edges, which read uncommitted allows; as versions under
+  ;; :wfr-keys?, 2 < 1 (the first read 2, wrote 1) and 1 < 2.
+  (let [history (h/history [{:process 0, :type :invoke, :f :txn, :value [[:r :y nil] [:w :y 1]]}
+                            {:process 1, :type :invoke, :f :txn, :value [[:r :y nil] [:w :y 2]]}
+                            {:process 0, :type :ok, :f :txn, :value [[:r :y 2] [:w :y 1]]}
+                            {:process 1, :type :ok, :f :txn, :value [[:r :y 1] [:w :y 2]]}])
+        opts    {:consistency-models [:read-uncommitted]}]
+    (is (= {:valid? true} (rw/check opts history)))
+    (let [r (rw/check (assoc opts :wfr-keys? true) history)]
+      (is (= false (:valid? r)))
+      (is (= [{:key :y, :scc #{1 2}, :sources [:initial-state :wfr-keys]}]
+             (map #(select-keys % [:key :scc :sources]) (:cyclic-versions (:anomalies r))))))))
+
 (deftest generators-make-ops-a-client-runs
   (doseq [[name gen mop?] [["la/gen" (la/gen {:key-count 3, :max-txn-length 5})
                             #{:r :append}]
