@@ -54,13 +54,26 @@ pub fn passed(deadline: Option<Instant>) -> bool {
 /// Nothing else sets it; the bound is work, so the same `units` give the
 /// same outcome on every host.
 pub fn runs_within<T>(units: u64, f: impl FnOnce() -> T) -> T {
+    with_run_bound(Some(units), f)
+}
+
+/// The bound [`runs_within`] set on this thread, if any: what a check
+/// that hands work to another thread carries over with
+/// [`with_run_bound`], so the bound holds wherever its runs start.
+pub fn run_bound() -> Option<u64> {
+    RUN_WORK.with(Cell::get)
+}
+
+/// Runs `f` with this thread's run bound set to `bound` (see
+/// [`runs_within`]), restored after.
+pub fn with_run_bound<T>(bound: Option<u64>, f: impl FnOnce() -> T) -> T {
     struct Restore(Option<u64>);
     impl Drop for Restore {
         fn drop(&mut self) {
             RUN_WORK.with(|w| w.set(self.0));
         }
     }
-    let _restore = Restore(RUN_WORK.with(|w| w.replace(Some(units))));
+    let _restore = Restore(RUN_WORK.with(|w| w.replace(bound)));
     f()
 }
 

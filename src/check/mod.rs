@@ -413,9 +413,12 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
                 })
         })
         .collect();
+    // Either part may run on another of the pool's threads: a test's
+    // work bound goes with it.
+    let bound = crate::check::budget::run_bound();
     let (causal, poly) = rayon::join(
         || causal_part(h, plan, deadline),
-        || polygraph_part(h, &checkers, deadline),
+        || crate::check::budget::with_run_bound(bound, || polygraph_part(h, &checkers, deadline)),
     );
     let mut notes = Vec::new();
     if h.key_orders.any() {
