@@ -173,6 +173,8 @@ pub enum Datum {
     Val(Val),
     /// Values, as a vector.
     Vals(Vec<Val>),
+    /// Values, as a set (Elle's `:scc` of `cyclic-versions`).
+    Set(Vec<Val>),
     /// A vector of details.
     List(Vec<Datum>),
     /// A map of details, rendered sorted by key (Elle's sorted maps, as
@@ -242,10 +244,16 @@ pub enum Field {
     /// search that gave no verdict was looking for (here, the check: its
     /// `*-cycle-exists`, or the causal level).
     AnomalySpecType,
+    /// The values on a cycle of a key's inferred version order
+    /// (`cyclic-versions`).
+    Scc,
+    /// What inferred a version order (Elle's `:sources`: `:initial-state`,
+    /// `:wfr-keys`, ...).
+    Sources,
 }
 
 /// Each detail key and its Elle keyword name (without the colon).
-pub const FIELDS: [(Field, &str); 21] = [
+pub const FIELDS: [(Field, &str); 23] = [
     (Field::Op, "op"),
     (Field::Mop, "mop"),
     (Field::Key, "key"),
@@ -267,6 +275,8 @@ pub const FIELDS: [(Field, &str); 21] = [
     (Field::Unplaceable, "unplaceable"),
     (Field::Also, "also"),
     (Field::AnomalySpecType, "anomaly-spec-type"),
+    (Field::Scc, "scc"),
+    (Field::Sources, "sources"),
 ];
 
 impl Field {

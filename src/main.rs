@@ -89,6 +89,8 @@ struct InputArgs {
     /// Say more: how the input was read, and how each check went.
     #[arg(short, long)]
     verbose: bool,
+    #[command(flatten)]
+    keys: cli::keys::KeyArgs,
 }
 
 #[derive(Subcommand)]
@@ -236,6 +238,7 @@ fn load_opts(input: &InputArgs) -> Result<LoadOptions, Error> {
         format: input.format.as_deref().map(parse_format).transpose()?,
         workload: workload(input.workload),
         dbcop_duplicates: parse_duplicates(&input.dbcop_duplicates)?,
+        keys: input.keys.orders(),
     })
 }
 
@@ -985,6 +988,16 @@ fn run_stats(files: &[PathBuf], input: &InputArgs) -> Result<u8, Error> {
             )?;
             writeln!(t, "  sessions         {}", h.sessions.len())?;
             writeln!(t, "  keys             {}", h.keys.len())?;
+            if h.key_orders.any() {
+                let inf = check::keys::inferred(h);
+                writeln!(
+                    t,
+                    "  inferred orders  {} ({}), cyclic-versions {}",
+                    inf.ww.len(),
+                    h.key_orders.names().join(", "),
+                    inf.cyclic.len()
+                )?;
+            }
             writeln!(
                 t,
                 "  micro-ops        {} ({reads} reads, {} writes)",

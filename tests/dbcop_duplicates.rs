@@ -37,19 +37,7 @@ const SKEWED: &str =
 const SKEW: &str = "[a:=1]\n---\n[a:=1]\n---\n[a==1 x==? y:=1]\n---\n[a==1 y==? x:=1]\n";
 
 fn check(name: &str, text: &str, args: &[&str]) -> (i32, String) {
-    let dir = std::env::temp_dir().join(format!("elle-si-dups-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write history");
-    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
-        .arg("check")
-        .args(args)
-        .arg(&path)
-        .output()
-        .expect("run elle-si");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code().unwrap_or(-1), text)
+    common::run_on(name, text, &[&["check"], args].concat())
 }
 
 #[test]

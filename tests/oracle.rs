@@ -13,9 +13,12 @@
 mod oracle_support;
 
 use oracle_support::axioms::Order::{None as Sessionless, Session, SessionRealtime};
+use oracle_support::facts::Assume;
 use oracle_support::histories::{Rng, exhaustive, random, timed, with_outcomes};
 use oracle_support::history::{History, Op, Status, Workload};
-use oracle_support::{CC, Level, PC, PSI, RA, RC, SER, SI, Tally, elle_si, oracle};
+use oracle_support::{
+    CC, Level, PC, PSI, RA, RC, SER, SI, Tally, elle_si, oracle, oracle_assuming,
+};
 
 fn report(t: &Tally) {
     eprintln!("{}", t.summary());
@@ -66,6 +69,64 @@ fn tiny_histories_agree() {
         "{} disagreements",
         t.disagreements.len()
     );
+}
+
+/// Elle's key options, each alone and all three.
+const ASSUMPTIONS: [Assume; 4] = [
+    Assume {
+        wfr: true,
+        sequential: false,
+        linearizable: false,
+    },
+    Assume {
+        wfr: false,
+        sequential: true,
+        linearizable: false,
+    },
+    Assume {
+        wfr: false,
+        sequential: false,
+        linearizable: true,
+    },
+    Assume {
+        wfr: true,
+        sequential: true,
+        linearizable: true,
+    },
+];
+
+/// Under each of Elle's key options, elle-si given the option agrees with
+/// the oracle given the version orders the option assumes (by its own
+/// reading of the option), on random register histories and every tiny
+/// one; and the options change the oracle's verdicts on some of them (so
+/// the comparison tests what they add).
+#[test]
+fn key_options_agree_with_the_oracle() {
+    for a in ASSUMPTIONS {
+        let mut t = Tally {
+            assume: a,
+            ..Tally::default()
+        };
+        let mut rng = Rng::new(54);
+        let mut changed = 0;
+        let mut look = |t: &mut Tally, h: &History| {
+            let (with, without) = (oracle_assuming(h, a), oracle(h));
+            changed += usize::from(with != without);
+            t.compare(h);
+        };
+        for _ in 0..300 {
+            look(&mut t, &random(&mut rng, Workload::Register, 6));
+        }
+        exhaustive(Workload::Register, 2, 2, 2, 2, &mut |h| look(&mut t, h));
+        report(&t);
+        assert!(
+            t.disagreements.is_empty(),
+            "{a:?}: {} disagreements",
+            t.disagreements.len()
+        );
+        eprintln!("{a:?}: the option changed {changed} verdicts");
+        assert!(changed >= 5, "{a:?}: the option changed {changed} verdicts");
+    }
 }
 
 #[test]

@@ -238,25 +238,7 @@ fn reported_types_never_rule_out_what_the_history_satisfies() {
 
 /// Runs the CLI; exit status and stderr.
 fn cli(args: &[&str], history: &str) -> (i32, String) {
-    // A file of its own per call: tests run at once, and two writing one
-    // file (it was named by the history's length) read it half written.
-    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("elle-si-spec-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let f = dir.join(format!("h{n}.edn"));
-    std::fs::write(&f, history).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
-        .arg("check")
-        .args(args)
-        .arg(&f)
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_file(&f);
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
+    common::run_on("h.edn", history, &[&["check"], args].concat())
 }
 
 #[test]
@@ -566,13 +548,11 @@ fn a_cycle_another_checker_told_under_another_claim_still_decides_its_model() {
 /// Transactions (process, value) as a history in which every one is
 /// invoked before any completes: no real-time order between them.
 fn concurrent(txns: &[(u32, &str)]) -> String {
-    let op = |ty: &str, i: usize, &(p, v): &(u32, &str)| {
-        format!("{{:type :{ty}, :f :txn, :value {v}, :process {p}, :index {i}}}\n")
-    };
-    let n = txns.len();
-    let invokes = txns.iter().enumerate().map(|(i, t)| op("invoke", i, t));
-    let oks = txns.iter().enumerate().map(|(i, t)| op("ok", n + i, t));
-    invokes.chain(oks).collect()
+    let order: Vec<(char, usize)> = (0..txns.len())
+        .map(|t| ('i', t))
+        .chain((0..txns.len()).map(|t| ('c', t)))
+        .collect();
+    common::timed(txns, &order)
 }
 
 #[test]

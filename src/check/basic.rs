@@ -26,6 +26,7 @@ pub fn anomalies(h: &History) -> Vec<Anomaly> {
         dirty_updates(h, &mut out);
     }
     lost_updates(h, &mut out);
+    out.extend(super::keys::anomalies(h));
     out
 }
 

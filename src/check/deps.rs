@@ -253,7 +253,8 @@ pub fn has_edges(h: &History) -> bool {
 /// append's writer; the unread appends' order among themselves is
 /// unknown, so none is claimed. On keys whose reads disagree (an
 /// incompatible order, reported as such) only the longest read's order is
-/// taken, as Elle does.
+/// taken, as Elle does. On rw-register histories, the write orders
+/// Elle's key options infer ([`super::keys`]).
 pub fn ww_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
     let mut e = Vec::new();
     let incompatible = incompatible_keys(h);
@@ -291,6 +292,13 @@ pub fn ww_edges(h: &History, inc: &[bool]) -> Vec<(u32, u32)> {
             if inc[t as usize] && chain.binary_search(&t).is_err() {
                 e.push((last, t));
             }
+        }
+    }
+    // The write orders Elle's key options infer (rw-register).
+    for &(_, a, b) in &super::keys::inferred(h).ww {
+        let (a, b) = (h.txn_of(a), h.txn_of(b));
+        if inc[a as usize] && inc[b as usize] {
+            e.push((a, b));
         }
     }
     e.sort_unstable();

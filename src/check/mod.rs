@@ -9,6 +9,7 @@ mod committed;
 pub(crate) mod deps;
 pub mod entry;
 pub(crate) mod graph;
+pub mod keys;
 pub mod progress;
 pub(crate) mod si;
 pub mod stages;
@@ -371,7 +372,7 @@ fn polygraph_part(
 pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckResult {
     let h = &loaded.history;
     let mut found: Vec<Anomaly> = loaded.anomalies.clone();
-    if !deps::has_edges(h) {
+    if !deps::has_edges(h) && keys::inferred(h).ww.is_empty() {
         found.push(empty_graph(h));
     }
     found.extend(basic::anomalies(h));
@@ -428,7 +429,22 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         || causal_part(h, plan, deadline),
         || crate::check::budget::with_run_bound(bound, || polygraph_part(h, &checkers, deadline)),
     );
-    let mut notes = causal.notes;
+    let mut notes = Vec::new();
+    if h.key_orders.any() {
+        let inf = keys::inferred(h);
+        notes.push(format!(
+            "key options ({}): {} write orders inferred, {} cyclic-versions{}",
+            h.key_orders.names().join(", "),
+            inf.ww.len(),
+            inf.cyclic.len(),
+            if inf.cut {
+                "; the inference ran out of work, so no verdict can be valid"
+            } else {
+                ""
+            }
+        ));
+    }
+    notes.extend(causal.notes);
     found.extend(causal.graph);
     if let Some(m) = causal.cut {
         found.push(Anomaly::search_timeout(m.friendly()));

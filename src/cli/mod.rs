@@ -2,3 +2,4 @@
 //! `main.rs`; the library knows nothing of them.
 
 pub mod generate;
+pub mod keys;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 pub(crate) use build::BuildOptions;
 pub use formats::edn::Progress;
-pub use model::{History, Status, Workload};
+pub use model::{History, KeyOrders, Status, Workload};
 
 use crate::anomaly::Anomaly;
 use crate::error::{Error, InputError, Remedy};
@@ -131,6 +131,47 @@ pub struct LoadOptions {
     pub workload: Option<Workload>,
     /// dbcop inputs: what to do with two writes of one (variable, value).
     pub dbcop_duplicates: formats::dbcop::Duplicates,
+    /// Elle's key options: version orders a check infers beside the reads.
+    pub keys: KeyOrders,
+}
+
+/// Takes Elle's key options into a loaded history ([`History::key_orders`]).
+/// Refused (by name) where values repeat: the options order versions by
+/// value, which needs each written once, as Elle's rw-register does. A
+/// list-append history takes them as Elle's list-append does, inferring
+/// nothing (its lists show its version orders), and a note says so.
+pub fn take_key_orders(l: &mut Loaded, keys: KeyOrders) -> Result<(), Error> {
+    if !keys.any() {
+        return Ok(());
+    }
+    let asked = keys
+        .names()
+        .iter()
+        .map(|n| format!("--{n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if l.history.workload == Some(Workload::ListAppend) {
+        l.notes.lines.push(format!(
+            "{asked}: nothing to infer for a list-append history, whose reads show each key's \
+             version order (Elle's list-append takes no such option either)"
+        ));
+        return Ok(());
+    }
+    if let Some((&r, _)) = l.history.candidates.iter().min_by_key(|(r, _)| **r) {
+        let m = l.history.mops[r as usize];
+        return Err(InputError::whole(
+            l.source.name(),
+            format!(
+                "{asked} infer version orders by value, but key {} has value {} written more \
+                 than once: the options need each value written once, as Elle's rw-register does",
+                l.history.key_value(m.key),
+                l.history.value(m.val)
+            ),
+        )
+        .into());
+    }
+    l.history.key_orders = keys;
+    Ok(())
 }
 
 /// Reads and compiles a history file.
@@ -367,11 +408,13 @@ fn load_text(
         }
         .into());
     }
-    Ok(Loaded {
+    let mut l = Loaded {
         history,
         anomalies,
         source,
         format,
         notes,
-    })
+    };
+    take_key_orders(&mut l, opts.keys)?;
+    Ok(l)
 }

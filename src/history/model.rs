@@ -317,6 +317,59 @@ impl VersionOrder {
     }
 }
 
+/// Elle's rw-register options that infer version orders (`:wfr-keys?`,
+/// `:sequential-keys?`, `:linearizable-keys?`), as asked at load: what a
+/// check takes each key's version order to follow besides the reads (see
+/// `check::keys`). List-append histories read theirs off the lists, so
+/// they take none, as Elle's list-append.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct KeyOrders {
+    /// Within a transaction, its write of a key follows its read of it.
+    pub wfr: bool,
+    /// Each key is sequentially consistent: session order orders its
+    /// versions.
+    pub sequential: bool,
+    /// Each key is linearizable: real time orders its versions.
+    pub linearizable: bool,
+}
+
+impl KeyOrders {
+    /// Whether any is asked.
+    pub fn any(self) -> bool {
+        self.wfr || self.sequential || self.linearizable
+    }
+
+    /// The options asked, by the command line's names
+    /// (`--linearizable-keys`, ...), in Elle's order.
+    pub fn names(self) -> Vec<&'static str> {
+        [
+            (self.wfr, "wfr-keys"),
+            (self.sequential, "sequential-keys"),
+            (self.linearizable, "linearizable-keys"),
+        ]
+        .into_iter()
+        .filter_map(|(on, n)| on.then_some(n))
+        .collect()
+    }
+}
+
+/// What [`KeyOrders`] infer of a history, worked out on first use (by
+/// `check::keys`) and kept with it.
+#[derive(Clone, Debug, Default)]
+pub struct Inferred {
+    /// Write orders `(key, earlier, later)`, each write a final one of a
+    /// transaction that did not abort: the inferred version order of each
+    /// key is their transitive closure (none implied by others is listed).
+    pub ww: Vec<(KeyId, MopId, MopId)>,
+    /// Elle's `cyclic-versions`: per key, the values on a cycle of the
+    /// inferred version order, and the sources (Elle's names) whose orders
+    /// together close it; that source's orders are then left out.
+    pub cyclic: Vec<(KeyId, Vec<Val>, Vec<&'static str>)>,
+    /// The inference ran out of work (`check::keys::MAX_WORK`): `ww` may
+    /// lack orders, so a check that finds no violation cannot say valid.
+    pub cut: bool,
+}
+
 /// Counts for `elle-si stats` and `--verbose`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -361,6 +414,10 @@ pub struct History {
     /// Its `from` is one of them, a guess; the SI/SER checker weighs them
     /// all, other checkers read the guess.
     pub candidates: FxHashMap<MopId, Vec<MopId>>,
+    /// Elle's key options asked for this history (none by default).
+    pub key_orders: KeyOrders,
+    /// What they infer, once worked out (`check::keys::inferred`).
+    pub inferred: std::sync::OnceLock<Inferred>,
 }
 
 impl History {

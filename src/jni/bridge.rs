@@ -229,6 +229,7 @@ pub fn check_file(path: &str, options: &str) -> Result<String, String> {
     let lopts = LoadOptions {
         format: None,
         workload: opts.workload,
+        keys: opts.keys,
         ..LoadOptions::default()
     };
     let loaded = history::load(Path::new(path), lopts, None).map_err(|e| error_text(&e))?;

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::check::{self, CheckOptions};
 use crate::edn::{self, Value};
+use crate::history::KeyOrders;
 use crate::history::model::*;
 use crate::report::folder;
 
@@ -41,6 +42,9 @@ pub struct BridgeOptions {
     /// an exception naming the limit, never a string the JVM cannot hold
     /// ([`DEFAULT_MAX_RESULT_BYTES`] unless given).
     pub max_result_bytes: usize,
+    /// Elle's key options (`:linearizable-keys`, `:sequential-keys`,
+    /// `:wfr-keys`, each `true` or `false`).
+    pub keys: KeyOrders,
 }
 
 impl Default for BridgeOptions {
@@ -56,6 +60,7 @@ impl Default for BridgeOptions {
             directory: None,
             plot: folder::PlotOptions::default(),
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+            keys: KeyOrders::default(),
         }
     }
 }
@@ -78,6 +83,15 @@ pub(super) fn names(v: &Value, what: &str) -> Result<Vec<String>, String> {
         other => Err(format!(
             "{what} must be a collection of names, found {other}"
         )),
+    }
+}
+
+/// A boolean option: `true`, `false` or `nil` (false).
+fn flag(v: &Value, k: &str) -> Result<bool, String> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::Nil => Ok(false),
+        other => Err(format!(":{k} must be true or false, found {other}")),
     }
 }
 
@@ -132,6 +146,9 @@ impl BridgeOptions {
                     other => return Err(format!(":name must be a string, found {other}")),
                 },
                 "timings" => o.timings = matches!(v, Value::Bool(true)),
+                "linearizable-keys" => o.keys.linearizable = flag(v, k)?,
+                "sequential-keys" => o.keys.sequential = flag(v, k)?,
+                "wfr-keys" => o.keys.wfr = flag(v, k)?,
                 "op-refs" => o.op_refs = matches!(v, Value::Bool(true)),
                 "directory" => match v {
                     Value::String(s) => o.directory = Some(s.clone()),

@@ -332,6 +332,52 @@ fn options_parse_and_refuse() {
 }
 
 #[test]
+fn key_options_parse_and_reach_the_history() {
+    let o = BridgeOptions::parse("{:linearizable-keys true :sequential-keys false :wfr-keys nil}")
+        .unwrap();
+    assert!(o.keys.linearizable && !o.keys.sequential && !o.keys.wfr);
+    let err = BridgeOptions::parse(r#"{:wfr-keys "yes"}"#).err().unwrap();
+    assert!(err.contains(":wfr-keys must be true or false"), "{err}");
+    // x = 1, then x = 2, then a read of 1, one after another: consistent
+    // with a version order unless real time orders x's versions.
+    let dir = std::env::temp_dir().join(format!("elle-si-jni-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("h.edn");
+    let mut text = String::new();
+    for (i, (p, inv, done)) in [
+        (0, "[[:w :x 1]]", "[[:w :x 1]]"),
+        (1, "[[:w :x 2]]", "[[:w :x 2]]"),
+        (2, "[[:r :x nil]]", "[[:r :x 1]]"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        text += &format!(
+            "{{:index {} :type :invoke :process {p} :f :txn :value {inv}}}\n",
+            2 * i
+        );
+        text += &format!(
+            "{{:index {} :type :ok :process {p} :f :txn :value {done}}}\n",
+            2 * i + 1
+        );
+    }
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_str().unwrap();
+    let plain = check_file(path, r#"{:models ["serializable"]}"#).unwrap();
+    assert_eq!(plain, "{:valid? true}");
+    let keyed = check_file(
+        path,
+        r#"{:models ["serializable"] :linearizable-keys true}"#,
+    )
+    .unwrap();
+    assert!(keyed.starts_with("{:valid? false"), "{keyed}");
+    assert!(
+        keyed.contains(":sources [:initial-state :linearizable-keys]"),
+        "{keyed}"
+    );
+}
+
+#[test]
 fn anomalies_reach_the_checker() {
     use crate::spec::{AnomalyType as A, Model};
     let copts = |text: &str| BridgeOptions::parse(text).unwrap().check_options();

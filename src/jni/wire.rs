@@ -55,7 +55,7 @@ use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn,
 use crate::history::indices::Indices;
 use crate::history::model::*;
 use crate::history::pairing::{ClientOp, Invocation, OpType, Paired, Pairer};
-use crate::history::{Format, Loaded};
+use crate::history::{Format, KeyOrders, Loaded, take_key_orders};
 use crate::source::Source;
 
 use super::bridge::clojure_remedy;
@@ -644,6 +644,8 @@ pub(super) struct Decoding {
     pub(super) buf: Vec<u8>,
     pub(super) pos: usize,
     pub(super) state: State,
+    /// Elle's key options, taken into the history once compiled.
+    pub(super) keys: KeyOrders,
 }
 
 /// A decoded and compiled history.
@@ -669,6 +671,7 @@ impl Decoding {
             buf: Vec::new(),
             pos: 0,
             state,
+            keys: opts.keys,
         }
     }
 
@@ -714,13 +717,14 @@ impl Decoding {
         let t0 = Instant::now();
         let (history, anomalies) = self.state.builder.finish();
         let finish = t0.elapsed();
-        let loaded = Loaded {
+        let mut loaded = Loaded {
             history,
             anomalies,
             source: Arc::new(Source::from_bytes(self.name, Vec::new())),
             format: Format::Edn,
             notes: Default::default(),
         };
+        take_key_orders(&mut loaded, self.keys).map_err(|e| super::bridge::error_text(&e))?;
         Ok(Decoded {
             loaded,
             compile: self.state.compile + finish,

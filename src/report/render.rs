@@ -230,6 +230,7 @@ fn datum_in(h: &History, d: &Datum, seen: &mut Mentions) -> Value {
         Datum::Key(k) => h.key_value(*k),
         Datum::Val(v) => h.value(*v),
         Datum::Vals(vs) => Value::Vector(vs.iter().map(|v| h.value(*v)).collect()),
+        Datum::Set(vs) => Value::Set(vs.iter().map(|v| h.value(*v)).collect()),
         Datum::List(ds) => Value::Vector(ds.iter().map(|d| datum_in(h, d, seen)).collect()),
         Datum::Map(kvs) => {
             let mut m: Vec<(Value, Value)> = kvs

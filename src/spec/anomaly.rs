@@ -315,7 +315,7 @@ impl AnomalyType {
         match self {
             G1a | G1b | Internal | DirtyUpdate | LostUpdate | FutureRead | IncompatibleOrder
             | DuplicateElements | ThinAirRead | AbortedRead | IntermediateRead
-            | NonRepeatableRead => &[C::Basic],
+            | NonRepeatableRead | CyclicVersions => &[C::Basic],
             G0 | G1c => &[RC, SI],
             G0Process | G1cProcess => &[RC_P, SI_P],
             G0Realtime | G1cRealtime => &[SI_R],

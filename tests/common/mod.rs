@@ -204,3 +204,72 @@ pub fn generate(out: &std::path::Path, args: &[&str]) {
         String::from_utf8_lossy(&run.stderr)
     );
 }
+
+/// Runs `elle-si ARGS FILE` on `text` written to a file of its own (named
+/// like `name`, whose extension may tell the format): its exit code, and
+/// its stdout then stderr. A file per call: tests run at once.
+pub fn run_on(name: &str, text: &str, args: &[&str]) -> (i32, String) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("elle-si-run-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write history");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .args(args)
+        .arg(&path)
+        .output()
+        .expect("run elle-si");
+    let _ = std::fs::remove_dir_all(&dir);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// A Jepsen EDN history of transactions `(process, completed micro-ops)`
+/// whose events come in `order`: `('i', t)` invokes transaction `t` (its
+/// reads unknown: nil), `('c', t)` completes it (:ok), `:index` by position.
+pub fn timed(txns: &[(u32, &str)], order: &[(char, usize)]) -> String {
+    let mut out = String::new();
+    for (index, &(e, t)) in order.iter().enumerate() {
+        let (p, done) = txns[t];
+        let (ty, value) = if e == 'i' {
+            ("invoke", unread(done))
+        } else {
+            ("ok", done.to_string())
+        };
+        out += &format!("{{:index {index} :type :{ty} :process {p} :f :txn :value {value}}}\n");
+    }
+    out
+}
+
+/// Micro-ops in EDN with each read's value nil, as an invocation has them.
+fn unread(mops: &str) -> String {
+    let mut out = String::new();
+    let mut rest = mops;
+    while let Some(i) = rest.find("[:r ") {
+        out += &rest[..i];
+        // The read's end: its bracket's match.
+        let mut depth = 0;
+        let mut end = rest.len();
+        for (j, c) in rest[i..].char_indices() {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = i + j;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let key = rest[i..end].split_whitespace().nth(1).unwrap_or("");
+        out += &format!("[:r {key} nil");
+        rest = &rest[end..];
+    }
+    out + rest
+}

@@ -28,6 +28,9 @@ pub type Verdicts = u8;
 pub const ALL: Verdicts = (1 << LEVELS.len()) - 1;
 
 pub fn decide(f: &Facts) -> Verdicts {
+    if f.impossible {
+        return 0;
+    }
     // Per key, the candidate version orders (writers after node 0).
     let mut choices: Vec<(u8, Vec<Vec<usize>>)> = Vec::new();
     for k in f.keys() {
@@ -39,6 +42,20 @@ pub fn decide(f: &Facts) -> Verdicts {
                 .collect(),
             None => permutations(&writers),
         };
+        // Under Elle's key options, only the orders they allow.
+        let orders: Vec<Vec<usize>> = orders
+            .into_iter()
+            .filter(|o| {
+                let at = |v: usize| o.iter().position(|&x| x == v).map_or(0, |p| p + 1);
+                f.assumed
+                    .iter()
+                    .filter(|p| p.0 == k)
+                    .all(|&(_, a, b)| at(a) < at(b))
+            })
+            .collect();
+        if orders.is_empty() {
+            return 0;
+        }
         choices.push((k, orders));
     }
     let mut found = 0;

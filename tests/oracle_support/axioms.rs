@@ -43,6 +43,9 @@ pub const ALL: Verdicts = (1 << LEVELS.len()) - 1;
 /// The levels some commit order of `f` satisfies, with `order` as session
 /// order.
 pub fn decide(f: &Facts, order: Order) -> Verdicts {
+    if f.impossible {
+        return 0;
+    }
     let n = f.n;
     let mut so: Vec<(usize, usize)> = match order {
         Order::None => Vec::new(),

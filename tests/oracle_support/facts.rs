@@ -52,6 +52,141 @@ pub struct Facts {
     /// Lists: per key, the writers in the order reads show them, and the
     /// committed writers no read shows.
     pub observed: Vec<(Key, Vec<usize>, Vec<usize>)>,
+    /// Registers, under Elle's key options ([`assume`]): per key, writer
+    /// pairs (a, b) whose versions the options order a before b (node 0,
+    /// the initial state, never second); also in `wo`.
+    pub assumed: Vec<(Key, usize, usize)>,
+    /// The options order some version before the initial state: no
+    /// version order is possible.
+    pub impossible: bool,
+}
+
+/// Elle's rw-register key options, as the oracle reads them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Assume {
+    /// `:wfr-keys?`: a transaction's write of a key follows its read of it.
+    pub wfr: bool,
+    /// `:sequential-keys?`: each process's order orders each key's versions.
+    pub sequential: bool,
+    /// `:linearizable-keys?`: real time orders each key's versions.
+    pub linearizable: bool,
+}
+
+/// A transaction's first and final values of a key (`None`: the initial
+/// state), and its read and write of it when it did both.
+type Ends = (Option<Val>, Option<Val>, Option<(Val, Val)>);
+
+/// A transaction's first and final values of key `k` as Elle reads them
+/// (`None` for the initial state): the first is its first micro-op's read
+/// when that read something, else its last write, else that nil read; the
+/// final is its last write, else its first read. An `:info`
+/// transaction's reads are unknown: only its last write counts. `None`
+/// when it does not touch `k` so.
+fn ends(t: &Txn, k: Key) -> Option<Ends> {
+    let first_read = match t
+        .ops
+        .iter()
+        .find(|o| matches!(o, Op::Write(kk, _) | Op::Read(kk, _) if *kk == k))
+    {
+        Some(Op::Read(_, vs)) if t.status == Status::Ok => Some(vs.first().copied()),
+        _ => None,
+    };
+    let write = t.ops.iter().rev().find_map(|o| match o {
+        Op::Write(kk, v) if *kk == k => Some(*v),
+        _ => None,
+    });
+    let first = match first_read {
+        Some(Some(v)) => Some(Some(v)),
+        _ => write.map(Some).or(first_read),
+    }?;
+    let last = write.map(Some).or(first_read)?;
+    let wfr = match (first_read, write) {
+        (Some(Some(r)), Some(w)) if r != w => Some((r, w)),
+        _ => None,
+    };
+    Some((first, last, wfr))
+}
+
+/// Adds to `f` (the facts of `h` under one choice of committed `:info`
+/// transactions) the version orders Elle's key options `a` assume, by
+/// their definition: for every pair the option relates (a committed
+/// transaction before another in its process, or completed before the
+/// other's invocation), the first's final value of each key no later than
+/// the second's first; with `wfr`, a committed transaction's read value
+/// before its write. Values are their writers' nodes.
+pub fn assume(h: &History, f: &mut Facts, a: Assume) {
+    let mut node_of = vec![usize::MAX; h.txns.len()];
+    for (v, &t) in f.txn_of.iter().enumerate().skip(1) {
+        node_of[t] = v;
+    }
+    // The node of key k's value v (None: the initial state, node 0);
+    // None when its writer did not commit here.
+    let node = |k: Key, v: Option<Val>| -> Option<usize> {
+        match v {
+            None => Some(0),
+            Some(v) => h
+                .txns
+                .iter()
+                .position(|t| t.ops.contains(&Op::Write(k, v)))
+                .map(|w| node_of[w])
+                .filter(|&n| n != usize::MAX),
+        }
+    };
+    let mut keys: Vec<Key> = h
+        .txns
+        .iter()
+        .flat_map(|t| {
+            t.ops.iter().map(|o| match o {
+                Op::Write(k, _) | Op::Read(k, _) => *k,
+            })
+        })
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut pairs: Vec<(Key, Option<Val>, Option<Val>)> = Vec::new();
+    for &k in &keys {
+        for (i, ti) in h.txns.iter().enumerate() {
+            let Some((_, last, wfr)) = ends(ti, k) else {
+                continue;
+            };
+            if ti.status != Status::Ok {
+                continue;
+            }
+            if a.wfr
+                && let Some((r, w)) = wfr
+            {
+                pairs.push((k, Some(r), Some(w)));
+            }
+            for (j, tj) in h.txns.iter().enumerate() {
+                let Some((first, ..)) = ends(tj, k) else {
+                    continue;
+                };
+                if i == j || tj.status == Status::Fail {
+                    continue;
+                }
+                let same_process = ti.process == tj.process && ti.invoke < tj.invoke;
+                if (a.sequential && same_process && tj.status == Status::Ok)
+                    || (a.linearizable && ti.complete < tj.invoke)
+                {
+                    pairs.push((k, last, first));
+                }
+            }
+        }
+    }
+    for (k, x, y) in pairs {
+        if x == y {
+            continue;
+        }
+        let (Some(nx), Some(ny)) = (node(k, x), node(k, y)) else {
+            continue;
+        };
+        if ny == 0 {
+            f.impossible = true;
+        } else if nx != ny {
+            f.assumed.push((k, nx, ny));
+            f.wo.push((nx, ny));
+        }
+    }
 }
 
 pub enum Interp {
@@ -313,5 +448,7 @@ pub fn interpret(h: &History, committed_infos: u32) -> Interp {
         rt,
         wo,
         observed,
+        assumed: Vec::new(),
+        impossible: false,
     })
 }

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use axioms::Order;
 use elle_si::report::Valid;
-use facts::{Interp, infos, interpret};
+use facts::{Assume, Interp, assume, infos, interpret};
 use history::History;
 
 /// The oracle's verdicts: Biswas & Enea's levels under each [`Order`], and
@@ -37,12 +37,19 @@ pub const ORDERS: [Order; 3] = [Order::None, Order::Session, Order::SessionRealt
 /// Decides every level: valid iff some choice of which `:info`
 /// transactions committed makes it valid.
 pub fn oracle(h: &History) -> Verdicts {
+    oracle_assuming(h, Assume::default())
+}
+
+/// [`oracle`], the version orders restricted to those Elle's key options
+/// `a` allow ([`assume`]).
+pub fn oracle_assuming(h: &History, a: Assume) -> Verdicts {
     let mut v = Verdicts {
         be: [0; 3],
         adya: 0,
     };
     for mask in 0..1u32 << infos(h).len() {
-        if let Interp::Facts(f) = interpret(h, mask) {
+        if let Interp::Facts(mut f) = interpret(h, mask) {
+            assume(h, &mut f, a);
             for (i, &o) in ORDERS.iter().enumerate() {
                 v.be[i] |= axioms::decide(&f, o);
             }
@@ -160,13 +167,28 @@ pub fn elle_si(
     workload: history::Workload,
     models: &[&str],
 ) -> Result<Vec<Option<Valid>>, String> {
+    elle_si_assuming(edn, workload, models, Assume::default())
+}
+
+/// [`elle_si`] with Elle's key options `a` (`--wfr-keys`, ...).
+pub fn elle_si_assuming(
+    edn: &str,
+    workload: history::Workload,
+    models: &[&str],
+    a: Assume,
+) -> Result<Vec<Option<Valid>>, String> {
     use elle_si::check::{CheckOptions, check, resolve_models};
-    use elle_si::history::{LoadOptions, Workload, load_bytes};
+    use elle_si::history::{KeyOrders, LoadOptions, Workload, load_bytes};
     let opts = LoadOptions {
         workload: Some(match workload {
             history::Workload::Register => Workload::RwRegister,
             history::Workload::List => Workload::ListAppend,
         }),
+        keys: KeyOrders {
+            wfr: a.wfr,
+            sequential: a.sequential,
+            linearizable: a.linearizable,
+        },
         ..LoadOptions::default()
     };
     let loaded =
@@ -311,18 +333,20 @@ pub struct Tally {
     pub disagreements: Vec<Disagreement>,
     /// Disagreements a known bug explains, per bug.
     pub excused: BTreeMap<&'static str, usize>,
+    /// Elle's key options both sides assume (none by default).
+    pub assume: Assume,
 }
 
 impl Tally {
     /// Decides `h` by the oracle and elle-si at every mapped level.
     pub fn compare(&mut self, h: &History) {
-        let v = oracle(h);
+        let v = oracle_assuming(h, self.assume);
         if let Err(e) = self_check(h, &v) {
             panic!("{e}");
         }
         let edn = h.to_edn();
         let models: Vec<&str> = MAPPING.iter().map(|m| m.1).collect();
-        let ours = elle_si(&edn, h.workload, &models)
+        let ours = elle_si_assuming(&edn, h.workload, &models, self.assume)
             .unwrap_or_else(|e| panic!("elle-si refused the history: {e}\n{edn}"));
         self.histories += 1;
         for (&(level, model), got) in MAPPING.iter().zip(ours) {

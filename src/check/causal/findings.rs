@@ -87,8 +87,16 @@ pub(super) fn cycle_anomaly(
 
 /// A key on which `a`'s append directly precedes `b`'s in a version order,
 /// or on which `a` wrote the last observed element and `b` an append no
-/// read observed (see `check::deps::ww_edges`).
+/// read observed, or on which Elle's key options order `a`'s write before
+/// `b`'s (see `check::deps::ww_edges`).
 pub(super) fn ww_between(h: &History, a: TxnId, b: TxnId) -> Option<(KeyId, Val, Val)> {
+    let inferred = &crate::check::keys::inferred(h).ww;
+    if let Some(&(x, wa, wb)) = inferred
+        .iter()
+        .find(|&&(_, wa, wb)| h.txn_of(wa) == a && h.txn_of(wb) == b)
+    {
+        return Some((x, h.mops[wa as usize].val, h.mops[wb as usize].val));
+    }
     let range = h.txns[b as usize].mops();
     let start = range.start;
     for (i, m) in h.mops[range].iter().enumerate() {

@@ -1139,6 +1139,16 @@ fn build_with(
     }
     g.choices = rd.choices.clone();
     g.selectors = rd.selectors;
+    // The write orders Elle's key options infer are known, as a list's
+    // are: each a write-write edge, and its readers' anti-dependencies on
+    // the later writer (reads of repeated values, the only ambiguous ones,
+    // take no key options).
+    for &(x, wa, wb) in &crate::check::keys::inferred(h).ww {
+        let (a, b) = (tv[wa as usize], tv[wb as usize]);
+        if kept(scope.keys, x) && inc[a.0 as usize] && inc[b.0 as usize] {
+            order_edges(&mut g.edges, &mut g.known, x, rd.of.get(x, a.0), a, b, true);
+        }
+    }
     // Reachability through what is known before any write order is, when
     // sessions make it cheap: writes a dependency path already orders need
     // no constraint, and their readers' anti-dependencies go only to the

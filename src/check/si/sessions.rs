@@ -107,6 +107,8 @@ pub fn applies(h: &History, variant: Variant) -> bool {
         && !variant.realtime
         && h.orders.is_empty()
         && h.candidates.is_empty()
+        // (Its commit orders know nothing of the orders key options infer.)
+        && crate::check::keys::inferred(h).ww.is_empty()
         && !h.sessions.is_empty()
         && h.sessions.len() <= MAX_SESSIONS
         && bits(h, variant).is_some()

@@ -239,6 +239,14 @@ impl Guessed {
                 add(edge(src, t, EdgeKind::Wr, x), true, false);
             }
         }
+        // The write orders Elle's key options infer: a guess against one
+        // closes a cycle with it.
+        for &(x, wa, wb) in &crate::check::keys::inferred(h).ww {
+            let (a, b) = (h.txn_of(wa), h.txn_of(wb));
+            if inc[a as usize] && inc[b as usize] {
+                add(edge(a, b, EdgeKind::Ww, x), true, false);
+            }
+        }
         // Final writes (key, when, writer).
         let mut writes: Vec<(KeyId, u64, TxnId)> = writes
             .into_iter()

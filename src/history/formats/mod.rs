@@ -469,13 +469,15 @@ pub(crate) fn load_dir(dir: &Path, opts: LoadOptions) -> Result<Loaded, Error> {
         Format::Cobra => cobra::read(&name, &files, bopts, opts.dbcop_duplicates, &mut notes)?,
         _ => viper::read(&name, &files, bopts, &mut notes)?,
     };
-    Ok(Loaded {
+    let mut l = Loaded {
         history,
         anomalies,
         source: Arc::new(Source::from_bytes(name, Vec::new())),
         format,
         notes,
-    })
+    };
+    super::take_key_orders(&mut l, opts.keys)?;
+    Ok(l)
 }
 
 /// Writes a compiled history in a format (Cobra and Viper are read only).

@@ -25,6 +25,15 @@
     :max-plot-bytes       Pictures whose DOT is longer are left out (65536).
     :plot-timeout         Milliseconds: pictures that take longer to draw
                           are left out (5000).
+    :linearizable-keys?   rw-register: assume each key linearizable. A
+                          transaction's final value of a key (its last
+                          write, else its read) comes no later in the
+                          key's version order than the first value of
+                          every transaction invoked after it completed.
+    :sequential-keys?     rw-register: the same along each process's order
+                          (each key sequentially consistent).
+    :wfr-keys?            rw-register: within a transaction, its write of a
+                          key follows its read of it.
 
   and ours:
 
@@ -41,13 +50,17 @@
                           the result. check-file: decoding is reading the
                           file and compiling it.
 
-  Elle's options that add to what it assumes or infers are refused by
-  name (IllegalArgumentException): :sequential-keys?, :linearizable-keys?,
-  :wfr-keys?, :transaction-order and :additional-graphs, when given (true,
-  or not empty). elle-si infers version orders from what reads observe
-  alone; checked without them, a history could get another verdict than
-  Elle's. Session and real-time order come with the model: the
-  strong-session and strict models. Other keys are ignored, as Elle
+  The three key options each infer version orders before anything is
+  solved, and orders that contradict each other are Elle's
+  :cyclic-versions (invalid at every model). A list-append history takes
+  them as Elle's list-append does: its lists show each key's version
+  order, and nothing more is inferred.
+
+  Elle's :transaction-order and :additional-graphs are refused by name
+  (IllegalArgumentException) when given (not empty): elle-si does not
+  take them, and checked without them a history could get another
+  verdict than Elle's. Session and real-time order come with the model:
+  the strong-session and strict models. Other keys are ignored, as Elle
   ignores them."
   (:require [clojure.edn :as edn]
             [clojure.java.io :as io]
@@ -102,10 +115,7 @@
   "Elle's options that add to what a check assumes or infers, which elle-si
   does not: each refused by name when given, rather than checked without
   it (a verdict that could differ from Elle's)."
-  {:sequential-keys?   "Elle then takes each key's version order from process order (keys sequentially consistent)"
-   :linearizable-keys? "Elle then takes each key's version order from real-time order (keys linearizable)"
-   :wfr-keys?          "Elle then takes a transaction's read of a key to precede its write of it in the key's version order"
-   :transaction-order  "Elle then takes version orders from the database's own transaction order"
+  {:transaction-order  "Elle then takes version orders from the database's own transaction order"
    :additional-graphs  "Elle then adds those graphs' edges to every check; elle-si adds session or real-time order by the model named (the strong-session and strict models)"})
 
 (defn- refuse-unhonoured
@@ -114,8 +124,8 @@
     (let [v (get opts k)]
       (when (and v (not (and (coll? v) (empty? v))))
         (refuse "elle-si does not take " k " " (pr-str v) ": " why
-                ", and elle-si infers each version order from what the reads observe alone. "
-                "Leave " k " out, or check with Elle.")))))
+                ", and elle-si infers each version order from what the reads observe "
+                "(and the key options) alone. Leave " k " out, or check with Elle.")))))
 
 (defn native-options
   "The options the native checker reads, from Elle's. Throws
@@ -136,7 +146,10 @@
                           (model-names (:consistency-models opts))
                           ["strict-serializable"])
              :anomalies (model-names (:anomalies opts))
-             :timings   (boolean (:timings? opts))}
+             :timings   (boolean (:timings? opts))
+             :linearizable-keys (boolean (:linearizable-keys? opts))
+             :sequential-keys   (boolean (:sequential-keys? opts))
+             :wfr-keys          (boolean (:wfr-keys? opts))}
       ms               (assoc :timeout-ms ms)
       (:workload opts) (assoc :workload (name (:workload opts)))
       (:directory opts) (assoc :directory (str (:directory opts)))
