@@ -1,15 +1,17 @@
 //! The library's one entry point for checking: a typed request on a
 //! history (loaded here from a path, or already in memory), refused by
-//! name when it cannot be honoured, checked, and, for dbcop histories whose
-//! duplicated writes were resolved by a guess, settled so that no verdict
-//! rests on the guess. The CLI and the JNI bridge both call it.
+//! name when it cannot be honoured, checked, and, for register histories
+//! whose repeated values left some read's writer to a guess, settled so
+//! that no verdict rests on the guess. The CLI and the JNI bridge both
+//! call it.
 
 use std::path::Path;
 use std::time::Instant;
 
 use super::{CheckOptions, Plan, check_plan, plan};
 use crate::error::Error;
-use crate::history::formats::dbcop::Duplicates;
+use crate::history::build::drop_ambiguous;
+use crate::history::model::{Duplicates, Repeated};
 use crate::history::{self, LoadOptions, Loaded};
 use crate::report::{CheckResult, Valid};
 use crate::spec::lattice::{implied_models, prohibited_by};
@@ -23,42 +25,39 @@ pub fn check_file(
 ) -> Result<(Loaded, CheckResult), Error> {
     let p = plan(opts)?;
     let l = history::load(path, load, None)?;
-    let r = run(&l, Some((path, load)), opts, &p);
+    let r = run(&l, opts, &p);
     Ok((l, r))
 }
 
-/// Checks a loaded history. `source` is the file and options it was
-/// loaded with, when it came from one: guessed dbcop reads are then
-/// settled by loading it again without them.
-pub fn check_loaded(
-    l: &Loaded,
-    source: Option<(&Path, LoadOptions)>,
-    opts: &CheckOptions,
-) -> Result<CheckResult, Error> {
+/// Checks a loaded history (read from a file or not: guessed reads are
+/// settled on the history itself).
+pub fn check_loaded(l: &Loaded, opts: &CheckOptions) -> Result<CheckResult, Error> {
     let p = plan(opts)?;
-    Ok(run(l, source, opts, &p))
+    Ok(run(l, opts, &p))
 }
 
-fn run(
-    l: &Loaded,
-    source: Option<(&Path, LoadOptions)>,
-    opts: &CheckOptions,
-    p: &Plan,
-) -> CheckResult {
+fn run(l: &Loaded, opts: &CheckOptions, p: &Plan) -> CheckResult {
     let started = Instant::now();
     let r = check_plan(l, opts, p);
-    match source {
-        Some((path, load))
-            if r.valid == Valid::False
-                && matches!(
-                    load.dbcop_duplicates,
-                    Duplicates::LastWriter | Duplicates::Any
-                ) =>
-        {
-            settle_guessed_reads(path, load, l, r, opts, (p, started))
-        }
-        _ => r,
+    let Some(rep) = &l.history.repeated else {
+        return r;
+    };
+    let mut r = if r.valid == Valid::False && rep.guessed() {
+        settle_guessed_reads(l, rep, r, opts, (p, started))
+    } else {
+        r
+    };
+    if !rep.ambiguous.is_empty() {
+        r.notes.push(format!(
+            "{} of a value written more than once may have observed more than one write (--duplicates {}; the result map lists them under :elle-si/ambiguous-reads)",
+            match rep.ambiguous.len() {
+                1 => "1 read".to_string(),
+                n => format!("{n} reads"),
+            },
+            rep.policy.name()
+        ));
     }
+    r
 }
 
 /// Whether a checker reads a guessed writer where a read has several
@@ -70,41 +69,37 @@ fn guesses(c: Checker) -> bool {
     )
 }
 
-/// A violation found with duplicate writes resolved to the last writer
-/// may be an artefact of that guess: it stands only if the history without
-/// those reads (a subset of every resolution's dependencies) still has
-/// one, or (reads with candidates) if the SI and serializability models
-/// asked for, checked exactly, have one. With candidates, the history is
-/// valid as asked when a model that implies everything asked holds,
-/// checked exactly ([`SETTLING`]), within what is left of the timeout
-/// since `started` (the run's start), as each check after the first is.
-/// Otherwise the answer is unknown, never a guessed false.
+/// A violation found with a guessed writer for reads of repeated values
+/// may be an artefact of the guess: it stands only if the history without
+/// those reads ([`drop_ambiguous`]: a subset of every resolution's
+/// dependencies) still has one, or (reads with candidates) if the SI and
+/// serializability models asked for, checked exactly, have one. With
+/// candidates, the history is valid as asked when a model that implies
+/// everything asked holds, checked exactly ([`SETTLING`]). Every check
+/// after the first gets what is left of the timeout since `started` (the
+/// run's start), and none is made once it has run out. Otherwise the
+/// answer is unknown, never a guessed false.
 fn settle_guessed_reads(
-    f: &Path,
-    load: LoadOptions,
     l: &Loaded,
+    rep: &Repeated,
     r: CheckResult,
     copts: &CheckOptions,
     (p, started): (&Plan, Instant),
 ) -> CheckResult {
-    let guessed = l.notes.duplicates == Some(Duplicates::LastWriter);
-    let candidates = l.notes.duplicates == Some(Duplicates::Any);
-    if !guessed && !candidates {
-        return r;
-    }
+    let candidates = rep.policy == Duplicates::Any;
     // With candidates, only the causal checkers guess.
     if candidates && !p.checkers.iter().any(|&c| guesses(c)) {
         return r;
     }
-    let strict = LoadOptions {
-        dbcop_duplicates: Duplicates::DropReads,
-        ..load
-    };
-    // Each check after the first gets what is left of the run's timeout:
-    // none left, it is not made (and the answer stays unknown).
-    // (The reload's own time is charged too.)
     let again = with_time_left(copts, started)
-        .and_then(|_| history::load(f, strict, None).ok())
+        .and_then(|_| drop_ambiguous(&l.history))
+        .map(|history| Loaded {
+            history,
+            anomalies: l.anomalies.clone(),
+            source: l.source.clone(),
+            format: l.format,
+            notes: Default::default(),
+        })
         .and_then(|l2| Some(check_plan(&l2, &with_time_left(copts, started)?, p)));
     let exact: Vec<_> = copts
         .models
@@ -115,7 +110,7 @@ fn settle_guessed_reads(
     match again {
         Some(mut r2) if r2.valid == Valid::False => {
             r2.notes.push(
-                "violations found again with the reads of duplicated writes left out: they hold whichever write was read"
+                "violations found again with the ambiguous reads of repeated values left out: they hold whichever write was read"
                     .into(),
             );
             r2

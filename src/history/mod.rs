@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 pub(crate) use build::BuildOptions;
 pub use formats::edn::Progress;
-pub use model::{History, Status, Workload};
+pub use model::{Duplicates, History, Status, Workload};
 
 use crate::anomaly::Anomaly;
 use crate::error::{Error, InputError, Remedy};
@@ -129,8 +129,8 @@ pub struct LoadOptions {
     pub format: Option<Format>,
     /// Read as this workload; None: detect it from the micro-ops.
     pub workload: Option<Workload>,
-    /// dbcop inputs: what to do with two writes of one (variable, value).
-    pub dbcop_duplicates: formats::dbcop::Duplicates,
+    /// Register histories: what to do with two writes of one (key, value).
+    pub duplicates: Duplicates,
 }
 
 /// Reads and compiles a history file.
@@ -332,6 +332,7 @@ fn load_text(
     let bopts = BuildOptions {
         workload: opts.workload,
         zero_is_initial: false,
+        duplicates: opts.duplicates,
     };
     let read = match format {
         Format::Edn => formats::edn::read(&source, bopts, progress),
@@ -353,6 +354,7 @@ fn load_text(
         }
         (Err(e), _) => return Err(e),
     };
+    formats::repeated_notes(&history, format, &mut notes);
     // An EDN file of no op at all (`[]`, the generator's faults of a run
     // where none fired) is as empty as an empty file.
     if format == Format::Edn && history.stats.ops == 0 && !empty_ok && opts.format.is_none() {

@@ -502,8 +502,7 @@ mod tests {
     pub(super) use super::super::tests::generated;
     use super::polygraph::EdgeKind;
     use super::*;
-    use crate::history::formats::dbcop::Duplicates;
-    use crate::history::{Format, LoadOptions, load_bytes};
+    use crate::history::{Duplicates, Format, LoadOptions, load_bytes};
 
     pub(super) const SSI: Variant = Variant {
         serializable: false,
@@ -529,7 +528,7 @@ mod tests {
     pub(super) fn load(text: &str) -> Option<History> {
         let opts = LoadOptions {
             format: Some(Format::DbcopHist),
-            dbcop_duplicates: Duplicates::Any,
+            duplicates: Duplicates::Any,
             ..LoadOptions::default()
         };
         let l = load_bytes("t.hist", text.as_bytes().to_vec(), opts).ok()?;
