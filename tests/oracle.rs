@@ -13,7 +13,9 @@
 mod oracle_support;
 
 use oracle_support::axioms::Order::{None as Sessionless, Session, SessionRealtime};
-use oracle_support::histories::{Rng, exhaustive, random, timed, with_outcomes};
+use oracle_support::histories::{
+    Rng, exhaustive, map_values, random, timed, with_outcomes, with_repeats,
+};
 use oracle_support::history::{History, Op, Status, Workload};
 use oracle_support::{CC, Level, PC, PSI, RA, RC, SER, SI, Tally, elle_si, oracle};
 
@@ -60,6 +62,93 @@ fn tiny_histories_agree() {
             with_outcomes(h, &mut |g| t.compare(g))
         });
     }
+    report(&t);
+    assert!(
+        t.disagreements.is_empty(),
+        "{} disagreements",
+        t.disagreements.len()
+    );
+}
+
+/// Register histories whose values repeat (as transaction fuzzers'
+/// do): a read of a repeated value may have observed any of its writers,
+/// and the oracle tries each. elle-si must decide every level (no
+/// `:unknown` but Elle's empty graph: the adapter asserts it) and agree.
+fn run_repeated(t: &mut Tally, seed: u64, count: usize, max_txns: usize) -> usize {
+    let mut rng = Rng::new(seed);
+    let mut ambiguous = 0;
+    for _ in 0..count {
+        let h = random(&mut rng, Workload::Register, max_txns);
+        let pct = [30, 60, 100][rng.below(3)];
+        let g = with_repeats(&mut rng, &h, pct);
+        let points = oracle_support::facts::choices(&g);
+        // The oracle tries every way: a history of too many is skipped.
+        if points.iter().map(|(_, w)| w.len()).product::<usize>() > 256 {
+            continue;
+        }
+        if !points.is_empty() {
+            ambiguous += 1;
+        }
+        t.compare(&g);
+    }
+    ambiguous
+}
+
+#[test]
+fn repeated_values_agree() {
+    let mut t = Tally::default();
+    let ambiguous = run_repeated(&mut t, 54, 1500, 6);
+    report(&t);
+    eprintln!("{ambiguous} of 1500 histories have a read of several writers");
+    assert!(ambiguous >= 400, "too few ambiguous reads: {ambiguous}");
+    assert!(
+        t.disagreements.is_empty(),
+        "{} disagreements",
+        t.disagreements.len()
+    );
+    // Both verdicts at every level compared.
+    for (l, (yes, no)) in &t.per_level {
+        assert!(*yes > 0 && *no > 0, "{l}: {yes} valid, {no} invalid");
+    }
+}
+
+#[test]
+fn tiny_repeated_values_agree() {
+    // Every history of three one-op transactions on one key whose first
+    // and third write the same value, and two of two-op transactions
+    // writing one value, under every outcome.
+    let mut t = Tally::default();
+    let odd = |_: u8, v: u32| (v - 1) % 2 + 1;
+    exhaustive(Workload::Register, 3, 1, 1, 1, &mut |h| {
+        t.compare(&map_values(h, &odd))
+    });
+    exhaustive(Workload::Register, 2, 1, 2, 1, &mut |h| {
+        with_outcomes(&map_values(h, &|_, _| 1), &mut |g| t.compare(g))
+    });
+    report(&t);
+    assert!(
+        t.disagreements.is_empty(),
+        "{} disagreements",
+        t.disagreements.len()
+    );
+}
+
+#[test]
+#[ignore = "long run: minutes"]
+fn long_repeated() {
+    let env = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let mut t = Tally::default();
+    run_repeated(
+        &mut t,
+        env("ORACLE_SEED", 2054),
+        env("ORACLE_COUNT", 20000) as usize,
+        env("ORACLE_MAX_TXNS", 7) as usize,
+    );
     report(&t);
     assert!(
         t.disagreements.is_empty(),

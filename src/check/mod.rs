@@ -9,6 +9,7 @@ mod committed;
 pub(crate) mod deps;
 pub mod entry;
 pub(crate) mod graph;
+mod settle;
 pub(crate) mod si;
 pub mod stages;
 

@@ -87,6 +87,7 @@
 mod emit;
 mod faults;
 mod keys;
+mod repeats;
 mod rng;
 mod sim;
 mod store;
@@ -429,6 +430,10 @@ pub struct GenOptions {
     /// Retire a key after this many writes and move on to a fresh one (as
     /// Elle's list-append generator does), keeping lists short.
     pub max_writes_per_key: Option<u32>,
+    /// rw-register: probability that a write shows a value already written
+    /// to its key (a read of it may then have observed either; see
+    /// `repeats.rs`), as transaction fuzzers' histories do.
+    pub repeat_values: f64,
 }
 
 impl Default for GenOptions {
@@ -450,6 +455,7 @@ impl Default for GenOptions {
             info_rate: 0.0,
             abort_rate: 0.0,
             max_writes_per_key: None,
+            repeat_values: 0.0,
         }
     }
 }
@@ -540,6 +546,12 @@ impl GenOptions {
         prob("the read ratio", self.read_ratio)?;
         prob("the info rate", self.info_rate)?;
         prob("the abort rate", self.abort_rate)?;
+        prob("the repeat-values rate", self.repeat_values)?;
+        if self.repeat_values > 0.0 && self.workload == Workload::ListAppend {
+            return bad(
+                "values repeat in rw-register histories only (a list-append element written twice is a duplicate-elements fault): use --workload rw-register".into(),
+            );
+        }
         for f in Fault::ALL {
             prob(&format!("the {} rate", f.name()), self.faults.rate(f))?;
         }

@@ -486,3 +486,56 @@ pub fn with_outcomes(h: &History, visit: &mut dyn FnMut(&History)) {
         }
     }
 }
+
+/// `h` with each key's values passed through `f` (a register history whose
+/// writes `f` makes repeat: a read of a repeated value may then have
+/// observed any of its writers).
+pub fn map_values(h: &History, f: &dyn Fn(Key, Val) -> Val) -> History {
+    let mut g = h.clone();
+    for t in &mut g.txns {
+        for op in &mut t.ops {
+            match op {
+                Op::Write(k, v) => *v = f(*k, *v),
+                Op::Read(k, vs) => vs.iter_mut().for_each(|v| *v = f(*k, *v)),
+            }
+        }
+    }
+    g
+}
+
+/// `h` (a register history) with repeated values, as transaction fuzzers
+/// write them: each value written to a key after its first shows, with
+/// probability `pct` percent, as one written to the key before it (values
+/// nobody wrote stay as they are).
+pub fn with_repeats(rng: &mut Rng, h: &History, pct: usize) -> History {
+    let mut order: Vec<(Key, Val)> = Vec::new();
+    for t in &h.txns {
+        for op in &t.ops {
+            if let Op::Write(k, v) = op
+                && !order.contains(&(*k, *v))
+            {
+                order.push((*k, *v));
+            }
+        }
+    }
+    let mut image: Vec<((Key, Val), Val)> = Vec::new();
+    for (i, &(k, v)) in order.iter().enumerate() {
+        let earlier: Vec<Val> = image[..i]
+            .iter()
+            .filter(|((kk, _), _)| *kk == k)
+            .map(|(_, u)| *u)
+            .collect();
+        let u = if !earlier.is_empty() && rng.pct(pct) {
+            earlier[rng.below(earlier.len())]
+        } else {
+            v
+        };
+        image.push(((k, v), u));
+    }
+    map_values(h, &|k, v| {
+        image
+            .iter()
+            .find(|(kv, _)| *kv == (k, v))
+            .map_or(v, |(_, u)| *u)
+    })
+}

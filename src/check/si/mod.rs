@@ -46,6 +46,22 @@ use polygraph::{EdgeId, Polygraph, Variant};
 use refute::Part;
 use solve::{Solved, solve_lazily, time_keys};
 
+/// `h` with the writers its ambiguous reads may have observed narrowed by
+/// session order and the writes they certainly observed (see `narrow.rs`:
+/// exact for SI and serializability with sessions), for a guess at the
+/// writers elsewhere (`check::settle`). None when nothing narrows.
+pub(crate) fn narrowed_by_sessions(
+    h: &History,
+    deadline: Option<std::time::Instant>,
+) -> Option<History> {
+    let v = Variant {
+        serializable: false,
+        session: true,
+        realtime: false,
+    };
+    narrow::narrow(h, v, Budget::until(deadline)).map(|n| n.history)
+}
+
 /// How much of the logged order of writes a witness kept
 /// ([`Stats::witnessed`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -545,8 +545,11 @@ impl Builder {
                             );
                         }
                     }
-                    // A read of a write this transaction makes later.
-                    let future = if future_here {
+                    // A read of a write this transaction makes later (not
+                    // a register read its own last write explains: a
+                    // value it writes again).
+                    let own_explains = !list_mode && st.own.last() == Some(&val);
+                    let future = if future_here && !own_explains {
                         self.txn_writes.iter().find(|&&(j, k, w)| {
                             j > i
                                 && k == key
