@@ -9,10 +9,10 @@ use std::time::Instant;
 use rustc_hash::FxHashSet;
 
 use super::{CheckOptions, Plan, check_plan, plan};
-use crate::anomaly::{Datum, Field, On};
+use crate::anomaly::{Datum, Field, On, Rel};
 use crate::history::Loaded;
 use crate::history::build::drop_ambiguous;
-use crate::history::model::{Duplicates, History, KeyId, MopId, Repeated};
+use crate::history::model::{Duplicates, History, KeyId, MopId, Repeated, TxnId};
 use crate::report::{CheckResult, Unknown, Valid, model_verdicts};
 use crate::spec::lattice::{implied_models, prohibited_by};
 use crate::spec::{Checker, Decider, Model};
@@ -270,7 +270,8 @@ fn valid_by(mut r: CheckResult, which: &str) -> CheckResult {
 /// read's likeliest writer: while the violations found name ambiguous
 /// reads (their micro-op, or one of their transaction's on a key they
 /// name), each other writer of those reads is tried in turn, and the
-/// first choice that leaves fewer violations kept; within
+/// first choice that leaves fewer violations kept (with the same choice
+/// for the transaction's other reads of the key); within
 /// [`SEARCH_CHECKS`] checks. Finds a witness or nothing: it never proves a
 /// violation.
 fn search(
@@ -296,8 +297,17 @@ fn search(
                 if checks >= SEARCH_CHECKS {
                     break 'try_flips;
                 }
+                // The transaction's other reads of the key observe the
+                // same write (else they differ, which only weak levels
+                // allow).
                 let mut next = pick.clone();
-                next[i] = (pick[i] + alt) % reads[i].1.len();
+                let to = (pick[i] + alt) % reads[i].1.len();
+                let (txn, key) = (h.txn_of(reads[i].0), h.mops[reads[i].0 as usize].key);
+                for (j, (r, c)) in reads.iter().enumerate() {
+                    if h.txn_of(*r) == txn && h.mops[*r as usize].key == key && *c == reads[i].1 {
+                        next[j] = to;
+                    }
+                }
                 let rx = check(&next)?;
                 checks += 1;
                 if rx.valid == Valid::True || count(&rx) < count(&cur) {
@@ -315,17 +325,48 @@ fn search(
 }
 
 /// The positions in `reads` of the ambiguous reads the violations of `r`
-/// may rest on: an anomaly's micro-op, or a read by its first transaction
-/// of a key it names; those of the micro-ops first.
+/// may rest on, likeliest first: an anomaly's micro-op; a cycle step's
+/// read (the reader's of a write-read step, the missing reader's of a
+/// read-write one); then any read by the anomaly's transactions of a key
+/// it names.
 fn suspects(h: &History, r: &CheckResult, reads: &[(MopId, Vec<MopId>)]) -> Vec<usize> {
     let at = |m: MopId| reads.binary_search_by_key(&m, |x| x.0).ok();
-    let mut first = Vec::new();
-    let mut then = Vec::new();
+    let reads_of = |t: TxnId, k: KeyId, out: &mut Vec<usize>| {
+        for m in h.txns[t as usize].mops() {
+            if h.mops[m].key == k
+                && let Some(i) = at(m as MopId)
+            {
+                out.push(i);
+            }
+        }
+    };
+    let (mut first, mut steps, mut then) = (Vec::new(), Vec::new(), Vec::new());
     for a in r.anomalies.values().flatten() {
         if let Some(Datum::Mop(m)) = a.get(Field::Mop)
             && let Some(i) = at(*m)
         {
             first.push(i);
+        }
+        let paths = a
+            .cycle
+            .iter()
+            .chain(a.fields.iter().filter_map(|(_, d)| match d {
+                Datum::Path(p) => Some(p),
+                _ => None,
+            }));
+        for p in paths {
+            for (s, w) in p.steps.iter().zip(p.txns.windows(2)) {
+                let mut keys = Vec::new();
+                keys_of(h, &Datum::Step(*s), &mut keys);
+                let reader = match s.rel {
+                    Rel::Wr => w[1],
+                    Rel::Rw => w[0],
+                    _ => continue,
+                };
+                for k in keys {
+                    reads_of(reader, k, &mut steps);
+                }
+            }
         }
         let mut keys = Vec::new();
         for (_, d) in &a.fields {
@@ -334,16 +375,13 @@ fn suspects(h: &History, r: &CheckResult, reads: &[(MopId, Vec<MopId>)]) -> Vec<
         for s in a.cycle.iter().flat_map(|c| &c.steps) {
             keys_of(h, &Datum::Step(*s), &mut keys);
         }
-        for &t in a.txns.iter().take(1) {
-            for m in h.txns[t as usize].mops() {
-                if keys.contains(&h.mops[m].key)
-                    && let Some(i) = at(m as MopId)
-                {
-                    then.push(i);
-                }
+        for &t in &a.txns {
+            for &k in &keys {
+                reads_of(t, k, &mut then);
             }
         }
     }
+    first.extend(steps);
     first.extend(then);
     let mut seen = FxHashSet::default();
     first.retain(|i| seen.insert(*i));
