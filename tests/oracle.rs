@@ -133,9 +133,9 @@ fn tiny_repeated_values_agree() {
     );
 }
 
-#[test]
-#[ignore = "long run: minutes"]
-fn long_repeated() {
+/// A long run of `run` (`ORACLE_SEED`, `ORACLE_COUNT` and
+/// `ORACLE_MAX_TXNS` vary it): no disagreement.
+fn long_run(run: impl Fn(&mut Tally, u64, usize, usize), seed: u64, count: u64) {
     let env = |k: &str, d: u64| {
         std::env::var(k)
             .ok()
@@ -143,10 +143,10 @@ fn long_repeated() {
             .unwrap_or(d)
     };
     let mut t = Tally::default();
-    run_repeated(
+    run(
         &mut t,
-        env("ORACLE_SEED", 2054),
-        env("ORACLE_COUNT", 20000) as usize,
+        env("ORACLE_SEED", seed),
+        env("ORACLE_COUNT", count) as usize,
         env("ORACLE_MAX_TXNS", 7) as usize,
     );
     report(&t);
@@ -159,26 +159,20 @@ fn long_repeated() {
 
 #[test]
 #[ignore = "long run: minutes"]
+fn long_repeated() {
+    long_run(
+        |t, seed, count, max| {
+            run_repeated(t, seed, count, max);
+        },
+        2054,
+        20000,
+    );
+}
+
+#[test]
+#[ignore = "long run: minutes"]
 fn long_random() {
-    let env = |k: &str, d: u64| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(d)
-    };
-    let mut t = Tally::default();
-    run_random(
-        &mut t,
-        env("ORACLE_SEED", 2026),
-        env("ORACLE_COUNT", 30000) as usize,
-        env("ORACLE_MAX_TXNS", 7) as usize,
-    );
-    report(&t);
-    assert!(
-        t.disagreements.is_empty(),
-        "{} disagreements",
-        t.disagreements.len()
-    );
+    long_run(run_random, 2026, 30000);
 }
 
 #[test]

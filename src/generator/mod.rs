@@ -2,7 +2,8 @@
 //! injection, whose histories come with their ground truth.
 //!
 //! Sessions run transactions of random reads and writes (list-append or
-//! rw-register, values unique per key) against a simulated store that
+//! rw-register, values unique per key unless `repeat_values` makes a
+//! register write show an earlier one: `repeats.rs`) against a simulated store that
 //! provably gives one isolation level ([`Db`]; see `store.rs` for how each
 //! one works), interleaved at random from the seed so transactions overlap
 //! in real time. Output is a Jepsen `history.edn` or the
