@@ -54,13 +54,30 @@ pub fn passed(deadline: Option<Instant>) -> bool {
 /// Nothing else sets it; the bound is work, so the same `units` give the
 /// same outcome on every host.
 pub fn runs_within<T>(units: u64, f: impl FnOnce() -> T) -> T {
+    run_bound(Some(units), f)
+}
+
+/// Runs `a` and `b` side by side on rayon's pool (`rayon::join`), each
+/// under the [`runs_within`] bound of the calling thread: the pool's
+/// threads are not the caller's, and would otherwise run unbounded (or
+/// under the bound of a job they were in when they took this one).
+pub fn join<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    let bound = RUN_WORK.with(Cell::get);
+    rayon::join(|| run_bound(bound, a), || run_bound(bound, b))
+}
+
+/// Runs `f` with [`RUN_WORK`] set to `bound`, restored after.
+fn run_bound<T>(bound: Option<u64>, f: impl FnOnce() -> T) -> T {
     struct Restore(Option<u64>);
     impl Drop for Restore {
         fn drop(&mut self) {
             RUN_WORK.with(|w| w.set(self.0));
         }
     }
-    let _restore = Restore(RUN_WORK.with(|w| w.replace(Some(units))));
+    let _restore = Restore(RUN_WORK.with(|w| w.replace(bound)));
     f()
 }
 
@@ -188,6 +205,16 @@ mod tests {
         assert_eq!(inner.1.work, Some(spent() + 3));
         assert_eq!(inner.2, inner.0);
         assert_eq!(Budget::for_run(None), Budget::NONE);
+    }
+
+    #[test]
+    fn join_carries_the_bound_to_the_pool() {
+        // What each half sees as its run's bound: the meter's mark minus
+        // what its own thread had spent.
+        let bound = || Budget::for_run(None).work.map(|w| w - spent());
+        let both = runs_within(7, || join(bound, bound));
+        assert_eq!(both, (Some(7), Some(7)));
+        assert_eq!(join(bound, bound), (None, None));
     }
 
     #[test]

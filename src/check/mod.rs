@@ -413,7 +413,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
                 })
         })
         .collect();
-    let (causal, poly) = rayon::join(
+    let (causal, poly) = budget::join(
         || causal_part(h, plan, deadline),
         || polygraph_part(h, &checkers, deadline),
     );
