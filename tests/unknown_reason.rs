@@ -296,3 +296,78 @@ fn past_the_deadline_a_check_costs_about_what_reading_costs() {
         "the full check {full:?}, reading {read:?}: the test measures nothing"
     );
 }
+
+/// Settling the causal levels' guessed writers is bounded by the run's
+/// `--timeout` like every other check: a prefix-consistent store's history
+/// with repeated values, whose causal check the last-writer guess makes
+/// violated and settling searches (many checks, none finding a witness),
+/// costs a fraction of its CPU when the timeout is an eighth of that CPU
+/// (CPU, not wall time: the run may use two threads), and says the
+/// deadline stopped it.
+#[cfg(unix)]
+#[test]
+fn settling_stops_at_the_deadline() {
+    let f = scratch("prefix-repeated.edn");
+    common::generate(
+        &f,
+        &[
+            "--workload",
+            "rw-register",
+            "--db",
+            "prefix",
+            "--sessions",
+            "5",
+            "--txns-per-session",
+            "40",
+            "--ops-per-txn",
+            "4",
+            "--keys",
+            "8",
+            "--seed",
+            "2",
+            "--repeat-values",
+            "0.3",
+            "--info-rate",
+            "0.02",
+            "--abort-rate",
+            "0.05",
+        ],
+    );
+    // The least CPU of three runs: the work, less the host's noise.
+    let least = |args: &[&str]| {
+        (0..3)
+            .map(|_| common::cpu_of(bin().args(args).arg(&f)).1)
+            .min()
+            .expect("three runs")
+    };
+    let untimed = ["-c", "causal-cerone", "-o", "edn"];
+    let (code, edn) = check(&f, &untimed);
+    assert_eq!(code, Some(2), "{edn}");
+    assert_eq!(causes(&edn), ["unsettled-guess"], "{edn}");
+    let mut args = vec!["check"];
+    args.extend(untimed);
+    let full = least(&args);
+    let read = least(&["stats"]);
+    assert!(
+        full > read * 8,
+        "settling {full:?}, reading {read:?}: the test measures nothing"
+    );
+    for timeout in [0.000001, full.as_secs_f64() / 8.0] {
+        let t = format!("{timeout}");
+        let timed = ["-c", "causal-cerone", "--timeout", &t, "-o", "edn"];
+        let (code, edn) = check(&f, &timed);
+        assert_eq!(code, Some(2), "{edn}");
+        let c = causes(&edn);
+        assert!(
+            c.iter().any(|c| c == "deadline") && !c.iter().any(|c| c == "unsettled-guess"),
+            "--timeout {t}: {edn}"
+        );
+        let mut args = vec!["check"];
+        args.extend(timed);
+        let late = least(&args);
+        assert!(
+            late < full / 2 + read * 2,
+            "--timeout {t}: {late:?} of CPU; untimed {full:?}, reading {read:?}"
+        );
+    }
+}

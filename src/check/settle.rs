@@ -490,6 +490,51 @@ mod tests {
         assert!(with_time_left(&opts(Some(Duration::from_secs(1))), long_ago).is_none());
     }
 
+    /// x = 1 written twice; read from the last writer the reader misses
+    /// what that writer saw (a causal violation), from the first nothing
+    /// is wrong (`tests/unknown_reason.rs` has it beside a long fork).
+    const GUESSED: &str = "[x:=1]\n[y:=5]\n---\n[y==5 x:=1]\n---\n[x==1 y==?]\n";
+
+    #[test]
+    fn settling_past_the_deadline_makes_no_check_and_names_the_deadline() {
+        use crate::history::{Format, LoadOptions, load_bytes};
+        use std::time::Duration;
+        let load = LoadOptions {
+            format: Some(Format::DbcopHist),
+            ..LoadOptions::default()
+        };
+        let l = load_bytes("g.hist", GUESSED.as_bytes().to_vec(), load).expect("loads");
+        let rep = l.history.repeated.clone().expect("x = 1 repeats");
+        let unbounded = CheckOptions {
+            models: vec![Model::CausalCerone],
+            timeout: None,
+            anomalies: Vec::new(),
+        };
+        let p = plan(&unbounded).expect("plan");
+        let guessed = check_plan(&l, &unbounded, &p);
+        assert_eq!(guessed.valid, Valid::False, "the last-writer guess");
+        // With time, settled: valid with the read observing the first write.
+        let settled =
+            settle_guessed_reads(&l, &rep, guessed.clone(), &unbounded, (&p, Instant::now()));
+        assert_eq!(settled.valid, Valid::True, "{:?}", settled.notes);
+        // The run's timeout spent before settling: no check is made (the
+        // notes are the guessed check's alone), and the verdict is
+        // unknown because of the deadline.
+        let Some(long_ago) = Instant::now().checked_sub(Duration::from_secs(2)) else {
+            return;
+        };
+        let timed = CheckOptions {
+            timeout: Some(Duration::from_secs(1)),
+            ..unbounded
+        };
+        let r = settle_guessed_reads(&l, &rep, guessed.clone(), &timed, (&p, long_ago));
+        assert_eq!(r.valid, Valid::Unknown);
+        assert_eq!(r.notes, guessed.notes);
+        let causes: Vec<&str> = r.unknown_reasons().iter().map(|u| u.cause()).collect();
+        assert_eq!(causes, ["deadline"]);
+        assert!(r.anomalies.is_empty() && !r.unconfirmed.is_empty());
+    }
+
     #[test]
     fn settling_models_keep_sessions_and_imply_the_guessing_levels() {
         for m in SETTLING {
