@@ -14,7 +14,7 @@ mod oracle_support;
 
 use oracle_support::axioms::Order::{None as Sessionless, Session, SessionRealtime};
 use oracle_support::histories::{
-    Rng, exhaustive, map_values, random, timed, with_outcomes, with_repeats,
+    Rng, exhaustive, from_edn, map_values, random, timed, with_outcomes, with_repeats,
 };
 use oracle_support::history::{History, Op, Status, Workload};
 use oracle_support::{CC, Level, PC, PSI, RA, RC, SER, SI, Tally, elle_si, oracle};
@@ -126,6 +126,55 @@ fn tiny_repeated_values_agree() {
         with_outcomes(&map_values(h, &|_, _| 1), &mut |g| t.compare(g))
     });
     report(&t);
+    assert!(
+        t.disagreements.is_empty(),
+        "{} disagreements",
+        t.disagreements.len()
+    );
+}
+
+#[test]
+fn generated_repeated_values_agree() {
+    // The generator's own histories with repeated values (as
+    // tx-fuzzer's), of every store, small enough for the oracle: the
+    // verdicts agree at every level.
+    use elle_si::generator::{Db, GenOptions, generate};
+    let mut t = Tally::default();
+    let (mut compared, mut ambiguous) = (0, 0);
+    for db in Db::ALL {
+        for seed in 0..40 {
+            let o = GenOptions {
+                sessions: 3,
+                txns_per_session: 2,
+                ops_per_txn: 3,
+                keys: 2,
+                workload: elle_si::history::Workload::RwRegister,
+                db,
+                seed,
+                abort_rate: 0.1,
+                info_rate: 0.1,
+                repeat_values: 0.6,
+                ..GenOptions::default()
+            };
+            let g = generate(&o).expect("generated");
+            let h = from_edn(std::str::from_utf8(&g.history).expect("utf-8"));
+            let points = oracle_support::facts::choices(&h);
+            if points.iter().map(|(_, w)| w.len()).product::<usize>() > 256 {
+                continue;
+            }
+            compared += 1;
+            ambiguous += usize::from(!points.is_empty());
+            t.compare(&h);
+        }
+    }
+    report(&t);
+    eprintln!(
+        "{compared} generated histories compared, {ambiguous} with a read of several writers"
+    );
+    assert!(
+        compared >= 150 && ambiguous >= 60,
+        "{compared} compared, {ambiguous} ambiguous"
+    );
     assert!(
         t.disagreements.is_empty(),
         "{} disagreements",
