@@ -19,6 +19,8 @@ use oracle_support::histories::{
 use oracle_support::history::{History, Op, Status, Workload};
 use oracle_support::{CC, Level, PC, PSI, RA, RC, SER, SI, Tally, elle_si, oracle};
 
+/// Says what was compared and the smallest disagreements; fails if there
+/// is any.
 fn report(t: &Tally) {
     eprintln!("{}", t.summary());
     for d in t.smallest() {
@@ -27,6 +29,11 @@ fn report(t: &Tally) {
             d.level, d.model, d.oracle, d.elle_si, d.edn
         );
     }
+    assert!(
+        t.disagreements.is_empty(),
+        "{} disagreements",
+        t.disagreements.len()
+    );
 }
 
 fn run_random(t: &mut Tally, seed: u64, count: usize, max_txns: usize) {
@@ -46,11 +53,6 @@ fn random_histories_agree() {
     let mut t = Tally::default();
     run_random(&mut t, 18, 2000, 6);
     report(&t);
-    assert!(
-        t.disagreements.is_empty(),
-        "{} disagreements",
-        t.disagreements.len()
-    );
 }
 
 #[test]
@@ -63,11 +65,6 @@ fn tiny_histories_agree() {
         });
     }
     report(&t);
-    assert!(
-        t.disagreements.is_empty(),
-        "{} disagreements",
-        t.disagreements.len()
-    );
 }
 
 /// Register histories whose values repeat (as transaction fuzzers'
@@ -101,11 +98,6 @@ fn repeated_values_agree() {
     report(&t);
     eprintln!("{ambiguous} of 1500 histories have a read of several writers");
     assert!(ambiguous >= 400, "too few ambiguous reads: {ambiguous}");
-    assert!(
-        t.disagreements.is_empty(),
-        "{} disagreements",
-        t.disagreements.len()
-    );
     // Both verdicts at every level compared.
     for (l, (yes, no)) in &t.per_level {
         assert!(*yes > 0 && *no > 0, "{l}: {yes} valid, {no} invalid");
@@ -126,11 +118,6 @@ fn tiny_repeated_values_agree() {
         with_outcomes(&map_values(h, &|_, _| 1), &mut |g| t.compare(g))
     });
     report(&t);
-    assert!(
-        t.disagreements.is_empty(),
-        "{} disagreements",
-        t.disagreements.len()
-    );
 }
 
 #[test]
@@ -175,11 +162,6 @@ fn generated_repeated_values_agree() {
         compared >= 150 && ambiguous >= 60,
         "{compared} compared, {ambiguous} ambiguous"
     );
-    assert!(
-        t.disagreements.is_empty(),
-        "{} disagreements",
-        t.disagreements.len()
-    );
 }
 
 /// A long run of `run` (`ORACLE_SEED`, `ORACLE_COUNT` and
@@ -199,11 +181,6 @@ fn long_run(run: impl Fn(&mut Tally, u64, usize, usize), seed: u64, count: u64) 
         env("ORACLE_MAX_TXNS", 7) as usize,
     );
     report(&t);
-    assert!(
-        t.disagreements.is_empty(),
-        "{} disagreements",
-        t.disagreements.len()
-    );
 }
 
 #[test]
@@ -238,11 +215,6 @@ fn long_tiny() {
         });
     }
     report(&t);
-    assert!(
-        t.disagreements.is_empty(),
-        "{} disagreements",
-        t.disagreements.len()
-    );
 }
 
 // The oracle on classic anomalies, verdicts derived by hand from the
