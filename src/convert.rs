@@ -192,20 +192,6 @@ fn convert_to(
     };
     let loaded = history::load(&input, load, None)?;
     let dbcop = [Format::DbcopBincode, Format::DbcopJson, Format::DbcopHist];
-    if !loaded.history.candidates.is_empty() && !dbcop.contains(&opts.to) {
-        // Jepsen's, elle-cli's and the text format name each version by a
-        // value unique to its key: what they would hold is refused on
-        // reading.
-        return Err(Error::Usage(format!(
-            "{}: {} may have observed any of several writes of one value (--dbcop-duplicates any), which {} cannot say (it names each version by a value unique to its key): convert to dbcop-bincode, dbcop-json or dbcop-hist, or pick a writer with --dbcop-duplicates last-writer or drop-reads",
-            input.display(),
-            match loaded.history.candidates.len() {
-                1 => "1 read".to_string(),
-                n => format!("{n} reads"),
-            },
-            opts.to.name()
-        )));
-    }
     if opts.to == Format::Json
         && let Some((a, b, both)) = formats::elle_json::merged(&loaded.history)
     {
@@ -235,13 +221,15 @@ fn convert_to(
     notes.count(loaded.history.stats.skipped_ops, |s| {
         format!("op{s} without an integer :process (nemesis and others) left out")
     });
-    if loaded.notes.duplicates == Some(formats::dbcop::Duplicates::LastWriter) {
-        // `check` says unknown where a guessed writer decides; the output
-        // names the guessed writer as if it were read.
-        notes.add(
-            "the output holds those guesses as reads: a check of it cannot tell a violation a guess made from one the history has (check the original, which says unknown where a guess decides)"
-                .to_string(),
-        );
+    if let Some(r) = &loaded.history.repeated
+        && r.policy != history::Duplicates::Any
+    {
+        // The policy decides how `check` reads them; the output holds
+        // the values as they are, and a check of it weighs every writer.
+        notes.add(format!(
+            "the output keeps the repeated values as the history has them (--duplicates {} is how check reads them, not what is written)",
+            r.policy.name()
+        ));
     }
     notes.count(loaded.anomalies.len() as u64, |s| {
         format!(

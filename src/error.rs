@@ -21,8 +21,9 @@ pub enum Remedy {
     DirectoryFormat,
     /// A file whose format was not recognised.
     NameFormat,
-    /// A dbcop history writing one (variable, value) twice.
-    DbcopDuplicates,
+    /// A register history writing one (key, value) twice, refused under
+    /// [`crate::history::model::Duplicates::Reject`].
+    Duplicates,
 }
 
 impl Remedy {
@@ -34,7 +35,7 @@ impl Remedy {
             Remedy::NameFormat => {
                 "give -f (edn, json, text, dbcop-bincode, dbcop-json, dbcop-hist, cobra, viper)".into()
             }
-            Remedy::DbcopDuplicates => "--dbcop-duplicates any lets such a read have observed either write (the exact semantics; `check` does so by default); last-writer resolves it to the last writer in file order, as PolySI does".into(),
+            Remedy::Duplicates => "--duplicates any lets a read of such a value have observed either write (the exact semantics; `check` does so by default); last-writer resolves it to the last writer in file order, as PolySI does".into(),
         }
     }
 }

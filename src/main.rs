@@ -24,8 +24,7 @@ use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use elle_si::check::{self, CheckOptions};
 use elle_si::convert::{self, ConvertOptions};
 use elle_si::error::Error;
-use elle_si::history::formats::dbcop::Duplicates;
-use elle_si::history::{self, Format, LoadOptions, Loaded, Workload};
+use elle_si::history::{self, Duplicates, Format, LoadOptions, Loaded, Workload};
 use elle_si::report::{CheckResult, Valid, folder, render};
 use elle_si::spec::{AnomalyType, Model};
 
@@ -76,15 +75,20 @@ struct InputArgs {
     /// dbcop-hist, cobra, viper (default: detected).
     #[arg(short, long)]
     format: Option<String>,
-    /// dbcop inputs, two writes of one (variable, value): a read of it may
-    /// have observed either (any, the default: exact for SI and
-    /// serializability; causal levels read the last writer in file order,
-    /// and a violation resting on that is settled by strong-session
-    /// serializability or SI, else unknown), the file is refused (reject, as dbcop does),
-    /// reads resolve to the last writer in file order (last-writer, as
-    /// PolySI does; a violation that depends on that guess is reported as
-    /// unknown), or those reads are left out (drop-reads).
-    #[arg(long, default_value = "any")]
+    /// Register histories (any format), two writes of one (key, value): a
+    /// read of it may have observed either (any, the default: exact for SI
+    /// and serializability; causal levels read the last writer in file
+    /// order, and a violation resting on that is settled without those
+    /// reads or by strong-session serializability or SI, else unknown),
+    /// the file is refused (reject, as dbcop does), reads resolve to the
+    /// last writer in file order (last-writer, as PolySI does; a violation
+    /// that depends on that guess is reported as unknown), or those reads
+    /// are left out (drop-reads). Also --dbcop-duplicates.
+    #[arg(
+        long = "duplicates",
+        visible_alias = "dbcop-duplicates",
+        default_value = "any"
+    )]
     dbcop_duplicates: String,
     /// Say more: how the input was read, and how each check went.
     #[arg(short, long)]
@@ -178,8 +182,12 @@ enum Cmd {
         #[arg(short, long, value_enum)]
         workload: Option<WorkloadArg>,
         /// As for check, but refused by default (reject): the target
-        /// format may require unique writes.
-        #[arg(long, default_value = "reject")]
+        /// format may require unique writes. Also --dbcop-duplicates.
+        #[arg(
+            long = "duplicates",
+            visible_alias = "dbcop-duplicates",
+            default_value = "reject"
+        )]
         dbcop_duplicates: String,
     },
     /// Generate a history from a simulated database, with known faults.
@@ -197,7 +205,7 @@ fn parse_format(f: &str) -> Result<Format, Error> {
 fn parse_duplicates(s: &str) -> Result<Duplicates, Error> {
     Duplicates::parse(s).ok_or_else(|| {
         Error::Usage(format!(
-            "unknown --dbcop-duplicates `{s}`: expected any, reject, last-writer or drop-reads"
+            "unknown --duplicates `{s}`: expected any, reject, last-writer or drop-reads"
         ))
     })
 }
@@ -222,7 +230,7 @@ fn run_convert(
         to: parse_format(to)?,
         load: LoadOptions {
             workload: workload(w),
-            dbcop_duplicates: parse_duplicates(dups)?,
+            duplicates: parse_duplicates(dups)?,
             ..LoadOptions::default()
         },
     };
@@ -237,7 +245,7 @@ fn load_opts(input: &InputArgs) -> Result<LoadOptions, Error> {
     Ok(LoadOptions {
         format: input.format.as_deref().map(parse_format).transpose()?,
         workload: workload(input.workload),
-        dbcop_duplicates: parse_duplicates(&input.dbcop_duplicates)?,
+        duplicates: parse_duplicates(&input.dbcop_duplicates)?,
         keys: input.keys.orders(),
     })
 }
@@ -721,7 +729,7 @@ fn check_one(f: &std::path::Path, ask: &Ask) -> Checked {
             .map(|t| t.saturating_sub(started.elapsed())),
         ..ask.copts.clone()
     };
-    match check::entry::check_loaded(&l, Some((f, ask.opts)), &copts) {
+    match check::entry::check_loaded(&l, &copts) {
         Ok(r) => Checked::Done(Box::new((l, r)), deadline),
         Err(e) => Checked::Failed(e),
     }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use elle_si::history::{LoadOptions, load_bytes};
+use elle_si::history::{Duplicates, LoadOptions, load_bytes};
 
 /// (file name, content, line, column, part of the reason)
 type Case = (&'static str, &'static [u8], usize, usize, &'static str);
@@ -40,6 +40,32 @@ const DUP_APPEND_COMPLETIONS: &[u8] =
 {:type :ok, :f :txn, :value [[:append :x 1]], :process 1, :index 3}
 {:type :ok, :f :txn, :value [[:r :y nil]], :process 2, :index 5}
 ";
+
+/// Register values written twice, refused only under `--duplicates
+/// reject` (by default a read of one may have observed either write).
+const REPEATED: &[Case] = &[
+    (
+        "dup-write.edn",
+        b"{:type :ok, :f :txn, :value [[:w :x 5]], :process 0}\n{:type :ok, :f :txn, :value [[:w :x 5]], :process 1}\n",
+        2,
+        30,
+        "value 5 written to key :x twice",
+    ),
+    (
+        "twice-then-again-w.edn",
+        DUP_W,
+        2,
+        40,
+        "value 1 written to key :x twice in one transaction",
+    ),
+    (
+        "twice-then-again-w-completions.edn",
+        DUP_W_COMPLETIONS,
+        1,
+        40,
+        "value 1 written to key :x twice in one transaction",
+    ),
+];
 
 const CASES: &[Case] = &[
     (
@@ -197,13 +223,6 @@ const CASES: &[Case] = &[
         "value 1 appended to key 1 twice",
     ),
     (
-        "dup-write.edn",
-        b"{:type :ok, :f :txn, :value [[:w :x 5]], :process 0}\n{:type :ok, :f :txn, :value [[:w :x 5]], :process 1}\n",
-        2,
-        30,
-        "value 5 written to key :x twice",
-    ),
-    (
         "double-invoke.edn",
         b"{:type :invoke, :f :txn, :value [[:append 1 1]], :process 0}\n{:type :invoke, :f :txn, :value [[:append 1 2]], :process 0}\n",
         2,
@@ -287,24 +306,11 @@ const CASES: &[Case] = &[
         41,
         "invalid number `12ab`",
     ),
-    // A transaction writing a value twice, then another writing it once
-    // and a third: the reader compiled the transactions held behind the
-    // refused one, and the second found the refused one's write (a panic,
-    // exit 101, in `history::build`).
-    (
-        "twice-then-again-w.edn",
-        DUP_W,
-        2,
-        40,
-        "value 1 written to key :x twice in one transaction",
-    ),
-    (
-        "twice-then-again-w-completions.edn",
-        DUP_W_COMPLETIONS,
-        1,
-        40,
-        "value 1 written to key :x twice in one transaction",
-    ),
+    // A transaction appending a value twice, then another appending it
+    // once and a third: the reader compiled the transactions held behind
+    // the refused one, and the second found the refused one's append (a
+    // panic, exit 101, in `history::build`). The register versions are
+    // read by default (`REPEATED`).
     (
         "twice-then-again-append.edn",
         DUP_APPEND,
@@ -384,9 +390,16 @@ const CASES: &[Case] = &[
 
 #[test]
 fn library_errors_name_file_line_column_and_reason() {
+    let reject = LoadOptions {
+        duplicates: Duplicates::Reject,
+        ..LoadOptions::default()
+    };
     let mut failures = Vec::new();
-    for &(name, text, line, col, reason) in CASES {
-        let got = match load_bytes(name, text.to_vec(), LoadOptions::default()) {
+    let cases = CASES.iter().map(|c| (c, LoadOptions::default()));
+    for (&(name, text, line, col, reason), opts) in
+        cases.chain(REPEATED.iter().map(|c| (c, reject)))
+    {
+        let got = match load_bytes(name, text.to_vec(), opts) {
             Ok(l) => format!("loaded {} transactions", l.history.txns.len()),
             Err(e) => e.to_string(),
         };
@@ -404,11 +417,16 @@ fn library_errors_name_file_line_column_and_reason() {
 fn cli_exits_3_with_file_line_column() {
     let dir = own_dir("cases");
     let mut failures = Vec::new();
-    for &(name, text, line, col, reason) in CASES {
+    let cases = CASES.iter().map(|c| (c, &[][..]));
+    let reject = &["--duplicates", "reject"][..];
+    for (&(name, text, line, col, reason), flags) in
+        cases.chain(REPEATED.iter().map(|c| (c, reject)))
+    {
         let path = dir.join(name);
         std::fs::write(&path, text).expect("writing a case");
         let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
             .arg("stats")
+            .args(flags)
             .arg(&path)
             .env("NO_COLOR", "1")
             .output()
@@ -774,15 +792,33 @@ fn own_dir(name: &str) -> PathBuf {
 }
 
 /// Issue 18's history through `check` (the command it was found with),
-/// under every output: exit 3 and the located reason, never a panic.
+/// under every output: refused on request, exit 3 and the located reason,
+/// never a panic; by default, read (nothing reads x, and the only read
+/// is of the initial state: Elle's empty transaction graph).
 #[test]
 fn check_refuses_a_value_written_twice_then_again() {
     let dir = own_dir("issue-18");
     let path = dir.join("issue-18.edn");
     std::fs::write(&path, DUP_W).expect("writing the history");
+    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        .args(["check", "-c", "serializable"])
+        .arg(&path)
+        .output()
+        .expect("running elle-si");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(stdout.contains("empty-transaction-graph"), "{stdout}");
     for output in ["text", "edn", "json"] {
         let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
-            .args(["check", "-c", "serializable", "-o", output])
+            .args([
+                "check",
+                "--duplicates",
+                "reject",
+                "-c",
+                "serializable",
+                "-o",
+                output,
+            ])
             .arg(&path)
             .env("NO_COLOR", "1")
             .output()

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use elle_si::history::formats::dbcop::Duplicates;
+use elle_si::history::Duplicates;
 use elle_si::history::{LoadOptions, load};
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -47,7 +47,7 @@ fn every_shared_history_loads() {
         // VeriStrong's histories write some (variable, value) twice: read
         // as the CLI reads them by default.
         let opts = LoadOptions {
-            dbcop_duplicates: Duplicates::Any,
+            duplicates: Duplicates::Any,
             ..LoadOptions::default()
         };
         match load(p, opts, None) {

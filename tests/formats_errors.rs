@@ -55,12 +55,17 @@ fn dbcop_json_errors() {
         Some(Format::DbcopJson),
     );
     has(&e, &["d.json:1:"]);
-    // Duplicate writes name both places.
-    let e = err(
-        "d.json",
-        b"[[{\"events\": [[\"w\", 0, 1]], \"committed\": true}],\n [{\"events\": [[\"w\", 0, 1]], \"committed\": false}]]",
-        Some(Format::DbcopJson),
-    );
+    // Duplicate writes, refused on request, name both places.
+    let bytes = b"[[{\"events\": [[\"w\", 0, 1]], \"committed\": true}],\n [{\"events\": [[\"w\", 0, 1]], \"committed\": false}]]";
+    let opts = LoadOptions {
+        format: Some(Format::DbcopJson),
+        duplicates: history::Duplicates::Reject,
+        ..LoadOptions::default()
+    };
+    let e = match history::load_bytes("d.json", bytes.to_vec(), opts) {
+        Ok(_) => panic!("duplicate writes accepted under reject"),
+        Err(e) => e.to_string(),
+    };
     has(
         &e,
         &["d.json:2:15:", "written the value 1 twice", "session 2"],

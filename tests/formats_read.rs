@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use elle_si::check::basic;
-use elle_si::history::formats::dbcop::Duplicates;
+use elle_si::history::Duplicates;
 use elle_si::history::model::*;
 use elle_si::history::{self, Format, LoadOptions, Loaded};
 
@@ -155,13 +155,16 @@ fn cobra_bytes(recs: &[Rec]) -> Vec<u8> {
     b
 }
 
-/// The error loading `p` with the default options gives, as the user
-/// reads it; `why` says why it must fail.
+/// The error loading `p` gives, as the user reads it, with the default
+/// options except that repeated values are refused (as dbcop refuses
+/// them; by default a read of one may have observed either write); `why`
+/// says why it must fail.
 fn refused(p: &Path, why: &str) -> String {
-    history::load(p, LoadOptions::default(), None)
-        .err()
-        .expect(why)
-        .to_string()
+    let opts = LoadOptions {
+        duplicates: Duplicates::Reject,
+        ..LoadOptions::default()
+    };
+    history::load(p, opts, None).err().expect(why).to_string()
 }
 
 /// Writes Cobra records as the log `name` in `d`.
@@ -255,10 +258,10 @@ fn cobra_logs_naming_versions_by_value() {
     assert_eq!(h.txns.len(), 3);
     assert_eq!(reads_from(h), [INIT, (0, 1), (0, 1)]);
     assert!(h.candidates.is_empty());
-    // A third session writes value 5 again: refused by default, naming the
-    // file and byte of each write...
+    // A third session writes value 5 again: refused on request, naming
+    // the file and byte of each write...
     write_log(&d, "T3.log", &[S(t4), Wv(U, 500, 5), C(t4)]);
-    let e = refused(&d, "a value written twice is refused by default");
+    let e = refused(&d, "a value written twice is refused on request");
     assert!(e.contains("T3.log") && e.contains("at byte 9"), "{e}");
     assert!(e.contains("byte 42") && e.contains("T1.log"), "{e}");
     // ...in Cobra's terms, not dbcop's.
@@ -266,12 +269,9 @@ fn cobra_logs_naming_versions_by_value() {
         e.contains("Cobra's logs name a version by its value") && !e.contains("dbcop requires"),
         "{e}"
     );
-    // ...and under `any`, both reads may have observed either write.
-    let opts = LoadOptions {
-        dbcop_duplicates: Duplicates::Any,
-        ..LoadOptions::default()
-    };
-    let l = history::load(&d, opts, None).expect("loads");
+    // ...and by default (`any`), both reads may have observed either
+    // write.
+    let l = history::load(&d, LoadOptions::default(), None).expect("loads");
     assert_eq!(l.history.candidates.len(), 2);
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -318,7 +318,7 @@ fn shared_dbcop_10k_duplicates() {
         return;
     }
     let rh = shared("valid/dbcop-bincode/general-RH-10k.bincode");
-    let e = refused(&rh, "duplicate writes are refused by default");
+    let e = refused(&rh, "duplicate writes are refused on request");
     assert!(
         e.contains("at byte 304166") && e.contains("variable 4394") && e.contains("session 5"),
         "{e}"
@@ -326,7 +326,7 @@ fn shared_dbcop_10k_duplicates() {
     for (f, pairs) in [("RH", 25), ("WH", 2569)] {
         let p = shared(&format!("valid/dbcop-bincode/general-{f}-10k.bincode"));
         let opts = LoadOptions {
-            dbcop_duplicates: Duplicates::LastWriter,
+            duplicates: Duplicates::LastWriter,
             ..LoadOptions::default()
         };
         let l = history::load(&p, opts, None).unwrap();
@@ -344,7 +344,11 @@ fn shared_dbcop_10k_duplicates() {
             l.notes
         );
         // The guess travels typed, beside the note that tells it.
-        assert_eq!(l.notes.duplicates, Some(Duplicates::LastWriter), "{f}");
+        assert_eq!(
+            l.history.repeated.as_ref().map(|r| r.policy),
+            Some(Duplicates::LastWriter),
+            "{f}"
+        );
         // No read is left unresolved: every value read was written.
         assert!(h.mops.iter().all(|m| m.from != from::THIN_AIR), "{f}");
     }

@@ -60,7 +60,6 @@ fn check(text: &str, keys: KeyOrders, models: &str, anomalies: &str) -> CheckRes
     };
     elle_si::check::entry::check_loaded(
         &l,
-        None,
         &CheckOptions {
             models,
             timeout: None,

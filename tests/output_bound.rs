@@ -168,7 +168,7 @@ fn past_the_byte_bound_the_anomalies_left_are_counted_under_elided() {
         bytes: whole.len() as u64 / 4,
         deadline: None,
     };
-    for syntax in [Syntax::Edn, Syntax::Json { file: None }] {
+    for syntax in [Syntax::Edn, Syntax::PrettyEdn, Syntax::Json { file: None }] {
         let (out, e) = rendered(&l, &r, syntax, &bounds);
         assert_eq!(e.cut, Some(Cut::Bytes(bounds.bytes)));
         assert!(
@@ -178,7 +178,7 @@ fn past_the_byte_bound_the_anomalies_left_are_counted_under_elided() {
         );
         let left = e.counts["thin-air-read"];
         let (listed, elided) = match syntax {
-            Syntax::Edn => {
+            Syntax::Edn | Syntax::PrettyEdn => {
                 let v = elle_si::edn::read_one(&out).expect("EDN parses");
                 let listed = match get(get(&v, "anomalies"), "thin-air-read") {
                     Value::Vector(xs) => xs.len() as u64,

@@ -50,7 +50,6 @@ const WRITE_SKEW: &str = "\
 fn run(l: &Loaded, models: &[Model], anomalies: &[AnomalyType]) -> CheckResult {
     entry::check_loaded(
         l,
-        None,
         &CheckOptions {
             models: models.to_vec(),
             timeout: None,

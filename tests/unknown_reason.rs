@@ -16,8 +16,9 @@ mod common;
 /// x = 1 is written twice. Read from the last writer, the reader of x must
 /// also see y = 5 and does not (a causal violation); read from the first,
 /// nothing is wrong. Beside it a long fork, which causal consistency
-/// allows and the stronger models that would settle the guess reject: the
-/// guess stays unsettled.
+/// allows and the stronger models that would settle the guess reject:
+/// under `--duplicates last-writer` (which takes the guess, rather than
+/// trying each writer as the default does) the guess stays unsettled.
 const FORKED: &str = "[x:=1]\n[y:=5]\n---\n[y==5 x:=1]\n---\n[x==1 y==?]\n---\n[a:=1]\n---\n[b:=1]\n---\n[a==1 b==?]\n---\n[b==1 a==?]\n";
 
 fn bin() -> Command {
@@ -78,7 +79,9 @@ fn causes(edn: &str) -> Vec<String> {
 #[test]
 fn an_unsettled_guess_is_named_and_its_violations_are_unconfirmed() {
     let f = write("forked.hist", FORKED);
-    let (code, text) = check(&f, &["-c", "tcc"]);
+    // By default each writer is tried: valid.
+    assert_eq!(check(&f, &["-c", "tcc"]).0, Some(0));
+    let (code, text) = check(&f, &["-c", "tcc", "--duplicates", "last-writer"]);
     assert_eq!(code, Some(2), "{text}");
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].ends_with("UNKNOWN under causal-cerone"), "{text}");
@@ -88,7 +91,10 @@ fn an_unsettled_guess_is_named_and_its_violations_are_unconfirmed() {
         "{text}"
     );
     assert!(text.contains("unconfirmed co-conflict-ao: 1"), "{text}");
-    let (_, edn) = check(&f, &["-c", "tcc", "-o", "edn"]);
+    let (_, edn) = check(
+        &f,
+        &["-c", "tcc", "--duplicates", "last-writer", "-o", "edn"],
+    );
     assert_eq!(causes(&edn), ["unsettled-guess"], "{edn}");
     let v = elle_si::edn::read_one(edn.as_bytes()).expect("EDN parses");
     // Not found: unconfirmed, and nothing ruled out.
@@ -100,7 +106,10 @@ fn an_unsettled_guess_is_named_and_its_violations_are_unconfirmed() {
         }
         other => panic!("no unconfirmed violations: {other:?}"),
     }
-    let (_, json) = check(&f, &["-c", "tcc", "-o", "json"]);
+    let (_, json) = check(
+        &f,
+        &["-c", "tcc", "--duplicates", "last-writer", "-o", "json"],
+    );
     let j: serde_json::Value = serde_json::from_str(&json).expect("JSON parses");
     assert_eq!(
         j["elle-si/unknown-reason"][0]["cause"], "unsettled-guess",
@@ -109,7 +118,17 @@ fn an_unsettled_guess_is_named_and_its_violations_are_unconfirmed() {
     // index.html says it too.
     let dir = scratch("forked-folder");
     let _ = std::fs::remove_dir_all(&dir);
-    let (code, _) = check(&f, &["-c", "tcc", "-d", dir.to_str().expect("utf-8")]);
+    let (code, _) = check(
+        &f,
+        &[
+            "-c",
+            "tcc",
+            "--duplicates",
+            "last-writer",
+            "-d",
+            dir.to_str().expect("utf-8"),
+        ],
+    );
     assert_eq!(code, Some(2));
     let html = std::fs::read_to_string(dir.join("index.html")).expect("index.html");
     assert!(
@@ -276,4 +295,79 @@ fn past_the_deadline_a_check_costs_about_what_reading_costs() {
         full > read * 3,
         "the full check {full:?}, reading {read:?}: the test measures nothing"
     );
+}
+
+/// Settling the causal levels' guessed writers is bounded by the run's
+/// `--timeout` like every other check: a prefix-consistent store's history
+/// with repeated values, whose causal check the last-writer guess makes
+/// violated and settling searches (many checks, none finding a witness),
+/// costs a fraction of its CPU when the timeout is an eighth of that CPU
+/// (CPU, not wall time: the run may use two threads), and says the
+/// deadline stopped it.
+#[cfg(unix)]
+#[test]
+fn settling_stops_at_the_deadline() {
+    let f = scratch("prefix-repeated.edn");
+    common::generate(
+        &f,
+        &[
+            "--workload",
+            "rw-register",
+            "--db",
+            "prefix",
+            "--sessions",
+            "5",
+            "--txns-per-session",
+            "40",
+            "--ops-per-txn",
+            "4",
+            "--keys",
+            "8",
+            "--seed",
+            "2",
+            "--repeat-values",
+            "0.3",
+            "--info-rate",
+            "0.02",
+            "--abort-rate",
+            "0.05",
+        ],
+    );
+    // The least CPU of three runs: the work, less the host's noise.
+    let least = |args: &[&str]| {
+        (0..3)
+            .map(|_| common::cpu_of(bin().args(args).arg(&f)).1)
+            .min()
+            .expect("three runs")
+    };
+    let untimed = ["-c", "causal-cerone", "-o", "edn"];
+    let (code, edn) = check(&f, &untimed);
+    assert_eq!(code, Some(2), "{edn}");
+    assert_eq!(causes(&edn), ["unsettled-guess"], "{edn}");
+    let mut args = vec!["check"];
+    args.extend(untimed);
+    let full = least(&args);
+    let read = least(&["stats"]);
+    assert!(
+        full > read * 8,
+        "settling {full:?}, reading {read:?}: the test measures nothing"
+    );
+    for timeout in [0.000001, full.as_secs_f64() / 8.0] {
+        let t = format!("{timeout}");
+        let timed = ["-c", "causal-cerone", "--timeout", &t, "-o", "edn"];
+        let (code, edn) = check(&f, &timed);
+        assert_eq!(code, Some(2), "{edn}");
+        let c = causes(&edn);
+        assert!(
+            c.iter().any(|c| c == "deadline") && !c.iter().any(|c| c == "unsettled-guess"),
+            "--timeout {t}: {edn}"
+        );
+        let mut args = vec!["check"];
+        args.extend(timed);
+        let late = least(&args);
+        assert!(
+            late < full / 2 + read * 2,
+            "--timeout {t}: {late:?} of CPU; untimed {full:?}, reading {read:?}"
+        );
+    }
 }

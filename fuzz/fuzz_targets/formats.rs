@@ -7,15 +7,14 @@
 #![no_main]
 
 use elle_si::Error;
-use elle_si::history::formats::dbcop::Duplicates;
-use elle_si::history::{Format, LoadOptions, load_bytes};
+use elle_si::history::{Duplicates, Format, LoadOptions, load_bytes};
 use libfuzzer_sys::fuzz_target;
 
-fn check(format: Format, dbcop_duplicates: Duplicates, data: &[u8]) {
+fn check(format: Format, duplicates: Duplicates, data: &[u8]) {
     let opts = LoadOptions {
         format: Some(format),
         workload: None,
-        dbcop_duplicates,
+        duplicates,
     };
     match load_bytes("fuzz.log", data.to_vec(), opts) {
         Ok(l) => {

@@ -54,19 +54,23 @@ pub fn passed(deadline: Option<Instant>) -> bool {
 /// Nothing else sets it; the bound is work, so the same `units` give the
 /// same outcome on every host.
 pub fn runs_within<T>(units: u64, f: impl FnOnce() -> T) -> T {
-    with_run_bound(Some(units), f)
+    run_bound(Some(units), f)
 }
 
-/// The bound [`runs_within`] set on this thread, if any: what a check
-/// that hands work to another thread carries over with
-/// [`with_run_bound`], so the bound holds wherever its runs start.
-pub fn run_bound() -> Option<u64> {
-    RUN_WORK.with(Cell::get)
+/// Runs `a` and `b` side by side on rayon's pool (`rayon::join`), each
+/// under the [`runs_within`] bound of the calling thread: the pool's
+/// threads are not the caller's, and would otherwise run unbounded (or
+/// under the bound of a job they were in when they took this one).
+pub fn join<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    let bound = RUN_WORK.with(Cell::get);
+    rayon::join(|| run_bound(bound, a), || run_bound(bound, b))
 }
 
-/// Runs `f` with this thread's run bound set to `bound` (see
-/// [`runs_within`]), restored after.
-pub fn with_run_bound<T>(bound: Option<u64>, f: impl FnOnce() -> T) -> T {
+/// Runs `f` with [`RUN_WORK`] set to `bound`, restored after.
+fn run_bound<T>(bound: Option<u64>, f: impl FnOnce() -> T) -> T {
     struct Restore(Option<u64>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -201,6 +205,16 @@ mod tests {
         assert_eq!(inner.1.work, Some(spent() + 3));
         assert_eq!(inner.2, inner.0);
         assert_eq!(Budget::for_run(None), Budget::NONE);
+    }
+
+    #[test]
+    fn join_carries_the_bound_to_the_pool() {
+        // What each half sees as its run's bound: the meter's mark minus
+        // what its own thread had spent.
+        let bound = || Budget::for_run(None).work.map(|w| w - spent());
+        let both = runs_within(7, || join(bound, bound));
+        assert_eq!(both, (Some(7), Some(7)));
+        assert_eq!(join(bound, bound), (None, None));
     }
 
     #[test]

@@ -62,7 +62,11 @@ pub fn external_source(h: &History, i: usize, t3: TxnId) -> Option<TxnId> {
 /// indeterminate ones are left out. A committed list read shows every
 /// append up to its length, not only its last element: an indeterminate
 /// append anywhere in it took effect too (even when the read's last
-/// element is the reader's own append).
+/// element is the reader's own append). An indeterminate transaction a
+/// read may have observed ([`History::candidates`]) takes part too: had it
+/// not committed, nothing read from it, and placed after everything it
+/// orders nothing (its reads are unknown, it ends its session, it never
+/// completed), so including it never makes a violation.
 pub fn included(h: &History) -> Vec<bool> {
     let mut inc: Vec<bool> = h
         .txns
@@ -86,6 +90,17 @@ pub fn included(h: &History) -> Vec<bool> {
             && let Some(s) = seen.get_mut(m.key as usize)
         {
             *s = (*s).max(m.len);
+        }
+    }
+    for (&r, ws) in &h.candidates {
+        if h.txns[h.txn_of(r) as usize].status != Status::Committed {
+            continue;
+        }
+        for &w in ws {
+            let t = h.txn_of(w);
+            if h.txns[t as usize].status == Status::Indeterminate {
+                inc[t as usize] = true;
+            }
         }
     }
     for (o, &len) in h.orders.iter().zip(&seen) {

@@ -11,6 +11,7 @@ pub mod entry;
 pub(crate) mod graph;
 pub mod keys;
 pub mod progress;
+mod settle;
 pub(crate) mod si;
 pub mod stages;
 
@@ -422,12 +423,9 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
                 })
         })
         .collect();
-    // Either part may run on another of the pool's threads: a test's
-    // work bound goes with it.
-    let bound = crate::check::budget::run_bound();
-    let (causal, poly) = rayon::join(
+    let (causal, poly) = budget::join(
         || causal_part(h, plan, deadline),
-        || crate::check::budget::with_run_bound(bound, || polygraph_part(h, &checkers, deadline)),
+        || polygraph_part(h, &checkers, deadline),
     );
     let mut notes = Vec::new();
     if h.key_orders.any() {

@@ -137,6 +137,11 @@ pub struct GenArgs {
     /// Fault (list-append): an element appears twice in a list.
     #[arg(long, default_value_t = 0.0)]
     pub duplicate_append: f64,
+    /// rw-register: probability that a write shows a value already written
+    /// to its key (not a fault: a read of it may have observed either
+    /// write; faults still show).
+    #[arg(long, default_value_t = 0.0)]
+    pub repeat_values: f64,
 }
 
 impl GenArgs {
@@ -184,6 +189,7 @@ impl GenArgs {
         o.max_writes_per_key = self.max_writes_per_key;
         o.info_rate = self.info_rate;
         o.abort_rate = self.abort_rate;
+        o.repeat_values = self.repeat_values;
         for (f, r) in [
             (Fault::LostUpdate, self.lost_update),
             (Fault::LongFork, self.long_fork),

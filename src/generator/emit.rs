@@ -8,6 +8,7 @@
 
 use std::io::{self, Write};
 
+use super::repeats::Repeats;
 use super::sim::{Active, Outcome, Planned};
 use crate::history::{Format, Workload};
 
@@ -77,17 +78,18 @@ impl<W: Write> Emitter<W> {
         process: i64,
         a: &Active,
         committed: bool,
+        rep: &Repeats,
     ) -> io::Result<Option<(u32, i64)>> {
         let r = match self.format {
-            Format::Text => self.text_txn(process, a, committed),
+            Format::Text => self.text_txn(process, a, committed, rep),
             // GenOptions::check admits only EDN and text.
-            _ => Some(self.edn_completion(time, process, a)),
+            _ => Some(self.edn_completion(time, process, a, rep)),
         };
         self.maybe_flush()?;
         Ok(r)
     }
 
-    fn edn_completion(&mut self, time: u64, process: i64, a: &Active) -> (u32, i64) {
+    fn edn_completion(&mut self, time: u64, process: i64, a: &Active, rep: &Repeats) -> (u32, i64) {
         let index = self.index;
         let (typ, error) = match a.outcome {
             Outcome::Ok => ("ok", None),
@@ -96,7 +98,7 @@ impl<W: Write> Emitter<W> {
         };
         self.op_head(time, typ, process);
         if a.outcome == Outcome::Ok {
-            self.ok_value(a);
+            self.ok_value(a, rep);
         } else {
             self.invoke_value(&a.ops);
         }
@@ -147,14 +149,14 @@ impl<W: Write> Emitter<W> {
             if op.read {
                 self.buf.extend_from_slice(b"nil]");
             } else {
-                push_u64(&mut self.buf, op.val as u64);
+                push_u64(&mut self.buf, op.shown as u64);
                 self.buf.push(b']');
             }
         }
         self.buf.push(b']');
     }
 
-    fn ok_value(&mut self, a: &Active) {
+    fn ok_value(&mut self, a: &Active, rep: &Repeats) {
         self.buf.push(b'[');
         for (i, op) in a.ops.iter().enumerate() {
             if i > 0 {
@@ -162,12 +164,12 @@ impl<W: Write> Emitter<W> {
             }
             self.write_mop(op);
             if !op.read {
-                push_u64(&mut self.buf, op.val as u64);
+                push_u64(&mut self.buf, op.shown as u64);
             } else {
                 let vals = a.result(i);
                 match (vals.is_empty(), self.list) {
                     (true, _) => self.buf.extend_from_slice(b"nil"),
-                    (false, false) => push_u64(&mut self.buf, vals[0] as u64),
+                    (false, false) => push_u64(&mut self.buf, rep.show(op.key, vals[0]) as u64),
                     (false, true) => {
                         self.buf.push(b'[');
                         for (j, v) in vals.iter().enumerate() {
@@ -188,7 +190,13 @@ impl<W: Write> Emitter<W> {
     /// A committed transaction's lines under its own id; an aborted one's
     /// writes under -1 (the reader merges consecutive -1 lines of a session
     /// into one transaction, and so do we when numbering).
-    fn text_txn(&mut self, process: i64, a: &Active, committed: bool) -> Option<(u32, i64)> {
+    fn text_txn(
+        &mut self,
+        process: i64,
+        a: &Active,
+        committed: bool,
+        rep: &Repeats,
+    ) -> Option<(u32, i64)> {
         let id: i64 = if committed { a.no as i64 } else { -1 };
         let mut wrote = false;
         for (i, op) in a.ops.iter().enumerate() {
@@ -196,9 +204,9 @@ impl<W: Write> Emitter<W> {
                 continue;
             }
             let val = if op.read {
-                a.result(i).first().copied().unwrap_or(0)
+                a.result(i).first().map_or(0, |&v| rep.show(op.key, v))
             } else {
-                op.val
+                op.shown
             };
             let b = &mut self.buf;
             b.extend_from_slice(if op.read { b"r(" } else { b"w(" });

@@ -2,7 +2,8 @@
 //! injection, whose histories come with their ground truth.
 //!
 //! Sessions run transactions of random reads and writes (list-append or
-//! rw-register, values unique per key) against a simulated store that
+//! rw-register, values unique per key unless `repeat_values` makes a
+//! register write show an earlier one: `repeats.rs`) against a simulated store that
 //! provably gives one isolation level ([`Db`]; see `store.rs` for how each
 //! one works), interleaved at random from the seed so transactions overlap
 //! in real time. Output is a Jepsen `history.edn` or the
@@ -87,6 +88,7 @@
 mod emit;
 mod faults;
 mod keys;
+mod repeats;
 mod rng;
 mod sim;
 mod store;
@@ -429,6 +431,10 @@ pub struct GenOptions {
     /// Retire a key after this many writes and move on to a fresh one (as
     /// Elle's list-append generator does), keeping lists short.
     pub max_writes_per_key: Option<u32>,
+    /// rw-register: probability that a write shows a value already written
+    /// to its key (a read of it may then have observed either; see
+    /// `repeats.rs`), as transaction fuzzers' histories do.
+    pub repeat_values: f64,
 }
 
 impl Default for GenOptions {
@@ -450,6 +456,7 @@ impl Default for GenOptions {
             info_rate: 0.0,
             abort_rate: 0.0,
             max_writes_per_key: None,
+            repeat_values: 0.0,
         }
     }
 }
@@ -540,6 +547,12 @@ impl GenOptions {
         prob("the read ratio", self.read_ratio)?;
         prob("the info rate", self.info_rate)?;
         prob("the abort rate", self.abort_rate)?;
+        prob("the repeat-values rate", self.repeat_values)?;
+        if self.repeat_values > 0.0 && self.workload == Workload::ListAppend {
+            return bad(
+                "values repeat in rw-register histories only (a list-append element written twice is a duplicate-elements fault): use --workload rw-register".into(),
+            );
+        }
         for f in Fault::ALL {
             prob(&format!("the {} rate", f.name()), self.faults.rate(f))?;
         }

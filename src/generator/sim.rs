@@ -12,6 +12,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::emit::Emitter;
 use super::keys::KeyChooser;
+use super::repeats::Repeats;
 use super::rng::Rng;
 use super::store::{Csn, KeyState, LATEST, Store, TxnNo, Version, View};
 use super::{Db, Fault, FiredFault, GenOptions, GenStats, Report};
@@ -22,8 +23,12 @@ use crate::history::Workload;
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Planned {
     pub key: u64,
-    /// The value a write writes (0 for reads).
+    /// The value a write writes (0 for reads), unique per key in the
+    /// store.
     pub val: u32,
+    /// The value the history shows it writing (`val`, unless it repeats
+    /// an earlier write's: see `repeats.rs`).
+    pub shown: u32,
     pub read: bool,
     /// The transaction's first op on this key.
     pub first: bool,
@@ -213,6 +218,8 @@ pub(crate) struct Sim<'o, W: Write> {
     pub dups: FxHashMap<u64, (u32, TxnNo)>,
     /// Thin-air values count down from u32::MAX; no real value gets there.
     pub thin: u32,
+    /// The values the history shows repeated (`--repeat-values`).
+    pub repeats: Repeats,
     buf: Vec<Version>,
 }
 
@@ -259,6 +266,7 @@ impl<'o, W: Write> Sim<'o, W> {
             lu_index: FxHashMap::default(),
             dups: FxHashMap::default(),
             thin: 0,
+            repeats: Repeats::new(opts.repeat_values, opts.seed),
             buf: Vec::new(),
         }
     }
@@ -327,7 +335,7 @@ impl<'o, W: Write> Sim<'o, W> {
                 let sess = &self.sessions[s];
                 let out = self
                     .emit
-                    .complete(self.time, sess.process, &a, committed)
+                    .complete(self.time, sess.process, &a, committed, &self.repeats)
                     .map_err(Self::io)?;
                 self.txns[a.no as usize].out = out;
                 let sess = &mut self.sessions[s];
@@ -378,11 +386,22 @@ impl<'o, W: Write> Sim<'o, W> {
                 k.last_val += 1;
                 k.last_val
             };
+            let shown = if read || self.list {
+                val
+            } else {
+                let mine: Vec<u32> = ops
+                    .iter()
+                    .filter(|o| o.key == key && !o.read)
+                    .map(|o| o.shown)
+                    .collect();
+                self.repeats.plan(key, val, &mine)
+            };
             let first = !ops.iter().any(|o| o.key == key);
             let ext = read && !ops.iter().any(|o| o.key == key && !o.read);
             ops.push(Planned {
                 key,
                 val,
+                shown,
                 read,
                 first,
                 ext,
@@ -635,7 +654,8 @@ impl<'o, W: Write> Sim<'o, W> {
             Some("timeout")
         } else {
             let (ww, fatal) = self.conflicts(s, a);
-            if fatal || (!ww.is_empty() && !self.lost_update(a, &ww)) {
+            if fatal || (!ww.is_empty() && !self.lost_update(a, &ww)) || !self.faults_unambiguous(a)
+            {
                 Some("conflict")
             } else {
                 None
@@ -646,6 +666,43 @@ impl<'o, W: Write> Sim<'o, W> {
             None => self.apply(s, a),
         }
         self.release_locks(a);
+    }
+
+    /// With repeated values: whether every read of the transactions a
+    /// pending fault names shows a value written once so far (then those
+    /// values are pinned, never to be repeated), so that no other write of
+    /// its value explains the fault away. A transaction whose fault would
+    /// rest on a repeated value is aborted instead.
+    fn faults_unambiguous(&mut self, a: &Active) -> bool {
+        if !self.repeats.on() || !a.pending.iter().any(|p| p.injected()) {
+            return true;
+        }
+        let mut reads: Vec<(u64, u32)> = Vec::new();
+        for (i, op) in a.ops.iter().enumerate() {
+            if op.read && op.ext {
+                reads.extend(a.result(i).iter().map(|&v| (op.key, v)));
+            }
+        }
+        for p in &a.pending {
+            for &t in p.txns.iter().filter(|&&t| t != a.no) {
+                let tr = &self.txns[t as usize];
+                // The history shows no read of an aborted or timed-out one.
+                if tr.csn == 0 || tr.info {
+                    continue;
+                }
+                let rec = self.recent.get(tr.csn);
+                match rec.filter(|r| r.txn == t) {
+                    Some(r) => reads.extend(r.reads.iter().map(|r| (r.key, r.val))),
+                    // Too old to tell: not safe.
+                    None => return false,
+                }
+            }
+        }
+        if !self.repeats.unique(&reads) {
+            return false;
+        }
+        self.repeats.pin(&reads);
+        true
     }
 
     fn release_locks(&mut self, a: &Active) {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 pub(crate) use build::BuildOptions;
 pub use formats::edn::Progress;
-pub use model::{History, KeyOrders, Status, Workload};
+pub use model::{Duplicates, History, KeyOrders, Status, Workload};
 
 use crate::anomaly::Anomaly;
 use crate::error::{Error, InputError, Remedy};
@@ -129,8 +129,8 @@ pub struct LoadOptions {
     pub format: Option<Format>,
     /// Read as this workload; None: detect it from the micro-ops.
     pub workload: Option<Workload>,
-    /// dbcop inputs: what to do with two writes of one (variable, value).
-    pub dbcop_duplicates: formats::dbcop::Duplicates,
+    /// Register histories: what to do with two writes of one (key, value).
+    pub duplicates: Duplicates,
     /// Elle's key options: version orders a check infers beside the reads.
     pub keys: KeyOrders,
 }
@@ -157,15 +157,26 @@ pub fn take_key_orders(l: &mut Loaded, keys: KeyOrders) -> Result<(), Error> {
         ));
         return Ok(());
     }
-    if let Some((&r, _)) = l.history.candidates.iter().min_by_key(|(r, _)| **r) {
-        let m = l.history.mops[r as usize];
+    if let Some(rep) = &l.history.repeated {
+        let which = match l.history.candidates.iter().min_by_key(|(r, _)| **r) {
+            Some((&r, _)) => {
+                let m = l.history.mops[r as usize];
+                format!(
+                    "key {} has value {} written more than once",
+                    l.history.key_value(m.key),
+                    l.history.value(m.val)
+                )
+            }
+            None => format!(
+                "{} (key, value) pairs are written more than once",
+                rep.pairs
+            ),
+        };
         return Err(InputError::whole(
             l.source.name(),
             format!(
-                "{asked} infer version orders by value, but key {} has value {} written more \
-                 than once: the options need each value written once, as Elle's rw-register does",
-                l.history.key_value(m.key),
-                l.history.value(m.val)
+                "{asked} infer version orders by value, but {which}: the options need each \
+                 value written once, as Elle's rw-register does"
             ),
         )
         .into());
@@ -373,6 +384,7 @@ fn load_text(
     let bopts = BuildOptions {
         workload: opts.workload,
         zero_is_initial: false,
+        duplicates: opts.duplicates,
     };
     let read = match format {
         Format::Edn => formats::edn::read(&source, bopts, progress),
@@ -394,6 +406,7 @@ fn load_text(
         }
         (Err(e), _) => return Err(e),
     };
+    formats::repeated_notes(&history, format, &mut notes);
     // An EDN file of no op at all (`[]`, the generator's faults of a run
     // where none fired) is as empty as an empty file.
     if format == Format::Edn && history.stats.ops == 0 && !empty_ok && opts.format.is_none() {

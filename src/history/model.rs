@@ -166,7 +166,9 @@ pub enum MopKind {
 pub mod from {
     /// The initial state (nil, an empty list, or value 0 in the text format).
     pub const INITIAL: u32 = u32::MAX;
-    /// Not observed: a read inside an aborted or indeterminate transaction.
+    /// Not observed: a read inside an aborted or indeterminate transaction,
+    /// or a read left out ([`super::Duplicates::DropReads`]). Checkers
+    /// take nothing from it.
     pub const UNKNOWN: u32 = u32::MAX - 1;
     /// A value nobody wrote.
     pub const THIN_AIR: u32 = u32::MAX - 2;
@@ -409,15 +411,92 @@ pub struct History {
     /// Where the history came from, for messages.
     pub name: String,
     /// Reads that may have observed any of several writes of the value they
-    /// returned (dbcop histories whose writes are not unique per (key,
-    /// value)): each such external read's candidate writes, in file order.
-    /// Its `from` is one of them, a guess; the SI/SER checker weighs them
-    /// all, other checkers read the guess.
+    /// returned (register histories whose writes are not unique per (key,
+    /// value), under [`Duplicates::Any`]): each such external read's
+    /// candidate writes, in file order. Its `from` is one of them, a
+    /// guess; the SI/SER checker weighs them all, other checkers read the
+    /// guess.
     pub candidates: FxHashMap<MopId, Vec<MopId>>,
     /// Elle's key options asked for this history (none by default).
     pub key_orders: KeyOrders,
     /// What they infer, once worked out (`check::keys::inferred`).
     pub inferred: std::sync::OnceLock<Inferred>,
+    /// Register values written more than once to one key, and what the
+    /// policy made of them; None when every write is unique per key.
+    pub repeated: Option<Repeated>,
+}
+
+/// What to do when two writes share a (key, value) of a register history:
+/// a read of that value may have observed either. List-append histories
+/// refuse a repeated append whatever the policy (a repeated element in a
+/// read is Elle's `duplicate-elements`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Duplicates {
+    /// Refuse the history, as dbcop does.
+    Reject,
+    /// Take each read's guessed writer (the last in file order it could
+    /// have observed) as the one it read, as PolySI resolves reads to the
+    /// last writer. A violation may then rest on the guess: `check`
+    /// settles it without the guessed reads, else answers unknown.
+    LastWriter,
+    /// Leave out the reads with several possible writers: what remains
+    /// holds in every resolution, so a cycle in it is a cycle whichever
+    /// write was read.
+    DropReads,
+    /// A read may have observed any write of its value that could have
+    /// been read (committed or indeterminate, final in its transaction,
+    /// by another transaction: [`History::candidates`]): the exact
+    /// semantics, VeriStrong's hyper-polygraph. The default.
+    #[default]
+    Any,
+}
+
+impl Duplicates {
+    /// The policy of this name (`reject`, `last-writer`, `drop-reads`, `any`).
+    pub fn parse(s: &str) -> Option<Duplicates> {
+        match s {
+            "reject" => Some(Duplicates::Reject),
+            "last-writer" | "last" => Some(Duplicates::LastWriter),
+            "drop-reads" => Some(Duplicates::DropReads),
+            "any" => Some(Duplicates::Any),
+            _ => None,
+        }
+    }
+
+    /// Its name, as `parse` reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Duplicates::Reject => "reject",
+            Duplicates::LastWriter => "last-writer",
+            Duplicates::DropReads => "drop-reads",
+            Duplicates::Any => "any",
+        }
+    }
+}
+
+/// A register history's values written more than once to one key (see
+/// [`Duplicates`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Repeated {
+    /// The policy that was applied.
+    pub policy: Duplicates,
+    /// How many (key, value) pairs are written more than once.
+    pub pairs: u64,
+    /// The reads the exact semantics leaves with several possible writers,
+    /// in history order: under [`Duplicates::Any`] the reads of
+    /// [`History::candidates`], under [`Duplicates::LastWriter`] the reads
+    /// whose writer was guessed, under [`Duplicates::DropReads`] the reads
+    /// left out.
+    pub ambiguous: Vec<MopId>,
+}
+
+impl Repeated {
+    /// Whether some read's writer is a guess: a violation found may rest
+    /// on it, and is to be settled (see `check::entry`).
+    pub fn guessed(&self) -> bool {
+        matches!(self.policy, Duplicates::Any | Duplicates::LastWriter)
+            && !self.ambiguous.is_empty()
+    }
 }
 
 impl History {

@@ -40,8 +40,8 @@ pub(super) fn clojure_remedy(r: Remedy) -> String {
         Remedy::NameFormat => "check-file reads Jepsen EDN, elle-cli JSON, the r(k,v,s,t) text \
              format, dbcop, Cobra and Viper histories, told apart by their content"
             .into(),
-        Remedy::DbcopDuplicates => "check-file refuses such a history, as dbcop does; the elle-si \
-             command line reads it (elle-si check --dbcop-duplicates)"
+        Remedy::Duplicates => "check and check-file let a read of such a value have observed \
+             either write; the elle-si command line chooses otherwise with --duplicates"
             .into(),
     }
 }
@@ -116,7 +116,7 @@ pub(super) fn check_loaded(
 ) -> Result<String, String> {
     let t0 = Instant::now();
     let deadline = copts.timeout.and_then(|t| t0.checked_add(t));
-    let result = check::entry::check_loaded(loaded, None, copts).unwrap_or_else(|e| {
+    let result = check::entry::check_loaded(loaded, copts).unwrap_or_else(|e| {
         let mut r = check::check(loaded, copts);
         r.notes.push(e.to_string());
         r

@@ -527,3 +527,51 @@ fn a_result_over_max_result_bytes_is_an_error_naming_the_limit() {
     assert!(BridgeOptions::parse("{:max-result-bytes 0}").is_err());
     let _ = std::fs::remove_file(&f);
 }
+
+const WRITE: u8 = 2;
+
+/// Key 1 = 1 written by two sessions, key 2 = 5 by the first session
+/// before; the second writer read 2 = 5; a reader sees 1 = 1 and key 2's
+/// initial state. Read from the second writer, the reader missed what its
+/// writer had seen (a causal violation); read from the first, nothing is
+/// wrong. Encoded as the JVM sends it: no file to read again.
+fn repeated_value(e: &mut Enc) {
+    e.invoke_elided(0, 0);
+    e.op(OK, 0, Some(1), Some(&[(WRITE, 1, Arg2::One(1))]));
+    e.invoke_elided(0, 2);
+    e.op(OK, 0, Some(3), Some(&[(WRITE, 2, Arg2::One(5))]));
+    e.invoke_elided(1, 4);
+    e.op(
+        OK,
+        1,
+        Some(5),
+        Some(&[(READ, 2, Arg2::One(5)), (WRITE, 1, Arg2::One(1))]),
+    );
+    e.invoke_elided(2, 6);
+    e.op(
+        OK,
+        2,
+        Some(7),
+        Some(&[(READ, 1, Arg2::One(1)), (READ, 2, Arg2::Nil)]),
+    );
+}
+
+#[test]
+fn a_repeated_value_is_decided_without_a_file_and_its_reads_named() {
+    let mut e = Enc::new();
+    repeated_value(&mut e);
+    for model in ["causal-cerone", "read-atomic", "serializable"] {
+        let out = check_encoded(&e.values, &e.ops, &format!("{{:models [\"{model}\"]}}"))
+            .unwrap_or_else(|err| panic!("{model}: {err}"));
+        assert!(out.starts_with("{:valid? true"), "{model}: {out}");
+        assert!(
+            out.contains(":elle-si/ambiguous-reads {:policy :any, :count 1"),
+            "{model}: {out}"
+        );
+        assert!(out.contains(":writers [1 5]"), "{model}: {out}");
+    }
+    // Strict serializability: the reader began after both writers
+    // completed, and missed 2 = 5 whichever it read.
+    let out = check_encoded(&e.values, &e.ops, STRICT).unwrap();
+    assert!(out.starts_with("{:valid? false"), "{out}");
+}

@@ -662,7 +662,7 @@ impl Decoding {
         let name = opts.name.clone().unwrap_or_else(|| "history".to_string());
         let bopts = BuildOptions {
             workload: opts.workload,
-            zero_is_initial: false,
+            ..BuildOptions::default()
         };
         let mut state = State::new(bopts, name.clone());
         state.timed = timed;

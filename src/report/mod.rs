@@ -82,7 +82,10 @@ impl Unknown {
         match self {
             Unknown::Deadline(_) => "deadline",
             Unknown::Budget(_) => "budget",
-            Unknown::Guess { .. } => "unsettled-guess",
+            // The deadline is what stopped settling: the cause a caller
+            // acts on (a longer --timeout), as for any check it cut.
+            Unknown::Guess { deadline: true } => "deadline",
+            Unknown::Guess { deadline: false } => "unsettled-guess",
             Unknown::EmptyGraph => "empty-transaction-graph",
             Unknown::Undecided(..) => "undecided",
             Unknown::Inferred(_) => "inferred-order",

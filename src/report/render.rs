@@ -522,7 +522,7 @@ pub fn write_result_with(
     bounds: &Bounds,
     edit: &dyn Fn(&mut Value),
 ) -> std::io::Result<Elided> {
-    let frame = result_with(r, &|_| Value::Vector(Vec::new()));
+    let frame = result_with(h, r, &|_| Value::Vector(Vec::new()));
     // The entries written one anomaly at a time, and their lists.
     let streamed = |k: &str| match k {
         "anomalies" => Some(&r.anomalies),
@@ -686,10 +686,11 @@ fn given_as_true(t: &str) -> bool {
 }
 
 /// Elle's result map, and elle-si's `:elle-si/unknown-reason` (why an
-/// unknown verdict is: `[{:cause :deadline, :reason "..."}]`) and
-/// `:elle-si/unconfirmed` (violations resting on a guess not settled).
+/// unknown verdict is: `[{:cause :deadline, :reason "..."}]`),
+/// `:elle-si/unconfirmed` (violations resting on a guess not settled) and
+/// `:elle-si/ambiguous-reads` ([`ambiguous_reads`]).
 pub fn result_value(h: &History, r: &CheckResult) -> Value {
-    result_with(r, &|list| {
+    result_with(h, r, &|list| {
         Value::Vector(list.iter().map(|a| anomaly_value(h, a)).collect())
     })
 }
@@ -698,7 +699,7 @@ pub fn result_value(h: &History, r: &CheckResult) -> Value {
 const UNCONFIRMED: &str = "elle-si/unconfirmed";
 
 /// [`result_value`], each anomaly list's value given by `list`.
-fn result_with(r: &CheckResult, list: &dyn Fn(&[Anomaly]) -> Value) -> Value {
+fn result_with(h: &History, r: &CheckResult, list: &dyn Fn(&[Anomaly]) -> Value) -> Value {
     let mut m = vec![(
         kw("valid?"),
         match r.valid {
@@ -749,7 +750,63 @@ fn result_with(r: &CheckResult, list: &dyn Fn(&[Anomaly]) -> Value) -> Value {
     if !r.unconfirmed.is_empty() {
         m.push((kw(UNCONFIRMED), by_type(&r.unconfirmed)));
     }
+    if let Some(v) = ambiguous_reads(h) {
+        m.push((kw("elle-si/ambiguous-reads"), v));
+    }
     Value::Map(m)
+}
+
+/// Most ambiguous reads a result lists (the rest are counted).
+pub const AMBIGUOUS_SHOWN: usize = 16;
+
+/// The reads of values written more than once that may have observed
+/// more than one write: `{:policy :any, :count n, :reads [{:index i,
+/// :process p, :mop [:r k v], :writers [i ...]} ...]}`, the first
+/// [`AMBIGUOUS_SHOWN`] listed (`:index` is the op's, or the line where the
+/// history has no index; `:writers` the ops a read may have observed).
+/// None when there is none.
+pub fn ambiguous_reads(h: &History) -> Option<Value> {
+    let rep = h.repeated.as_ref().filter(|r| !r.ambiguous.is_empty())?;
+    let place = |t: TxnId| {
+        let op = &h.txns[t as usize].complete;
+        if op.index >= 0 || op.line == 0 {
+            (kw("index"), Value::Int(op.index))
+        } else {
+            (kw("line"), Value::Int(op.line as i64))
+        }
+    };
+    let reads = rep
+        .ambiguous
+        .iter()
+        .take(AMBIGUOUS_SHOWN)
+        .map(|&r| {
+            let t = h.txn_of(r);
+            let m = h.mops[r as usize];
+            let writers = h
+                .candidates
+                .get(&r)
+                .map(|ws| ws.iter().map(|&w| place(h.txn_of(w)).1).collect())
+                .unwrap_or_default();
+            let mop = Value::Vector(vec![kw("r"), h.key_value(m.key), h.value(m.val)]);
+            let mut e = vec![
+                place(t),
+                (
+                    kw("process"),
+                    Value::Int(h.sessions[h.txns[t as usize].session as usize].process),
+                ),
+                (kw("mop"), mop),
+            ];
+            if !h.candidates.is_empty() {
+                e.push((kw("writers"), Value::Vector(writers)));
+            }
+            Value::Map(e)
+        })
+        .collect();
+    Some(Value::Map(vec![
+        (kw("policy"), kw(rep.policy.name())),
+        (kw("count"), Value::Int(rep.ambiguous.len() as i64)),
+        (kw("reads"), Value::Vector(reads)),
+    ]))
 }
 
 /// EDN as JSON (see [`crate::edn::to_json`]).

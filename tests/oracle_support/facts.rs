@@ -7,9 +7,11 @@
 //! write, a read that contradicts the transaction's own writes, list reads
 //! that are not prefixes of one another) is `Broken` with the reason.
 //!
-//! Read-from is by value (writes are unique per key): a register read of v
-//! reads from v's writer; a list read reads from the writer of its last
-//! element not appended by the reader itself. Every list read, the
+//! Read-from is by value: a register read of v reads from a writer of v
+//! (when several transactions wrote v to the key, one of them, chosen by
+//! [`choices`] and [`interpret`]'s `picks`: the oracle tries every
+//! choice); a list read reads from the writer of its last element not
+//! appended by the reader itself (list values are unique per key). Every list read, the
 //! reader's own appends included, is a prefix of the key's one version
 //! order (Elle's list-append convention: else "incompatible order"), and
 //! the longest reveals the order of the writers of its elements (each
@@ -266,9 +268,41 @@ pub fn internal(h: &History) -> bool {
     })
 }
 
+/// The register reads whose value several transactions wrote to the key:
+/// each (transaction, position) with those writers, in history order. A
+/// read may have observed any of them.
+pub fn choices(h: &History) -> Vec<((usize, usize), Vec<usize>)> {
+    let mut out = Vec::new();
+    if h.workload != Workload::Register {
+        return out;
+    }
+    for (t, txn) in h.txns.iter().enumerate() {
+        if txn.status != Status::Ok {
+            continue;
+        }
+        for (p, op) in txn.ops.iter().enumerate() {
+            let Op::Read(k, vs) = op else { continue };
+            // Only a read of what came from outside chooses a writer.
+            let Ok(Some(&[v])) = from_outside(h.workload, &txn.ops[..p], *k, vs) else {
+                continue;
+            };
+            let ws: Vec<usize> = (0..h.txns.len())
+                .filter(|&w| h.txns[w].ops.contains(&Op::Write(*k, v)))
+                .collect();
+            if ws.len() > 1 {
+                out.push(((t, p), ws));
+            }
+        }
+    }
+    out
+}
+
 /// Interprets `h` with the `:info` transactions in `committed_infos` (bit i
-/// of the mask for the i-th of [`infos`]) taken as committed.
-pub fn interpret(h: &History, committed_infos: u32) -> Interp {
+/// of the mask for the i-th of [`infos`]) taken as committed, and each read
+/// of [`choices`] observing the writer `picks` names (its index among
+/// them).
+pub fn interpret(h: &History, committed_infos: u32, picks: &[usize]) -> Interp {
+    let points = choices(h);
     let infos = infos(h);
     let committed: Vec<bool> = h
         .txns
@@ -295,6 +329,13 @@ pub fn interpret(h: &History, committed_infos: u32) -> Interp {
     // Who wrote (key, value), and each transaction's writes per key in order.
     let writer = |k: Key, v: Val| -> Option<usize> {
         h.txns.iter().position(|t| t.ops.contains(&Op::Write(k, v)))
+    };
+    // Who the read at (t, p) of (k, v) observed.
+    let source = |t: usize, p: usize, k: Key, v: Val| -> Option<usize> {
+        match points.iter().position(|(at, _)| *at == (t, p)) {
+            Some(i) => Some(points[i].1[picks[i]]),
+            None => writer(k, v),
+        }
     };
     let own = |t: usize, k: Key| -> Vec<Val> {
         h.txns[t]
@@ -331,7 +372,11 @@ pub fn interpret(h: &History, committed_infos: u32) -> Interp {
                 Err(why) => return Interp::Broken(why),
             };
             for &v in ext {
-                match writer(k, v) {
+                let w = match h.workload {
+                    Workload::Register => source(t, p, k, v),
+                    Workload::List => writer(k, v),
+                };
+                match w {
                     None => return Interp::Broken("thin-air read"),
                     Some(w) if w == t => return Interp::Broken("future read of its own write"),
                     Some(w) if !committed[w] => return Interp::Broken("G1a: aborted read"),
@@ -341,7 +386,11 @@ pub fn interpret(h: &History, committed_infos: u32) -> Interp {
             let src = match ext.last() {
                 None => 0,
                 Some(&v) => {
-                    let w = writer(k, v).unwrap_or(0);
+                    let w = match h.workload {
+                        Workload::Register => source(t, p, k, v),
+                        Workload::List => writer(k, v),
+                    }
+                    .unwrap_or(0);
                     if own(w, k).last() != Some(&v) {
                         return Interp::Broken("G1b: intermediate read");
                     }

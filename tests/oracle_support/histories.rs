@@ -486,3 +486,135 @@ pub fn with_outcomes(h: &History, visit: &mut dyn FnMut(&History)) {
         }
     }
 }
+
+/// `h` with each key's values passed through `f` (a register history whose
+/// writes `f` makes repeat: a read of a repeated value may then have
+/// observed any of its writers).
+pub fn map_values(h: &History, f: &dyn Fn(Key, Val) -> Val) -> History {
+    let mut g = h.clone();
+    for t in &mut g.txns {
+        for op in &mut t.ops {
+            match op {
+                Op::Write(k, v) => *v = f(*k, *v),
+                Op::Read(k, vs) => vs.iter_mut().for_each(|v| *v = f(*k, *v)),
+            }
+        }
+    }
+    g
+}
+
+/// `h` (a register history) with repeated values, as transaction fuzzers
+/// write them: each value written to a key after its first shows, with
+/// probability `pct` percent, as one written to the key before it (values
+/// nobody wrote stay as they are).
+pub fn with_repeats(rng: &mut Rng, h: &History, pct: usize) -> History {
+    let mut order: Vec<(Key, Val)> = Vec::new();
+    for t in &h.txns {
+        for op in &t.ops {
+            if let Op::Write(k, v) = op
+                && !order.contains(&(*k, *v))
+            {
+                order.push((*k, *v));
+            }
+        }
+    }
+    let mut image: Vec<((Key, Val), Val)> = Vec::new();
+    for (i, &(k, v)) in order.iter().enumerate() {
+        let earlier: Vec<Val> = image[..i]
+            .iter()
+            .filter(|((kk, _), _)| *kk == k)
+            .map(|(_, u)| *u)
+            .collect();
+        let u = if !earlier.is_empty() && rng.pct(pct) {
+            earlier[rng.below(earlier.len())]
+        } else {
+            v
+        };
+        image.push(((k, v), u));
+    }
+    map_values(h, &|k, v| {
+        image
+            .iter()
+            .find(|(kv, _)| *kv == (k, v))
+            .map_or(v, |(_, u)| *u)
+    })
+}
+
+/// The oracle's history of a small Jepsen EDN register history, one event
+/// a line, as the generator writes it (`elle-si gen`): each completion
+/// paired with its process's pending invocation, reads as the `:ok`
+/// completion gives them. Only the EDN reader is shared with the checker,
+/// never its history model. Panics on anything else (it reads the
+/// generator's output, not users').
+pub fn from_edn(text: &str) -> History {
+    use elle_si::edn::{Value, read_one};
+    let get = |m: &Value, k: &str| match m {
+        Value::Map(es) => es
+            .iter()
+            .find(|(key, _)| *key == Value::Keyword(k.into()))
+            .map(|(_, v)| v.clone()),
+        _ => None,
+    };
+    let int = |v: &Value| match v {
+        Value::Int(i) => *i,
+        other => panic!("not an integer: {other}"),
+    };
+    let mut txns: Vec<Txn> = Vec::new();
+    let mut pending: Vec<(u32, usize)> = Vec::new();
+    for (at, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+        let e = read_one(line.as_bytes()).expect("the generator's EDN");
+        let process = get(&e, "process").map(|p| int(&p)).expect(":process") as u32;
+        let ty = match get(&e, "type") {
+            Some(Value::Keyword(t)) => t,
+            other => panic!("no :type: {other:?}"),
+        };
+        let ops = match get(&e, "value") {
+            Some(Value::Vector(ms)) => ms
+                .iter()
+                .map(|m| match m {
+                    Value::Vector(p) if p.len() == 3 => {
+                        let k = int(&p[1]) as Key;
+                        match (&p[0], &p[2]) {
+                            (Value::Keyword(f), v) if f == "w" => Op::Write(k, int(v) as Val),
+                            (Value::Keyword(f), Value::Nil) if f == "r" => Op::Read(k, vec![]),
+                            (Value::Keyword(f), v) if f == "r" => Op::Read(k, vec![int(v) as Val]),
+                            other => panic!("not a register micro-op: {other:?}"),
+                        }
+                    }
+                    other => panic!("not a micro-op: {other}"),
+                })
+                .collect(),
+            other => panic!("no :value: {other:?}"),
+        };
+        if ty == "invoke" {
+            pending.push((process, at));
+            continue;
+        }
+        let i = pending
+            .iter()
+            .position(|p| p.0 == process)
+            .expect("an invocation before its completion");
+        let (_, invoke) = pending.remove(i);
+        let status = match ty.as_str() {
+            "ok" => Status::Ok,
+            "fail" => Status::Fail,
+            _ => Status::Info,
+        };
+        txns.push(Txn {
+            process,
+            status,
+            ops,
+            invoke,
+            complete: at,
+        });
+    }
+    assert!(
+        pending.is_empty(),
+        "invocations never completed: {pending:?}"
+    );
+    txns.sort_by_key(|t| t.invoke);
+    History {
+        workload: Workload::Register,
+        txns,
+    }
+}

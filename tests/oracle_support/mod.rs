@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use axioms::Order;
 use elle_si::report::Valid;
-use facts::{Assume, Interp, assume, infos, interpret};
+use facts::{Assume, Interp, assume, choices, infos, interpret};
 use history::History;
 
 /// The oracle's verdicts: Biswas & Enea's levels under each [`Order`], and
@@ -34,8 +34,13 @@ pub struct Verdicts {
 
 pub const ORDERS: [Order; 3] = [Order::None, Order::Session, Order::SessionRealtime];
 
+/// Most ways the reads of repeated values may resolve that the oracle
+/// enumerates (a history with more is not for it).
+pub const MAX_PICKS: usize = 1 << 12;
+
 /// Decides every level: valid iff some choice of which `:info`
-/// transactions committed makes it valid.
+/// transactions committed, and of which writer each read of a value
+/// written more than once observed ([`facts::choices`]), makes it valid.
 pub fn oracle(h: &History) -> Verdicts {
     oracle_assuming(h, Assume::default())
 }
@@ -47,13 +52,29 @@ pub fn oracle_assuming(h: &History, a: Assume) -> Verdicts {
         be: [0; 3],
         adya: 0,
     };
+    let points = choices(h);
+    let ways: usize = points.iter().map(|(_, w)| w.len()).product();
+    assert!(
+        ways <= MAX_PICKS,
+        "{ways} resolutions: too many for the oracle"
+    );
     for mask in 0..1u32 << infos(h).len() {
-        if let Interp::Facts(mut f) = interpret(h, mask) {
-            assume(h, &mut f, a);
-            for (i, &o) in ORDERS.iter().enumerate() {
-                v.be[i] |= axioms::decide(&f, o);
+        let mut picks = vec![0usize; points.len()];
+        for _ in 0..ways {
+            if let Interp::Facts(mut f) = interpret(h, mask, &picks) {
+                assume(h, &mut f, a);
+                for (i, &o) in ORDERS.iter().enumerate() {
+                    v.be[i] |= axioms::decide(&f, o);
+                }
+                v.adya |= adya::decide(&f);
             }
-            v.adya |= adya::decide(&f);
+            // The next choice, counting in mixed radix.
+            for (i, (_, ws)) in picks.iter_mut().zip(&points) {
+                *i = (*i + 1) % ws.len();
+                if *i != 0 {
+                    break;
+                }
+            }
         }
     }
     v
@@ -177,7 +198,7 @@ pub fn elle_si_assuming(
     models: &[&str],
     a: Assume,
 ) -> Result<Vec<Option<Valid>>, String> {
-    use elle_si::check::{CheckOptions, check, resolve_models};
+    use elle_si::check::{CheckOptions, entry, resolve_models};
     use elle_si::history::{KeyOrders, LoadOptions, Workload, load_bytes};
     let opts = LoadOptions {
         workload: Some(match workload {
@@ -197,14 +218,17 @@ pub fn elle_si_assuming(
         .iter()
         .map(|m| {
             let models = resolve_models(&[m.to_string()]).ok()?;
-            let r = check(
+            // Through the entry point, which settles what a guessed writer
+            // of a repeated value decided.
+            let r = entry::check_loaded(
                 &loaded,
                 &CheckOptions {
                     models,
                     timeout: None,
                     anomalies: Vec::new(),
                 },
-            );
+            )
+            .ok()?;
             // An undecided answer must be Elle's for a graph with no edges
             // (there is no deadline here).
             assert!(

@@ -124,3 +124,19 @@
   (testing "a timeout that is not a number is refused by name"
     (is (thrown-with-msg? IllegalArgumentException #":plot-timeout must be a non-negative number, not \"5\""
                           (rw/check {:plot-timeout "5"} (history []))))))
+
+(deftest repeated-values-test
+  ;; x = 1 is written twice (ops 0 and 2), as transaction fuzzers write;
+  ;; op 2 had read y = 5. Op 3 reads x = 1 and y's initial state: read
+  ;; from op 2 it missed what op 2 had seen (a causal violation), read
+  ;; from op 0 nothing is wrong. Elle refuses such a history; elle-si tries
+  ;; each writer, with no file to read again, and names the read.
+  (let [h (history [(rw-op 0 :ok "wx1") (rw-op 0 :ok "wy5")
+                    (rw-op 1 :ok "ry5wx1") (rw-op 2 :ok "rx1ry_")])]
+    (doseq [model [:causal-cerone :read-atomic :serializable]]
+      (testing (str model)
+        (let [r (rw/check {:consistency-models [model]} h)]
+          (is (= true (:valid? r)))
+          (is (= {:policy :any, :count 1
+                  :reads [{:index 3, :process 2, :mop [:r :x 1], :writers [0 2]}]}
+                 (:elle-si/ambiguous-reads r))))))))

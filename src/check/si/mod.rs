@@ -46,6 +46,22 @@ use polygraph::{EdgeId, Polygraph, Variant};
 use refute::Part;
 use solve::{Solved, solve_lazily, time_keys};
 
+/// `h` with the writers its ambiguous reads may have observed narrowed by
+/// session order and the writes they certainly observed (see `narrow.rs`:
+/// exact for SI and serializability with sessions), for a guess at the
+/// writers elsewhere (`check::settle`). None when nothing narrows.
+pub(crate) fn narrowed_by_sessions(
+    h: &History,
+    deadline: Option<std::time::Instant>,
+) -> Option<History> {
+    let v = Variant {
+        serializable: false,
+        session: true,
+        realtime: false,
+    };
+    narrow::narrow(h, v, Budget::until(deadline)).map(|n| n.history)
+}
+
 /// How much of the logged order of writes a witness kept
 /// ([`Stats::witnessed`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -502,8 +518,7 @@ mod tests {
     pub(super) use super::super::tests::generated;
     use super::polygraph::EdgeKind;
     use super::*;
-    use crate::history::formats::dbcop::Duplicates;
-    use crate::history::{Format, LoadOptions, load_bytes};
+    use crate::history::{Duplicates, Format, LoadOptions, load_bytes};
 
     pub(super) const SSI: Variant = Variant {
         serializable: false,
@@ -529,7 +544,7 @@ mod tests {
     pub(super) fn load(text: &str) -> Option<History> {
         let opts = LoadOptions {
             format: Some(Format::DbcopHist),
-            dbcop_duplicates: Duplicates::Any,
+            duplicates: Duplicates::Any,
             ..LoadOptions::default()
         };
         let l = load_bytes("t.hist", text.as_bytes().to_vec(), opts).ok()?;

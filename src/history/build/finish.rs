@@ -63,6 +63,14 @@ impl Builder {
         } else {
             self.h.orders.clear();
         }
+        if !self.repeated.is_empty() {
+            super::repeated::resolve(
+                &mut self.h,
+                &mut self.anomalies,
+                &self.repeated,
+                self.opts.duplicates,
+            );
+        }
         (self.h, self.anomalies)
     }
 

@@ -22,9 +22,10 @@ mod finish;
 mod internal;
 mod memory;
 mod raw;
+mod repeated;
 mod tables;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::error::{ParseError, Remedy};
@@ -33,6 +34,7 @@ use crate::history::model::*;
 use internal::{KeyStates, Known, internal_check};
 use memory::{advise_huge, prefetch};
 pub use raw::{Arg, ListBase, ListHint, RawKind, RawMop, RawTxn, TxnMeta};
+pub(crate) use repeated::drop_ambiguous;
 use tables::{FIRST_CAPACITY, KeyIndex, OrderText, WriteIndex, grow, last_element};
 
 /// Placeholder for a committed read not yet resolved to its write.
@@ -63,6 +65,9 @@ pub struct BuildOptions {
     /// The text format's convention: a read of 0 that nobody wrote observes
     /// the initial state.
     pub zero_is_initial: bool,
+    /// Register values written more than once to a key (see
+    /// [`Duplicates`]).
+    pub duplicates: Duplicates,
 }
 
 pub struct Builder {
@@ -86,6 +91,9 @@ pub struct Builder {
     scratch: Vec<Val>,
     /// The capacity of `h.mops` when it was last given to [`advise_huge`].
     mops_advised: usize,
+    /// Register (key, value) pairs written more than once (allowed unless
+    /// [`Duplicates::Reject`]), settled in [`Builder::finish`].
+    repeated: FxHashSet<(KeyId, Val)>,
 }
 
 impl Builder {
@@ -110,6 +118,7 @@ impl Builder {
             texts: Vec::new(),
             scratch: Vec::new(),
             mops_advised: 0,
+            repeated: FxHashSet::default(),
         }
     }
 
@@ -399,36 +408,53 @@ impl Builder {
                             "write a value other than nil (Elle reads nil as unwritten too)",
                         ));
                     }
-                    if st.own.contains(&v) {
-                        return Err(ParseError::new(
+                    // A register value written again: a read of it may
+                    // have observed either write (unless refused).
+                    let repeats =
+                        m.kind == RawKind::Write && self.opts.duplicates != Duplicates::Reject;
+                    // Refused: a register's policy could decide it.
+                    let refused = |mut e: ParseError| {
+                        if m.kind == RawKind::Write {
+                            e.remedy = Some(Remedy::Duplicates);
+                        }
+                        e
+                    };
+                    if st.own.contains(&v) && !repeats {
+                        return Err(refused(ParseError::new(
                             m.offset,
                             format!(
                                 "value {} written to key {} twice in one transaction",
                                 self.h.values.get(v),
                                 self.h.values.get(m.key)
                             ),
-                        ));
+                        )));
                     }
                     if let Some(prev) = self.write_index.get(key, v) {
-                        let pt = &self.h.txns[self.h.mops[prev as usize].txn as usize];
-                        let verb = if m.kind == RawKind::Append {
-                            "appended"
+                        if repeats {
+                            self.repeated.insert((key, v));
                         } else {
-                            "written"
-                        };
-                        return Err(ParseError::new(
-                            m.offset,
-                            format!(
-                                "value {} {verb} to key {} twice: values must be unique per key",
-                                self.h.values.get(v),
-                                self.h.values.get(m.key)
-                            ),
-                        )
-                        .with_related(
-                            pt.complete.offset as usize,
-                            1,
-                            "written before here",
-                        ));
+                            let pt = &self.h.txns[self.h.mops[prev as usize].txn as usize];
+                            let verb = if m.kind == RawKind::Append {
+                                "appended"
+                            } else {
+                                "written"
+                            };
+                            return Err(refused(
+                                ParseError::new(
+                                    m.offset,
+                                    format!(
+                                        "value {} {verb} to key {} twice: values must be unique per key",
+                                        self.h.values.get(v),
+                                        self.h.values.get(m.key)
+                                    ),
+                                )
+                                .with_related(
+                                    pt.complete.offset as usize,
+                                    1,
+                                    "written before here",
+                                ),
+                            ));
+                        }
                     }
                     // Registers may be many, each written a few times:
                     // their tables grow from small.
@@ -519,8 +545,11 @@ impl Builder {
                             );
                         }
                     }
-                    // A read of a write this transaction makes later.
-                    let future = if future_here {
+                    // A read of a write this transaction makes later (not
+                    // a register read its own last write explains: a
+                    // value it writes again).
+                    let own_explains = !list_mode && st.own.last() == Some(&val);
+                    let future = if future_here && !own_explains {
                         self.txn_writes.iter().find(|&&(j, k, w)| {
                             j > i
                                 && k == key

@@ -34,7 +34,7 @@ use crate::edn::Value;
 use crate::error::Error;
 use crate::error::ParseError;
 use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
-use crate::history::formats::dbcop::{DEvent, DHistory, DTxn, Duplicates, Origin};
+use crate::history::formats::dbcop::{DEvent, DHistory, DTxn, Origin};
 use crate::history::formats::{Notes, binary_error};
 use crate::history::model::*;
 
@@ -107,13 +107,13 @@ struct CTxn {
     records: Vec<Record>,
 }
 
-/// Reads Cobra logs (each file one session); `dups` is the policy for a
-/// value written more than once where versions are named by value.
+/// Reads Cobra logs (each file one session); `opts.duplicates` is the
+/// policy for a value written more than once where versions are named by
+/// value.
 pub fn read(
     name: &str,
     files: &[LogFile],
     opts: BuildOptions,
-    dups: Duplicates,
     notes: &mut Notes,
 ) -> Result<(History, Vec<Anomaly>), Error> {
     let parsed = files
@@ -138,7 +138,7 @@ pub fn read(
             .any(|r| r.kind == RawKind::Write && r.write_id == UNIVERSAL)
     });
     if by_value {
-        return read_by_value(name, files, parsed, opts, dups, notes);
+        return read_by_value(name, files, parsed, opts, notes);
     }
     let mut b = super::register_builder(name, opts, "Cobra")?;
     let mut writer_of: FxHashMap<i64, i64> = FxHashMap::default();
@@ -281,7 +281,6 @@ fn read_by_value(
     files: &[LogFile],
     parsed: Vec<Vec<CTxn>>,
     opts: BuildOptions,
-    dups: Duplicates,
     notes: &mut Notes,
 ) -> Result<(History, Vec<Anomaly>), Error> {
     let mut d = DHistory {
@@ -333,7 +332,7 @@ fn read_by_value(
             _ => (name, at),
         }
     };
-    super::dbcop::build(name, d, opts, dups, notes).map_err(|e| {
+    super::dbcop::build(name, d, opts, notes).map_err(|e| {
         let (file, at) = locate(e.offset);
         let related = e
             .related

@@ -32,10 +32,6 @@ use crate::source::Source;
 pub struct Notes {
     /// The notes, one a line, as the user reads them.
     pub lines: Vec<String>,
-    /// dbcop inputs: the policy that resolved reads of (variable, value)
-    /// pairs written more than once, when the input had any (so whether
-    /// the reads were guessed travels typed, not as note text).
-    pub duplicates: Option<dbcop::Duplicates>,
 }
 
 impl Notes {
@@ -52,6 +48,44 @@ impl Notes {
                 .push(format!("{n} {}", what(if n == 1 { "" } else { "s" })));
         }
     }
+}
+
+/// Notes what a history's repeated register values are, and what the
+/// policy did with them ([`Repeated`]; dbcop's and Cobra's files speak of
+/// variables and events, the others of keys and transactions).
+pub(crate) fn repeated_notes(h: &History, format: Format, notes: &mut Notes) {
+    let Some(r) = &h.repeated else { return };
+    let dbcop = matches!(
+        format,
+        Format::DbcopBincode | Format::DbcopJson | Format::DbcopHist | Format::Cobra
+    );
+    let (pair, by) = if dbcop {
+        ("(variable, value)", "by more than one event")
+    } else {
+        ("(key, value)", "more than once")
+    };
+    let met = match r.pairs {
+        1 => format!("1 {pair} pair is written {by}"),
+        n => format!("{n} {pair} pairs are written {by}"),
+    };
+    let reads = match r.ambiguous.len() {
+        0 => "no read".to_string(),
+        1 => "1 read".to_string(),
+        n => format!("{n} reads"),
+    };
+    let done = match r.policy {
+        Duplicates::Any => format!(
+            "a read of one may have observed any of its writers ({reads} with several; serializability and SI weigh every choice, causal levels read the last)"
+        ),
+        Duplicates::LastWriter => format!(
+            "{reads} with several possible writers resolved to the last in file order (PolySI's choice)"
+        ),
+        Duplicates::DropReads => {
+            format!("{reads} with several possible writers left out, the other reads of them kept")
+        }
+        Duplicates::Reject => "refused".to_string(),
+    };
+    notes.add(format!("{met}: {done}"));
 }
 
 /// Integers at or above this are handed out to values (and keys) a
@@ -318,6 +352,7 @@ pub(crate) fn register_builder(
         BuildOptions {
             workload: Some(Workload::RwRegister),
             zero_is_initial: false,
+            duplicates: opts.duplicates,
         },
     ))
 }
@@ -398,6 +433,7 @@ pub(crate) fn read(
     let bopts = BuildOptions {
         workload: opts.workload,
         zero_is_initial: false,
+        duplicates: opts.duplicates,
     };
     let name = source.name();
     let files = || {
@@ -414,9 +450,9 @@ pub(crate) fn read(
                 Format::DbcopJson => dbcop::Kind::Json,
                 _ => dbcop::Kind::Hist,
             };
-            dbcop::read(source, kind, bopts, opts.dbcop_duplicates, notes)
+            dbcop::read(source, kind, bopts, notes)
         }
-        Format::Cobra => cobra::read(name, &files(), bopts, opts.dbcop_duplicates, notes),
+        Format::Cobra => cobra::read(name, &files(), bopts, notes),
         Format::Viper => viper::read(name, &files(), bopts, notes),
         Format::Edn | Format::Text => Err(InputError::whole(
             name,
@@ -459,6 +495,7 @@ pub(crate) fn load_dir(dir: &Path, opts: LoadOptions) -> Result<Loaded, Error> {
     let bopts = BuildOptions {
         workload: opts.workload,
         zero_is_initial: false,
+        duplicates: opts.duplicates,
     };
     let files = files
         .iter()
@@ -466,9 +503,10 @@ pub(crate) fn load_dir(dir: &Path, opts: LoadOptions) -> Result<Loaded, Error> {
         .collect::<Result<Vec<_>, Error>>()?;
     let mut notes = Notes::default();
     let (history, anomalies) = match format {
-        Format::Cobra => cobra::read(&name, &files, bopts, opts.dbcop_duplicates, &mut notes)?,
+        Format::Cobra => cobra::read(&name, &files, bopts, &mut notes)?,
         _ => viper::read(&name, &files, bopts, &mut notes)?,
     };
+    repeated_notes(&history, format, &mut notes);
     let mut l = Loaded {
         history,
         anomalies,

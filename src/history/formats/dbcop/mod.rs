@@ -10,21 +10,11 @@
 //! Duplicate writes. dbcop requires every (variable, value) to be written
 //! once: the OOPSLA'19 verifier panics and the current one reports
 //! `SameVersionWrite`, because a read of such a pair could have observed
-//! either write. [`Duplicates::Reject`] (the default) refuses such a file
-//! with both records located. [`Duplicates::LastWriter`] is what PolySI (and
-//! so VeriStrong, whose benchmark files have them) does: reads resolve to
-//! the writer that comes last in file order; the earlier writes stay in the
-//! history, as committed writes nobody read, under fresh values -1, -2, ...
-//! With it, a VALID verdict is sound (one choice of writers works) but an
-//! INVALID one may be an artefact of the choice: `elle-si check` then
-//! checks again under [`Duplicates::DropReads`], which leaves those reads
-//! out, and a violation that survives holds whichever write was read;
-//! otherwise the answer is unknown. [`Duplicates::Any`] is the exact
-//! semantics (VeriStrong's hyper-polygraphs): every write keeps its value,
-//! and a read of a duplicated pair records all the writes it may have
-//! observed ([`History::candidates`]); the SI and serializability checkers
-//! weigh every choice, the causal ones read the last valid writer and are
-//! settled as under [`Duplicates::LastWriter`].
+//! either write. [`Duplicates::Reject`] refuses such a file with both
+//! records located; the other policies are the builder's, as for every
+//! register format (`history::build::repeated`): by default
+//! ([`Duplicates::Any`]) a read of such a pair may have observed any of
+//! its writers (VeriStrong's hyper-polygraphs).
 
 pub(crate) mod bincode;
 pub(crate) mod hist;
@@ -32,43 +22,12 @@ pub(crate) mod json;
 
 use rustc_hash::FxHashMap;
 
-use crate::anomaly::{Anomaly, Datum, Field};
+use crate::anomaly::Anomaly;
 use crate::edn::Value;
 use crate::error::{ParseError, Remedy};
 use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
 use crate::history::formats::{IntMap, Notes, RegOp, RegisterTxn, register_notes, register_ops};
 use crate::history::model::*;
-
-/// What to do when two writes share a (variable, value).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Duplicates {
-    /// Refuse the file, as dbcop does.
-    #[default]
-    Reject,
-    /// Resolve reads to the last writer in file order, as PolySI does.
-    LastWriter,
-    /// Leave out every read of a duplicated pair (other than a
-    /// transaction's read of its own write): what remains holds in every
-    /// resolution, so a cycle in it is a cycle whichever write was read.
-    DropReads,
-    /// Keep every write under its value, and let a read of a duplicated
-    /// pair have observed any committed final write of it by another
-    /// transaction ([`History::candidates`]): the exact semantics.
-    Any,
-}
-
-impl Duplicates {
-    /// The policy of this name (`reject`, `last-writer`, `drop-reads`, `any`).
-    pub fn parse(s: &str) -> Option<Duplicates> {
-        match s {
-            "reject" => Some(Duplicates::Reject),
-            "last-writer" | "last" => Some(Duplicates::LastWriter),
-            "drop-reads" => Some(Duplicates::DropReads),
-            "any" => Some(Duplicates::Any),
-            _ => None,
-        }
-    }
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct DEvent {
@@ -164,12 +123,13 @@ impl DHistory {
     }
 }
 
-/// Compiles a decoded dbcop history.
+/// Compiles a decoded dbcop history; a (variable, value) written twice is
+/// refused here under [`Duplicates::Reject`] (with both events located),
+/// and left to the builder's policy otherwise.
 pub(crate) fn build(
     name: &str,
     d: DHistory,
     opts: BuildOptions,
-    dups: Duplicates,
     notes: &mut Notes,
 ) -> Result<(History, Vec<Anomaly>), ParseError> {
     if opts.workload == Some(Workload::ListAppend) {
@@ -178,21 +138,15 @@ pub(crate) fn build(
             "dbcop histories hold register reads and writes: they cannot be read as list-append",
         ));
     }
-    let (renamed, ambiguous) = resolve_duplicates(&d, dups, notes)?;
-    // Under `Any`, each fresh value and the value it stands for.
-    let restore: FxHashMap<Val, Val> = if dups == Duplicates::Any {
-        renamed
-            .iter()
-            .filter_map(|(&(s, t, e), &v)| d.sessions[s][t].events[e].val.map(|orig| (v, orig)))
-            .collect()
-    } else {
-        FxHashMap::default()
-    };
+    if opts.duplicates == Duplicates::Reject {
+        refuse_duplicates(&d)?;
+    }
     let mut b = Builder::new(
         name,
         BuildOptions {
             workload: Some(Workload::RwRegister),
             zero_is_initial: true,
+            duplicates: opts.duplicates,
         },
     );
     *b.values() = d.values;
@@ -200,33 +154,17 @@ pub(crate) fn build(
     let mut failed = 0u64;
     let mut n = 0i64;
     for (s, txns) in d.sessions.iter().enumerate() {
-        for (t, txn) in txns.iter().enumerate() {
+        for txn in txns {
             raw.clear();
-            for (e, ev) in txn.events.iter().enumerate() {
+            for ev in &txn.events {
                 if !ev.ok {
                     failed += 1;
                     continue;
                 }
                 let (kind, arg) = if ev.write {
-                    let v = renamed
-                        .get(&(s, t, e))
-                        .copied()
-                        .or(ev.val)
-                        .unwrap_or(Val::NIL);
-                    (RawKind::Write, Arg::Val(v))
+                    (RawKind::Write, Arg::Val(ev.val.unwrap_or(Val::NIL)))
                 } else {
-                    // A read of a value this transaction wrote earlier reads
-                    // that write, whatever others wrote the same value.
-                    let own = (0..e).rev().find(|&w| {
-                        let we = &txn.events[w];
-                        we.ok && we.write && we.var == ev.var && we.val == ev.val
-                    });
-                    let mine = own.and_then(|w| renamed.get(&(s, t, w)).copied());
-                    if mine.is_none() && ev.val.is_some_and(|v| ambiguous.contains(&(ev.var, v))) {
-                        continue;
-                    }
-                    let v = mine.or(ev.val);
-                    (RawKind::Read, v.map_or(Arg::Nil, Arg::Val))
+                    (RawKind::Read, ev.val.map_or(Arg::Nil, Arg::Val))
                 };
                 raw.mops.push(RawMop {
                     kind,
@@ -261,96 +199,13 @@ pub(crate) fn build(
     notes.count(failed, |s| {
         format!("failed event{s} (success = false) skipped, as dbcop and PolySI skip them")
     });
-    let (mut h, mut anomalies) = b.finish();
-    if !restore.is_empty() {
-        attach_candidates(&mut h, &mut anomalies, &restore);
-    }
-    Ok((h, anomalies))
+    Ok(b.finish())
 }
 
-/// Under [`Duplicates::Any`]: gives the renamed writes (and their own
-/// transactions' reads of them) their values back, and records for each
-/// external read of a duplicated (key, value) the writes it may have
-/// observed: the committed final writes of it by other transactions. Its
-/// `from` becomes the last of them in file order (the guess the other
-/// checkers read). A read with no such writer keeps the builder's writer,
-/// whose anomaly (aborted or intermediate read) then holds whichever write
-/// it observed. A read the builder took for a read of its own
-/// transaction's later write (a `future-read`) may as well have observed
-/// another transaction's write of the pair: it is no future read, but an
-/// external read with those candidates.
-fn attach_candidates(h: &mut History, anomalies: &mut Vec<Anomaly>, restore: &FxHashMap<Val, Val>) {
-    let mut dup: rustc_hash::FxHashSet<(KeyId, Val)> = rustc_hash::FxHashSet::default();
-    for m in h.mops.iter_mut() {
-        if let Some(&orig) = restore.get(&m.val) {
-            m.val = orig;
-            if m.is_write() {
-                dup.insert((m.key, orig));
-            }
-        }
-    }
-    let mut writers: FxHashMap<(KeyId, Val), Vec<MopId>> = FxHashMap::default();
-    for (i, m) in h.mops.iter().enumerate() {
-        if m.is_write() && dup.contains(&(m.key, m.val)) {
-            writers.entry((m.key, m.val)).or_default().push(i as MopId);
-        }
-    }
-    let another = |h: &History, r: MopId, w: MopId| {
-        let (rm, wm) = (&h.mops[r as usize], &h.mops[w as usize]);
-        wm.txn != rm.txn
-            && wm.has(flag::FINAL)
-            && h.txns[wm.txn as usize].status == Status::Committed
-    };
-    anomalies.retain(|a| {
-        let Some(&Datum::Mop(r)) = a.get(Field::Mop).filter(|_| a.name == "future-read") else {
-            return true;
-        };
-        let m = h.mops[r as usize];
-        let elsewhere = writers
-            .get(&(m.key, m.val))
-            .is_some_and(|ws| ws.iter().any(|&w| another(h, r, w)));
-        if elsewhere {
-            h.mops[r as usize].flags |= flag::EXTERNAL;
-        }
-        !elsewhere
-    });
-    for i in 0..h.mops.len() {
-        let m = h.mops[i];
-        if !m.is_read() || !m.has(flag::EXTERNAL) {
-            continue;
-        }
-        let Some(ws) = writers.get(&(m.key, m.val)) else {
-            continue;
-        };
-        let valid: Vec<MopId> = ws
-            .iter()
-            .copied()
-            .filter(|&w| another(h, i as MopId, w))
-            .collect();
-        if let Some(&last) = valid.last() {
-            h.mops[i].from = last;
-        }
-        if valid.len() > 1 {
-            h.candidates.insert(i as MopId, valid);
-        }
-    }
-}
-
-/// (session, transaction, event) indices.
-type EventAt = (usize, usize, usize);
-
-/// Finds writes sharing a (variable, value) and applies the policy: an
-/// error, or fresh values for all but the last writer of each pair (for
-/// [`Duplicates::DropReads`], for all, and the pairs whose other reads are
-/// to be left out). A transaction's reads of its own such write follow it
-/// to the fresh value.
-#[allow(clippy::type_complexity)]
-fn resolve_duplicates(
-    d: &DHistory,
-    dups: Duplicates,
-    notes: &mut Notes,
-) -> Result<(FxHashMap<EventAt, Val>, rustc_hash::FxHashSet<(Val, Val)>), ParseError> {
-    let mut writers: FxHashMap<(Val, Val), Vec<EventAt>> = FxHashMap::default();
+/// The first (variable, value) written twice, as dbcop refuses it: both
+/// events located, in the terms of the tool whose files these are.
+fn refuse_duplicates(d: &DHistory) -> Result<(), ParseError> {
+    let mut first: FxHashMap<(Val, Val), (usize, usize, usize)> = FxHashMap::default();
     for (s, txns) in d.sessions.iter().enumerate() {
         for (t, txn) in txns.iter().enumerate() {
             for (e, ev) in txn.events.iter().enumerate() {
@@ -358,85 +213,28 @@ fn resolve_duplicates(
                     continue;
                 }
                 let Some(v) = ev.val else { continue };
-                let w = writers.entry((ev.var, v)).or_default();
-                if let (Duplicates::Reject, Some(&(s0, t0, e0))) = (dups, w.first()) {
-                    let first = &d.sessions[s0][t0].events[e0];
-                    return Err(ParseError::new(
-                        ev.offset,
-                        format!(
-                            "variable {} is written the value {} twice (session {}, transaction {t}, event {e}; first by session {}, transaction {t0}, event {e0}): {}",
-                            d.values.get(ev.var),
-                            d.values.get(v),
-                            s + 1,
-                            s0 + 1,
-                            d.origin.why_unique()
-                        ),
-                    )
-                    .with_related(first.offset, 1, "first written here")
-                    .with_remedy(Remedy::DbcopDuplicates));
-                }
-                w.push((s, t, e));
+                let Some(&(s0, t0, e0)) = first.get(&(ev.var, v)) else {
+                    first.insert((ev.var, v), (s, t, e));
+                    continue;
+                };
+                let at = &d.sessions[s0][t0].events[e0];
+                return Err(ParseError::new(
+                    ev.offset,
+                    format!(
+                        "variable {} is written the value {} twice (session {}, transaction {t}, event {e}; first by session {}, transaction {t0}, event {e0}): {}",
+                        d.values.get(ev.var),
+                        d.values.get(v),
+                        s + 1,
+                        s0 + 1,
+                        d.origin.why_unique()
+                    ),
+                )
+                .with_related(at.offset, 1, "first written here")
+                .with_remedy(Remedy::Duplicates));
             }
         }
     }
-    let mut renamed = FxHashMap::default();
-    let mut pairs = 0u64;
-    let mut next = -1i64;
-    let mut ambiguous = rustc_hash::FxHashSet::default();
-    let mut all: Vec<(&(Val, Val), &Vec<EventAt>)> =
-        writers.iter().filter(|(_, w)| w.len() > 1).collect();
-    all.sort_unstable_by_key(|(_, w)| *w);
-    for (pair, w) in all {
-        pairs += 1;
-        let renamed_here = if dups == Duplicates::DropReads {
-            ambiguous.insert(*pair);
-            &w[..]
-        } else {
-            &w[..w.len() - 1]
-        };
-        for &at in renamed_here {
-            if let Some(v) = Val::int(next) {
-                renamed.insert(at, v);
-            }
-            next -= 1;
-        }
-    }
-    if pairs > 0 {
-        notes.duplicates = Some(dups);
-    }
-    // The notes say what was met and what was done with it (the fact
-    // itself travels as `Notes::duplicates`).
-    let met = if pairs == 1 {
-        "1 (variable, value) pair is written by more than one event".to_string()
-    } else {
-        format!("{pairs} (variable, value) pairs are written by more than one event")
-    };
-    // Fresh values -1 down to `next + 1`.
-    let fresh = |n: usize| {
-        if n == 1 {
-            "under the fresh value -1".to_string()
-        } else {
-            format!("under fresh values -1 down to {}", next + 1)
-        }
-    };
-    if pairs > 0 && dups == Duplicates::Any {
-        notes.add(format!(
-            "{met}: a read of one may have observed any of its writers (serializability and SI weigh every choice; causal levels read the last)"
-        ));
-    } else if pairs > 0 && dups == Duplicates::DropReads {
-        notes.add(format!(
-            "{met}: their writes kept {}, the other transactions' reads of them left out",
-            fresh(renamed.len())
-        ));
-    } else if pairs > 0 {
-        let n = renamed.len();
-        notes.add(format!(
-            "{met}: reads of them resolved to the last writer in file order (PolySI's choice); the {n} earlier write{} kept, unread, {}",
-            if n == 1 { "" } else { "s" },
-            fresh(n)
-        ));
-    }
-    Ok((renamed, ambiguous))
+    Ok(())
 }
 
 /// One transaction as dbcop writes it.
@@ -605,7 +403,6 @@ pub(crate) fn read(
     source: &std::sync::Arc<crate::source::Source>,
     kind: Kind,
     opts: BuildOptions,
-    dups: Duplicates,
     notes: &mut Notes,
 ) -> Result<(History, Vec<Anomaly>), crate::error::Error> {
     let name = source.name();
@@ -635,5 +432,5 @@ pub(crate) fn read(
         values: Values::default(),
         origin: d.origin,
     });
-    build(name, d, opts, dups, notes).map_err(|e| locate(e, shape.as_ref()))
+    build(name, d, opts, notes).map_err(|e| locate(e, shape.as_ref()))
 }

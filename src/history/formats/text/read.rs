@@ -24,6 +24,7 @@ pub fn read(
     let opts = BuildOptions {
         zero_is_initial: true,
         workload: Some(opts.workload.unwrap_or(Workload::RwRegister)),
+        duplicates: opts.duplicates,
     };
     if opts.workload == Some(Workload::ListAppend) {
         return Err(InputError::whole(
