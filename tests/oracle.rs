@@ -15,7 +15,7 @@ mod oracle_support;
 use oracle_support::axioms::Order::{None as Sessionless, Session, SessionRealtime};
 use oracle_support::histories::{Rng, exhaustive, random, timed, with_outcomes};
 use oracle_support::history::{History, Op, Status, Workload};
-use oracle_support::{CC, Level, PC, PSI, RA, RC, SER, SI, Tally, elle_si, oracle};
+use oracle_support::{Ask, CC, Level, PC, PSI, RA, RC, SER, SI, Tally, elle_si, oracle};
 
 fn report(t: &Tally) {
     eprintln!("{}", t.summary());
@@ -60,6 +60,60 @@ fn tiny_histories_agree() {
             with_outcomes(h, &mut |g| t.compare(g))
         });
     }
+    report(&t);
+    assert!(
+        t.disagreements.is_empty(),
+        "{} disagreements",
+        t.disagreements.len()
+    );
+}
+
+fn run_random_anomalies(t: &mut Tally, seed: u64, count: usize, max_txns: usize) {
+    let mut rng = Rng::new(seed);
+    for i in 0..count {
+        let w = if i % 2 == 0 {
+            Workload::Register
+        } else {
+            Workload::List
+        };
+        t.compare_anomalies(&random(&mut rng, w, max_txns));
+    }
+}
+
+/// Anomalies asked for by name with no model (`-a G2-item`, ...): the
+/// verdict is the oracle's, on random histories and every tiny one.
+#[test]
+fn anomalies_asked_by_name_agree() {
+    let mut t = Tally::default();
+    run_random_anomalies(&mut t, 54, 1500, 6);
+    for w in [Workload::Register, Workload::List] {
+        exhaustive(w, 2, 2, 2, 2, &mut |h| t.compare_anomalies(h));
+    }
+    report(&t);
+    assert!(t.compared > 10_000, "only {} comparisons", t.compared);
+    assert!(
+        t.disagreements.is_empty(),
+        "{} disagreements",
+        t.disagreements.len()
+    );
+}
+
+#[test]
+#[ignore = "long run: minutes"]
+fn long_random_anomalies() {
+    let env = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let mut t = Tally::default();
+    run_random_anomalies(
+        &mut t,
+        env("ORACLE_SEED", 2026),
+        env("ORACLE_COUNT", 20000) as usize,
+        env("ORACLE_MAX_TXNS", 7) as usize,
+    );
     report(&t);
     assert!(
         t.disagreements.is_empty(),
@@ -393,7 +447,8 @@ fn agree(h: &History, cases: &[(Level, &str, bool)]) {
     let v = oracle(h);
     for &(level, model, want) in cases {
         assert_eq!(level.holds(&v), want, "the oracle at {}", level.name());
-        let got = elle_si(&h.to_edn(), h.workload, &[model]).unwrap_or_else(|e| panic!("{e}"));
+        let got = elle_si(&h.to_edn(), h.workload, &[Ask::Model(model)])
+            .unwrap_or_else(|e| panic!("{e}"));
         let got = got[0].unwrap_or_else(|| panic!("elle-si refuses {model}"));
         let want = if want { Valid::True } else { Valid::False };
         assert_eq!(got, want, "elle-si at {model} on\n{}", h.to_edn());

@@ -578,8 +578,50 @@ pub fn run(
 /// Decides whether some version order of `h` closes none of the cycles
 /// `shapes` rules out, within [`WORK`]; a violation comes with one cycle
 /// of the latest order tried (every order closes one).
+///
+/// One kind of edge the polygraph holds may not be Adya's: the
+/// anti-dependency of a reader of version `a` on a later writer `c`, where
+/// the reader writes the key too. When its own version comes right after
+/// `a`, it anti-depends on nothing, and writes before `c` instead (a
+/// write-write step, where the polygraph has an anti-dependency). A cycle
+/// through it is then one with one anti-dependency fewer: ruled out too
+/// wherever cycles of dependencies are, through the same orders; else it
+/// may be a cycle the request allows. There the check is made with those
+/// edges ([`Doubtful::Kept`]: a superset of the history's edges, so valid
+/// proves valid) and, when it finds a violation, without them
+/// ([`Doubtful::Dropped`]: a subset, so a violation proves one); where
+/// the two disagree the answer is undecided.
 pub fn check(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
     let budget = budget.within(WORK);
+    let safe = levels(&shapes)
+        .iter()
+        .filter(|l| l.from_rw())
+        .all(|l| shapes.dep[l.through as usize] == DepCycles::WwWr);
+    let kept = decide(h, shapes, budget, Doubtful::Kept);
+    if safe || kept.timed_out || kept.anomalies.is_empty() {
+        return kept;
+    }
+    let dropped = decide(h, shapes, budget, Doubtful::Dropped);
+    if dropped.timed_out || !dropped.anomalies.is_empty() {
+        return dropped;
+    }
+    Outcome {
+        anomalies: Vec::new(),
+        timed_out: true,
+        stats: dropped.stats,
+    }
+}
+
+/// What [`decide`] does with the anti-dependencies of readers that write
+/// the key they read (see [`check`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Doubtful {
+    Kept,
+    Dropped,
+}
+
+/// [`check`] with the doubtful edges as asked.
+fn decide(h: &History, shapes: Shapes, budget: Budget, doubtful: Doubtful) -> Outcome {
     let start = budget::spent();
     let mut stats = Stats::default();
     let undecided = |mut stats: Stats| {
@@ -616,6 +658,12 @@ pub fn check(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
         stats.too_big = g.too_big;
         return undecided(stats);
     }
+    // Edges taken out (none with the doubtful kept): they hold in no
+    // choice.
+    let out = match doubtful {
+        Doubtful::Dropped => drop_doubtful(h, &mut g),
+        Doubtful::Kept => vec![false; g.edges.len()],
+    };
     let n = h.txns.len();
     let through = shapes.through();
     let plain = |(a, b): (u32, u32), kind| Edge {
@@ -645,6 +693,8 @@ pub fn check(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
         g.known.push(g.edges.len() as EdgeId);
         g.edges.push(e);
     }
+    let mut out = out;
+    out.resize(g.edges.len(), false);
     stats.constraints_before = g.constraints.len();
     stats.unknown_before = g.unknown_edges;
     stats.construct_s = t0.secs();
@@ -681,7 +731,7 @@ pub fn check(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
             &g,
             &levels,
             claim.name(),
-            &guess(&pruned.forced),
+            (&guess(&pruned.forced), &out),
             &mut search,
         );
         return told(a, stats);
@@ -689,9 +739,9 @@ pub fn check(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
     // The acyclicity theory keeps the dependencies of the most orders G1c
     // is ruled out through acyclic; without one it keeps nothing.
     let dep = levels.iter().rev().find(|l| l.kind == Kind::Dep).copied();
-    let map = |ed: &Edge, out: &mut Vec<(u32, u32)>| {
+    let map = |ed: &Edge, to: &mut Vec<(u32, u32)>| {
         if dep.is_some_and(|l| l.allows(ed.kind)) {
-            out.push((ed.a, ed.b));
+            to.push((ed.a, ed.b));
         }
     };
     let mut known: Vec<(u32, u32)> = Vec::new();
@@ -721,7 +771,7 @@ pub fn check(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
             &g,
             &levels,
             claim.name(),
-            &guess(&pruned.forced),
+            (&guess(&pruned.forced), &out),
             &mut search,
         );
         return told(a, stats);
@@ -735,7 +785,7 @@ pub fn check(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
         last,
         lemmas,
     } = solve(&mut enc, &pruned.forced, |conds, value| {
-        let on = |e: EdgeId| conds.holds(e, value);
+        let on = |e: EdgeId| !out[e as usize] && conds.holds(e, value);
         let (cycles, cut) = violations(&g, n, &levels, &on, MAX_LEMMAS_PER_MODEL, &mut search);
         inexact |= cut && cycles.is_empty();
         cycles
@@ -748,7 +798,7 @@ pub fn check(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
     if verdict == lbool::FALSE {
         let t3 = crate::check::stages::Timer::start();
         let choice = last.unwrap_or_else(|| guess(&pruned.forced));
-        let a = tell(h, &g, &levels, claim.name(), &choice, &mut search);
+        let a = tell(h, &g, &levels, claim.name(), (&choice, &out), &mut search);
         stats.interpret_s = t3.secs();
         return told(a, stats);
     }
@@ -763,6 +813,56 @@ pub fn check(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
     }
 }
 
+/// Takes out of `g` the anti-dependencies of readers on a key they write
+/// (see [`check`]): off its lists, and marked in what it returns (the
+/// edges stay, unconditioned, in `g.edges`).
+fn drop_doubtful(h: &History, g: &mut Polygraph) -> Vec<bool> {
+    let mut writes: rustc_hash::FxHashSet<(TxnId, KeyId)> = rustc_hash::FxHashSet::default();
+    for (t, txn) in h.txns.iter().enumerate() {
+        for m in &h.mops[txn.mops()] {
+            if m.is_write() {
+                writes.insert((t as TxnId, m.key));
+            }
+        }
+    }
+    // A list's versions the reads show: a known anti-dependency on one of
+    // them is on the version right after the one read (the reader's own
+    // comes later, or is not shown), so it is Adya's.
+    let mut shown: rustc_hash::FxHashSet<(TxnId, KeyId)> = rustc_hash::FxHashSet::default();
+    if h.workload == Some(Workload::ListAppend) {
+        for (k, o) in h.orders.iter().enumerate() {
+            for &w in &o.writes {
+                if (w as usize) < h.mops.len() {
+                    shown.insert((h.txn_of(w), k as KeyId));
+                }
+            }
+        }
+    }
+    let edges = &g.edges;
+    let keep = |e: &EdgeId| {
+        let ed = edges[*e as usize];
+        ed.kind != EdgeKind::Rw || !writes.contains(&(ed.a, ed.key))
+    };
+    let out: Vec<bool> = (0..edges.len() as EdgeId).map(|e| !keep(&e)).collect();
+    let mut out = out;
+    for &e in &g.known {
+        let ed = edges[e as usize];
+        if shown.contains(&(ed.b, ed.key)) {
+            out[e as usize] = false;
+        }
+    }
+    let out = out;
+    g.known.retain(|e| !out[*e as usize]);
+    g.cond_known.retain(|(_, e)| keep(e));
+    for con in &mut g.constraints {
+        con.either.retain(keep);
+        con.or.retain(keep);
+        con.either_if.retain(|(_, e)| keep(e));
+        con.or_if.retain(|(_, e)| keep(e));
+    }
+    out
+}
+
 /// One ruled-out cycle of a full choice, as Elle names its steps: the
 /// simple one with the fewest steps through session order or real time,
 /// then the shortest. Its steps through write orders a constraint chose
@@ -774,10 +874,13 @@ fn tell(
     g: &Polygraph,
     levels: &[Level],
     claim: &'static str,
-    choice: &lemmas::Choice,
+    (choice, out): (&lemmas::Choice, &[bool]),
     search: &mut Search,
 ) -> Option<Anomaly> {
-    let (on, by) = lemmas::chosen(g, (&choice.0, &choice.1));
+    let (mut on, by) = lemmas::chosen(g, (&choice.0, &choice.1));
+    for (o, &x) in on.iter_mut().zip(out) {
+        *o &= !x;
+    }
     let (walks, _) = violations(
         g,
         h.txns.len(),
