@@ -68,6 +68,14 @@ fn tiny_histories_agree() {
     );
 }
 
+/// A number from the environment, or the default.
+fn env(k: &str, d: u64) -> u64 {
+    std::env::var(k)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(d)
+}
+
 fn run_random_anomalies(t: &mut Tally, seed: u64, count: usize, max_txns: usize) {
     let mut rng = Rng::new(seed);
     for i in 0..count {
@@ -101,12 +109,6 @@ fn anomalies_asked_by_name_agree() {
 #[test]
 #[ignore = "long run: minutes"]
 fn long_random_anomalies() {
-    let env = |k: &str, d: u64| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(d)
-    };
     let mut t = Tally::default();
     run_random_anomalies(
         &mut t,
@@ -125,12 +127,6 @@ fn long_random_anomalies() {
 #[test]
 #[ignore = "long run: minutes"]
 fn long_random() {
-    let env = |k: &str, d: u64| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(d)
-    };
     let mut t = Tally::default();
     run_random(
         &mut t,

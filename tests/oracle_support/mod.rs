@@ -374,7 +374,12 @@ impl Tally {
             let agree = match (want, got) {
                 // (Without a dependency: the adapter asserts the graph is
                 // empty where a model outside MAY_BE_UNKNOWN is unknown.)
-                (_, Valid::Unknown) => nothing || want || SOUND_ONLY.contains(&model),
+                (_, Valid::Unknown) => {
+                    nothing || want || SOUND_ONLY.contains(&model)
+                    // Only an internal read the model allows, and no
+                    // dependency (Elle's empty transaction graph).
+                    || (INTERNAL_ALLOWED.contains(&model) && facts::internal(h))
+                }
                 (true, Valid::True) | (false, Valid::False) => !nothing,
                 // Read committed accepts what the oracle rejects only for
                 // reads of a transaction's own writes (Elle's allows them).

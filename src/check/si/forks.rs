@@ -60,7 +60,7 @@ use batsat::{Lit, lbool};
 
 use super::acyclic::Order;
 use super::cycles::cycle_through;
-use super::lemmas::{self, Conds, Solved, encode, first_writers, holding, solve};
+use super::lemmas::{self, Conds, Solved, encode, first_writers, force_round, holding, solve};
 use super::polygraph::{self, Edge, EdgeId, EdgeKind, Polygraph, Variant};
 use super::solve::time_keys;
 use super::tell::cycle_anomaly;
@@ -237,29 +237,18 @@ fn prune(h: &History, g: &Polygraph, level: Level, budget: Budget) -> Pruned {
                 }
             })
         };
-        let mut changed = false;
-        for (c, con) in g.constraints.iter().enumerate() {
-            if forced[c].is_some() {
-                continue;
-            }
-            let side = match (bad(&con.either), bad(&con.or)) {
-                (true, true) => {
-                    return Pruned {
-                        forced,
-                        contradiction: true,
-                        rounds,
-                    };
-                }
-                (true, false) => false,
-                (false, true) => true,
-                (false, false) => continue,
-            };
-            forced[c] = Some(side);
-            changed = true;
-            for &e in if side { &con.either } else { &con.or } {
+        let take = |side: &[EdgeId]| {
+            for &e in side {
                 level.prune_map(&g.edges[e as usize], &mut edges);
             }
-        }
+        };
+        let Ok(changed) = force_round(g, &mut forced, bad, take) else {
+            return Pruned {
+                forced,
+                contradiction: true,
+                rounds,
+            };
+        };
         if !changed {
             break;
         }

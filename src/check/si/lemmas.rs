@@ -217,6 +217,35 @@ pub(super) fn solve(
     }
 }
 
+/// One round of pruning's pass over the open constraints: a side one of
+/// whose edges `bad` says closes a forbidden cycle cannot hold, so the
+/// other is forced (its edges handed to `take`). Whether any was forced;
+/// Err when some constraint can take neither side (every choice closes
+/// one: a violation).
+pub(super) fn force_round(
+    g: &Polygraph,
+    forced: &mut [Option<bool>],
+    bad: impl Fn(&[EdgeId]) -> bool,
+    mut take: impl FnMut(&[EdgeId]),
+) -> Result<bool, ()> {
+    let mut changed = false;
+    for (c, con) in g.constraints.iter().enumerate() {
+        if forced[c].is_some() {
+            continue;
+        }
+        let side = match (bad(&con.either), bad(&con.or)) {
+            (true, true) => return Err(()),
+            (true, false) => false,
+            (false, true) => true,
+            (false, false) => continue,
+        };
+        forced[c] = Some(side);
+        changed = true;
+        take(if side { &con.either } else { &con.or });
+    }
+    Ok(changed)
+}
+
 /// Each read with several candidate writers read its first one.
 pub(super) fn first_writers(g: &Polygraph) -> Vec<bool> {
     let mut sel = vec![false; g.selectors as usize];

@@ -45,7 +45,7 @@ use batsat::{Lit, lbool};
 use super::acyclic::Order;
 use super::cycles::mark_steps;
 use super::forks::MAX_LEMMAS_PER_MODEL;
-use super::lemmas::{self, Solved, encode, first_writers, solve};
+use super::lemmas::{self, Solved, encode, first_writers, force_round, solve};
 use super::polygraph::{self, Edge, EdgeId, EdgeKind, Polygraph, Rules, Variant};
 use super::solve::time_keys;
 use super::tell::cycle_anomaly;
@@ -511,27 +511,14 @@ fn prune(g: &Polygraph, n: usize, levels: &[Level], budget: Budget) -> Pruned {
                 levels.iter().zip(&closures).any(|(l, c)| l.closes(c, ed))
             })
         };
-        let mut changed = false;
-        for (c, con) in g.constraints.iter().enumerate() {
-            if forced[c].is_some() {
-                continue;
-            }
-            let side = match (bad(&con.either), bad(&con.or)) {
-                (true, true) => {
-                    return Pruned {
-                        forced,
-                        contradiction: true,
-                        rounds,
-                    };
-                }
-                (true, false) => false,
-                (false, true) => true,
-                (false, false) => continue,
+        let take = |side: &[EdgeId]| known.extend_from_slice(side);
+        let Ok(changed) = force_round(g, &mut forced, bad, take) else {
+            return Pruned {
+                forced,
+                contradiction: true,
+                rounds,
             };
-            forced[c] = Some(side);
-            changed = true;
-            known.extend(if side { &con.either } else { &con.or });
-        }
+        };
         if !changed {
             break;
         }
@@ -724,17 +711,15 @@ fn decide(h: &History, shapes: Shapes, budget: Budget, doubtful: Doubtful) -> Ou
             stats,
         }
     };
+    // A violation every choice has, told in the choice the start suggests.
+    let mut told_guess = |stats: Stats| {
+        let choice = guess(&pruned.forced);
+        let a = tell(h, &g, &levels, claim.name(), (&choice, &out), &mut search);
+        told(a, stats)
+    };
     if pruned.contradiction {
         stats.prune_s = t1.secs();
-        let a = tell(
-            h,
-            &g,
-            &levels,
-            claim.name(),
-            (&guess(&pruned.forced), &out),
-            &mut search,
-        );
-        return told(a, stats);
+        return told_guess(stats);
     }
     // The acyclicity theory keeps the dependencies of the most orders G1c
     // is ruled out through acyclic; without one it keeps nothing.
@@ -766,15 +751,7 @@ fn decide(h: &History, shapes: Shapes, budget: Budget, doubtful: Doubtful) -> Ou
     let Some(order) = topo.and_then(|t| Order::seeded(n, &t, &known)) else {
         // The known dependencies alone close a G1c.
         stats.prune_s = t1.secs();
-        let a = tell(
-            h,
-            &g,
-            &levels,
-            claim.name(),
-            (&guess(&pruned.forced), &out),
-            &mut search,
-        );
-        return told(a, stats);
+        return told_guess(stats);
     };
     let mut enc = encode(&g, &pruned.forced, order, budget, a_first, map);
     stats.prune_s = t1.secs();
