@@ -184,7 +184,7 @@ impl Level {
 
     /// Whether every cycle of the level has an anti-dependency (so that
     /// the searches start from those).
-    fn from_rw(self) -> bool {
+    fn starts_at_rw(self) -> bool {
         !matches!(self.kind, Kind::Ww | Kind::Dep)
     }
 
@@ -434,7 +434,7 @@ fn violations(
                     continue;
                 }
                 let rw = g.edges[e as usize].kind == EdgeKind::Rw;
-                if level.from_rw() != rw || (!rw && done_comp[ca as usize]) {
+                if level.starts_at_rw() != rw || (!rw && done_comp[ca as usize]) {
                     continue;
                 }
                 let within = |y: u32| comp[y as usize] == ca;
@@ -582,7 +582,7 @@ pub fn check(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
     let budget = budget.within(WORK);
     let safe = levels(&shapes)
         .iter()
-        .filter(|l| l.from_rw())
+        .filter(|l| l.starts_at_rw())
         .all(|l| shapes.dep[l.through as usize] == DepCycles::WwWr);
     let kept = decide(h, shapes, budget, Doubtful::Kept);
     if safe || kept.timed_out || kept.anomalies.is_empty() {
