@@ -27,5 +27,11 @@
   :pom-location "target/"
   :profiles {:bench {:source-paths ["bench"]
                      :java-source-paths ["bench/java"]
-                     :jvm-opts ^:replace ["-Xmx4g" "-XX:+UseParallelGC"]}}
-  :aliases {"bench" ["with-profile" "+bench" "run" "-m" "elle-si.bench"]})
+                     :jvm-opts ^:replace ["-Xmx4g" "-XX:+UseParallelGC"]}
+             ;; `lein fuzz DIR SECONDS`: bench/elle_si/fuzz.clj, with JNI
+             ;; checked as `lein test` checks it, in a heap a runaway
+             ;; result would fill.
+             :fuzz {:source-paths ["bench"]
+                    :jvm-opts ^:replace ["-Xcheck:jni" "-Xmx2g"]}}
+  :aliases {"bench" ["with-profile" "+bench" "run" "-m" "elle-si.bench"]
+            "fuzz" ["with-profile" "+fuzz" "run" "-m" "elle-si.fuzz"]})

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 use elle_si::check::{self, CheckOptions};
 use elle_si::convert::{self, ConvertOptions};
@@ -51,6 +51,8 @@ enum OutputArg {
     Text,
     Edn,
     Json,
+    /// elle-cli's line per file: `FILE \t true` (or false, unknown).
+    ElleCli,
 }
 
 #[derive(clap::Args)]
@@ -99,7 +101,8 @@ enum Cmd {
         /// anomalies are prohibited (Elle's `:consistency-models nil`).
         #[arg(short, long)]
         consistency_models: Vec<String>,
-        /// Output: a human summary, Elle's EDN result map, or JSON.
+        /// Output: a human summary, Elle's EDN result map, JSON, or
+        /// elle-cli's line per file (`FILE \t true`).
         #[arg(short, long, value_enum, default_value = "text")]
         output: OutputArg,
         /// Give up after this many seconds: the answer is then :unknown.
@@ -129,6 +132,12 @@ enum Cmd {
         /// `:anomalies`), and every anomaly that implies one of them.
         #[arg(short, long, value_delimiter = ',')]
         anomalies: Vec<String>,
+        /// Threads: files checked at once, and, within a check, the causal
+        /// levels beside SI / serializability (default: the number of
+        /// cores). The output is the same for every -j; at most one
+        /// history per thread is in memory at once.
+        #[arg(short, long, value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
     },
     /// Count a history's ops, transactions, sessions and keys, and time the
     /// reading.
@@ -457,6 +466,16 @@ fn text_summary(
 ) -> String {
     let head = headline(r, models, anomalies);
     let mut out = format!("{}: {head}\n", l.source.name());
+    // What was left out of the check, second: a history of nothing but
+    // skipped ops is unknown for that reason.
+    let skipped = l.history.stats.skipped_ops;
+    if skipped > 0 {
+        out.push_str(&format!(
+            "  {skipped} op{} skipped: {} :process is not a client's (a nemesis, or none)\n",
+            if skipped == 1 { "" } else { "s" },
+            if skipped == 1 { "its" } else { "their" }
+        ));
+    }
     // Why anything is unknown, first.
     let part_unknown = elle_si::report::model_verdicts(r, models)
         .iter()
@@ -529,9 +548,214 @@ fn text_summary(
         let v: Vec<&str> = r.not.iter().map(String::as_str).collect();
         out.push_str(&format!("  not: {}\n", v.join(", ")));
     }
+    // A report longer than a screen ends with what it began with, and the
+    // count of each type found.
+    if out.lines().count() > SCREEN {
+        let types: Vec<String> = r
+            .anomalies
+            .iter()
+            .map(|(t, list)| format!("{t} {}", elle_si::anomaly::found(list)))
+            .collect();
+        out.push_str(&format!(
+            "{}: {head} ({})\n",
+            l.source.name(),
+            types.join(", ")
+        ));
+    }
     out
 }
 
+/// The lines a text report holds before it repeats its headline at its
+/// end.
+const SCREEN: usize = 40;
+
+/// A file checked (with the deadline its run had, for rendering).
+enum Checked {
+    Done(Box<(Loaded, CheckResult)>, Option<Instant>),
+    /// It could not be read: the run fails (exit status 3), the other
+    /// files are still checked.
+    Unread(Error),
+    /// The check could not be made: the run ends.
+    Failed(Error),
+}
+
+/// What the files told so far share: stdout, the worst exit status, the
+/// reader gone, and an error that ends the run.
+struct Told {
+    stdout: std::io::Stdout,
+    worst: u8,
+    /// Set when stdout's reader has gone.
+    cut: Option<std::io::Error>,
+    /// An error that ends the run: later files are not told.
+    failed: Option<Error>,
+    /// Each run's row on the folder's top page, when several files are
+    /// checked into a folder.
+    runs: Vec<elle_si::report::html::Run>,
+}
+
+/// What a check of many files asks of each.
+struct Ask<'a> {
+    input: &'a InputArgs,
+    opts: LoadOptions,
+    copts: CheckOptions,
+    models: &'a [Model],
+    anomalies: &'a [String],
+    output: OutputArg,
+    folder: Option<(&'a std::path::Path, folder::PlotOptions)>,
+    several: bool,
+    /// Each file's folder under the one asked for, when several are
+    /// checked into one (else none).
+    run_folders: Vec<PathBuf>,
+}
+
+/// Reads and checks one file, within its own timeout.
+fn check_one(f: &std::path::Path, ask: &Ask) -> Checked {
+    // --timeout bounds each file's whole run, reading included.
+    let started = Instant::now();
+    let deadline = ask.copts.timeout.and_then(|t| started.checked_add(t));
+    let l = match load(f, ask.opts) {
+        Ok(l) => l,
+        Err(e) => return Checked::Unread(e),
+    };
+    let copts = CheckOptions {
+        timeout: ask
+            .copts
+            .timeout
+            .map(|t| t.saturating_sub(started.elapsed())),
+        ..ask.copts.clone()
+    };
+    match check::entry::check_loaded(&l, Some((f, ask.opts)), &copts) {
+        Ok(r) => Checked::Done(Box::new((l, r)), deadline),
+        Err(e) => Checked::Failed(e),
+    }
+}
+
+/// Tells what a file's check found, in the files' order: notes on
+/// stderr, the result on stdout, the elle/ folder asked for.
+fn tell_one(files: &[PathBuf], i: usize, checked: Checked, ask: &Ask, t: &mut Told) {
+    let f = &files[i];
+    let errors = if ask.output == OutputArg::Json {
+        Errors::Json
+    } else {
+        Errors::Text
+    };
+    let (l, r, deadline) = match checked {
+        Checked::Done(lr, deadline) => {
+            let (l, r) = *lr;
+            (l, r, deadline)
+        }
+        Checked::Unread(e) => {
+            report_error(&e, errors);
+            t.worst = 3;
+            if !ask.run_folders.is_empty() {
+                t.runs
+                    .push(folder::unread_row(&f.display().to_string(), e.to_string()));
+            }
+            return;
+        }
+        Checked::Failed(e) => {
+            t.failed = Some(e);
+            return;
+        }
+    };
+    for n in &l.notes.lines {
+        say!("{}: {n}", l.source.name());
+    }
+    if ask.input.verbose {
+        verbose_notes(&l);
+        for n in &r.notes {
+            say!("{}: {n}", l.source.name());
+        }
+    }
+    let code = r.valid.exit_code() as u8;
+    if t.worst != 3 && (code == 1 || (code == 2 && t.worst == 0)) {
+        t.worst = code;
+    }
+    // A result that cannot be written (a full disk) fails the run by
+    // name, never passing for the verdict's exit status.
+    let mut lock = t.stdout.lock();
+    let stdout = &mut lock;
+    let written = match ask.output {
+        // The reader has gone: the rest is for the folder alone.
+        _ if t.cut.is_some() => Ok(()),
+        OutputArg::Text => stdout.write_all(
+            text_summary(&l, &r, ask.models, (ask.anomalies, &ask.copts.anomalies)).as_bytes(),
+        ),
+        // As elle-cli prints it (`println filepath "\t" valid?`).
+        OutputArg::ElleCli => writeln!(
+            stdout,
+            "{} \t {}",
+            f.display(),
+            r.valid.edn().trim_start_matches(':')
+        ),
+        OutputArg::Edn | OutputArg::Json => {
+            // Written as rendered: a large violation's map is never
+            // held whole.
+            let mut out = std::io::BufWriter::new(&mut *stdout);
+            let name = f.display().to_string();
+            let syntax = match ask.output {
+                OutputArg::Json => render::Syntax::Json {
+                    file: ask.several.then_some(name.as_str()),
+                },
+                _ => render::Syntax::Edn,
+            };
+            (if ask.several && matches!(syntax, render::Syntax::Edn) {
+                writeln!(out, ";; {name}")
+            } else {
+                Ok(())
+            })
+            .and_then(|()| {
+                // Bounded by the input's size, and by the deadline.
+                let bounds = render::Bounds::for_input(l.source.bytes().len(), deadline);
+                render::write_result(&mut out, &l.history, &r, syntax, &bounds)
+            })
+            .and_then(|_| writeln!(out))
+            .and_then(|()| out.flush())
+        }
+    };
+    match written.and_then(|()| stdout.flush()) {
+        Ok(()) => {}
+        // A closed pipe (`| head`) still lets the folders asked for be
+        // written; the run then fails by name.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => t.cut = Some(e),
+        Err(e) => {
+            t.failed = Some(Error::io("stdout", e));
+            return;
+        }
+    }
+    if let Some((dir, plot)) = &ask.folder {
+        // Several files (a store's runs are all history.edn): a folder
+        // each, named by its path in the store (`<test>/<time>`), and a
+        // page listing them all.
+        let dir = match ask.run_folders.get(i) {
+            Some(sub) => {
+                t.runs.push(folder::run_row(
+                    sub,
+                    &f.display().to_string(),
+                    &r,
+                    ask.models,
+                ));
+                dir.join(sub)
+            }
+            _ => dir.to_path_buf(),
+        };
+        let plot = folder::PlotOptions {
+            deadline,
+            ..plot.clone()
+        };
+        if let Err(e) =
+            folder::write_folder(&dir, l.source.name(), &l.history, &r, ask.models, &plot)
+        {
+            t.failed = Some(e);
+        }
+    }
+}
+
+/// Checks the files on rayon's pool, and tells each in the order given.
+/// A file checked waits, history and all, until those before it are
+/// told; no more files are handed out than the pool has threads beyond
+/// the next to be told, so at most one history per thread is in memory
+/// at once.
 fn run_check(
     files: &[PathBuf],
     input: &InputArgs,
@@ -555,107 +779,77 @@ fn run_check(
     // Refuse what cannot be honoured before reading any file.
     check::plan(&copts)?;
     let files = &convert::expand_inputs(files)?;
-    let mut worst = 0u8;
-    let errors = if output == OutputArg::Json {
-        Errors::Json
-    } else {
-        Errors::Text
+    let ask = Ask {
+        input,
+        opts,
+        copts,
+        models: &models,
+        anomalies,
+        output,
+        several: files.len() > 1,
+        run_folders: if folder.is_some() && files.len() > 1 {
+            folder::run_folders(files)
+        } else {
+            Vec::new()
+        },
+        folder,
     };
-    // Set when stdout's reader has gone.
-    let mut cut: Option<std::io::Error> = None;
-    let mut stdout = std::io::stdout().lock();
-    for f in files {
-        // --timeout bounds each file's whole run, reading included.
-        let started = Instant::now();
-        let deadline = copts.timeout.and_then(|t| started.checked_add(t));
-        let Some(l) = load_or_report(f, opts, errors, &mut worst) else {
-            continue;
-        };
-        let copts = CheckOptions {
-            timeout: copts.timeout.map(|t| t.saturating_sub(started.elapsed())),
-            ..copts.clone()
-        };
-        for n in &l.notes.lines {
-            say!("{}: {n}", l.source.name());
-        }
-        if input.verbose {
-            verbose_notes(&l);
-        }
-        let r = check::entry::check_loaded(&l, Some((f, opts)), &copts)?;
-        if input.verbose {
-            for n in &r.notes {
-                say!("{}: {n}", l.source.name());
+    let mut t = Told {
+        stdout: std::io::stdout(),
+        worst: 0,
+        cut: None,
+        failed: None,
+        runs: Vec::new(),
+    };
+    // At most this many files checked and not yet told: each holds its
+    // history until it is told.
+    let window = rayon::current_num_threads().max(1);
+    let (done, results) = std::sync::mpsc::channel::<(usize, Checked)>();
+    let ask = &ask;
+    // The checks run on rayon's pool; this thread (not one of the pool's)
+    // hands them out and tells each in turn, so no thread of the pool
+    // ever waits for another file.
+    rayon::in_place_scope(|s| {
+        let mut waiting: std::collections::BTreeMap<usize, Checked> = Default::default();
+        let mut given = 0;
+        for told in 0..files.len() {
+            while given < files.len() && given < told + window && t.failed.is_none() {
+                let (i, done) = (given, done.clone());
+                s.spawn(move |_| {
+                    let _ = done.send((i, check_one(&files[i], ask)));
+                });
+                given += 1;
+            }
+            if given <= told {
+                // The run ended: nothing more was handed out.
+                break;
+            }
+            let c = loop {
+                if let Some(c) = waiting.remove(&told) {
+                    break c;
+                }
+                match results.recv() {
+                    Ok((i, c)) => {
+                        waiting.insert(i, c);
+                    }
+                    Err(_) => return,
+                }
+            };
+            if t.failed.is_none() {
+                tell_one(files, told, c, ask, &mut t);
             }
         }
-        let code = r.valid.exit_code() as u8;
-        if worst != 3 && (code == 1 || (code == 2 && worst == 0)) {
-            worst = code;
-        }
-        // A result that cannot be written (a full disk) fails the run by
-        // name, never passing for the verdict's exit status.
-        let written = match output {
-            // The reader has gone: the rest is for the folder alone.
-            _ if cut.is_some() => Ok(()),
-            OutputArg::Text => stdout
-                .write_all(text_summary(&l, &r, &models, (anomalies, &copts.anomalies)).as_bytes()),
-            OutputArg::Edn | OutputArg::Json => {
-                // Written as rendered: a large violation's map is never
-                // held whole.
-                let mut out = std::io::BufWriter::new(&mut stdout);
-                let name = f.display().to_string();
-                let several = files.len() > 1;
-                let syntax = match output {
-                    OutputArg::Json => render::Syntax::Json {
-                        file: several.then_some(name.as_str()),
-                    },
-                    _ => render::Syntax::Edn,
-                };
-                (if several && matches!(syntax, render::Syntax::Edn) {
-                    writeln!(out, ";; {name}")
-                } else {
-                    Ok(())
-                })
-                .and_then(|()| {
-                    // Bounded by the input's size, and by the deadline.
-                    let bounds = render::Bounds::for_input(l.source.bytes().len(), deadline);
-                    render::write_result(&mut out, &l.history, &r, syntax, &bounds)
-                })
-                .and_then(|_| writeln!(out))
-                .and_then(|()| out.flush())
-            }
-        };
-        match written.and_then(|()| stdout.flush()) {
-            Ok(()) => {}
-            // A closed pipe (`| head`) still lets the folders asked for be
-            // written; the run then fails by name.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => cut = Some(e),
-            Err(e) => return Err(Error::io("stdout", e)),
-        }
-        if let Some((dir, plot)) = &folder {
-            // Several files (a store's runs are all history.edn): a
-            // folder each, named by the whole path.
-            let dir = if files.len() > 1 {
-                let name: String = f
-                    .display()
-                    .to_string()
-                    .trim_start_matches("./")
-                    .chars()
-                    .map(|c| if c == '/' || c == '\\' { '_' } else { c })
-                    .collect();
-                dir.join(name)
-            } else {
-                dir.to_path_buf()
-            };
-            let plot = folder::PlotOptions {
-                deadline,
-                ..plot.clone()
-            };
-            folder::write_folder(&dir, l.source.name(), &l.history, &r, &models, &plot)?;
-        }
+    });
+    if let Some((dir, _)) = &ask.folder
+        && !ask.run_folders.is_empty()
+        && t.failed.is_none()
+    {
+        folder::write_runs_page(dir, &t.runs)?;
     }
-    match cut {
-        Some(e) => Err(Error::io("stdout", e)),
-        None => Ok(worst),
+    match (t.failed, t.cut) {
+        (Some(e), _) => Err(e),
+        (None, Some(e)) => Err(Error::io("stdout", e)),
+        (None, None) => Ok(t.worst),
     }
 }
 
@@ -715,8 +909,41 @@ fn run_stats(files: &[PathBuf], input: &InputArgs) -> Result<u8, Error> {
     Ok(worst)
 }
 
+/// The command line, with `check` put in front where none of the
+/// subcommands is named and the first argument is an option or a file
+/// (`elle-si history.edn`, `elle-si -c si run/`, as elle-cli is run).
+fn args() -> Vec<std::ffi::OsString> {
+    let mut v: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let Some(first) = v.get(1).and_then(|a| a.to_str()) else {
+        return v;
+    };
+    let named = Cli::command()
+        .get_subcommands()
+        .any(|c| c.get_name() == first || c.get_all_aliases().any(|a| a == first))
+        || first == "help";
+    let own = matches!(first, "-h" | "--help" | "-V" | "--version");
+    let checkable = first.starts_with('-') || std::path::Path::new(first).exists();
+    if !named && !own && checkable {
+        v.insert(1, "check".into());
+    }
+    v
+}
+
+/// Sizes rayon's pool, which every check of the run shares: `-j`, or as
+/// many threads as cores.
+fn threads(jobs: Option<u16>) -> Result<(), Error> {
+    let n = jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    );
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global()
+        .map_err(|e| Error::Usage(format!("cannot start {n} threads: {e}")))
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(args()) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -736,9 +963,11 @@ fn main() -> ExitCode {
             plot_format,
             plot_timeout,
             max_plot_bytes,
+            jobs,
         } => folder::PlotFormat::parse(plot_format)
             .map_err(Error::Usage)
             .and_then(|format| {
+                threads(*jobs)?;
                 let ms = cycle_search_timeout.map(|ms| ms as f64 / 1000.0);
                 let timeout = match (*timeout, ms) {
                     (Some(a), Some(b)) => Some(a.min(b)),

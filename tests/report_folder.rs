@@ -494,3 +494,57 @@ fn a_folder_written_again_holds_this_run_s_files_and_the_user_s() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_store_gets_a_folder_per_run_and_a_page_listing_them() {
+    let d = temp_dir("store");
+    let store = d.join("store");
+    let runs = [
+        ("long-fork/20261201T100000.000Z", LONG_FORK),
+        (
+            "long-fork/20261201T110000.000Z",
+            "test-logs/la-ser-valid.edn",
+        ),
+        (
+            "registers/20261201T120000.000Z",
+            "test-logs/rw-fractured-read.edn",
+        ),
+    ];
+    for (run, log) in runs {
+        std::fs::create_dir_all(store.join(run)).unwrap();
+        std::fs::copy(log, store.join(run).join("history.edn")).unwrap();
+    }
+    // A run whose history cannot be read is listed too, as unread.
+    std::fs::create_dir_all(store.join("broken/20261201T130000.000Z")).unwrap();
+    std::fs::write(
+        store.join("broken/20261201T130000.000Z/history.edn"),
+        "{:type :ok, :value [[:r 1",
+    )
+    .unwrap();
+    let out = d.join("elle");
+    let (code, stdout, err) = elle_si(&[
+        "check",
+        "-c",
+        "serializable,causal-cerone",
+        "-d",
+        &out.to_string_lossy(),
+        &store.to_string_lossy(),
+    ]);
+    assert_eq!(code, 3, "{stdout}{err}");
+    let top = std::fs::read_to_string(out.join("index.html")).expect("the top page");
+    for (run, _) in runs {
+        assert!(out.join(run).join("index.html").is_file(), "{run}");
+        assert!(top.contains(&format!("href=\"{run}/index.html\"")), "{top}");
+    }
+    // Each run's row, in the order checked: verdict, then each model's.
+    let rows: Vec<&str> = top.split("<tr>").skip(2).collect();
+    assert_eq!(rows.len(), 4, "{top}");
+    assert!(
+        rows[0].contains("UNREAD") && rows[0].contains("broken"),
+        "{}",
+        rows[0]
+    );
+    assert!(rows[1].contains(">INVALID<") && rows[1].contains(":serializable — invalid"));
+    assert!(rows[2].contains(">VALID<") && rows[2].contains(":causal-cerone — valid"));
+    assert!(rows[3].contains(">INVALID<"), "{}", rows[3]);
+}

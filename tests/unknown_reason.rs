@@ -167,6 +167,51 @@ fn an_empty_graph_is_named() {
     }
 }
 
+/// A write skew: each transaction reads the key the other writes, before
+/// it is written. Serializability rejects it (a G2-item cycle); only the
+/// SI / serializability engine decides that.
+const WRITE_SKEW: &str = "\
+{:type :invoke, :f :txn, :value [[:r 1 nil] [:w 2 1]], :process 0, :index 0}
+{:type :invoke, :f :txn, :value [[:r 2 nil] [:w 1 1]], :process 1, :index 1}
+{:type :ok, :f :txn, :value [[:r 1 nil] [:w 2 1]], :process 0, :index 2}
+{:type :ok, :f :txn, :value [[:r 2 nil] [:w 1 1]], :process 1, :index 3}
+";
+
+#[test]
+fn a_spent_work_budget_is_named() {
+    use elle_si::check::budget;
+    use elle_si::report::{Valid, render};
+    let l = common::load_str("skew.edn", WRITE_SKEW);
+    let edn = |r: &elle_si::report::CheckResult| render::result_value(&l.history, r).to_string();
+    // Unbounded, and within ample work: rejected.
+    for r in [
+        common::check_models(&l, "serializable"),
+        budget::runs_within(1 << 40, || common::check_models(&l, "serializable")),
+    ] {
+        assert_eq!(r.valid, Valid::False, "{}", edn(&r));
+        assert!(causes(&edn(&r)).is_empty(), "{}", edn(&r));
+    }
+    // With no work to spend, the engine gives up: unknown, and it says the
+    // work bound (not the deadline: there is none) came first.
+    let r = budget::runs_within(0, || common::check_models(&l, "serializable"));
+    let text = edn(&r);
+    assert_eq!(r.valid, Valid::Unknown, "{text}");
+    assert_eq!(causes(&text), ["budget"], "{text}");
+    let v = elle_si::edn::read_one(text.as_bytes()).expect("EDN parses");
+    let reason = match get(&v, "elle-si/unknown-reason") {
+        Some(Value::Vector(rs)) => get(&rs[0], "reason").map(Value::to_string),
+        _ => None,
+    };
+    assert!(
+        reason.is_some_and(|r| r.contains("PL-3 ran out of its work bound")),
+        "{text}"
+    );
+    // The check's marker says no verdict came; no cycle is claimed.
+    assert_eq!(r.anomaly_types, ["cycle-search-timeout"], "{text}");
+    let reasons: Vec<String> = r.unknown_reasons().iter().map(|u| u.to_string()).collect();
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+}
+
 #[cfg(unix)]
 #[test]
 fn past_the_deadline_a_check_costs_about_what_reading_costs() {

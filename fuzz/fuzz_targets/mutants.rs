@@ -2,7 +2,9 @@
 //! generator's workload, store, size and seed, then the mutations (a value
 //! written twice, moved or read from thin air; completions dropped,
 //! duplicated, reordered or turned :info / :fail; odd reads and keys; empty
-//! transactions; shuffled lines). Each mutant goes through the EDN reader,
+//! transactions; shuffled lines; values respelled as bigints, doubles,
+//! strings, keywords or nil; long lists; repeated elements; processes
+//! reused after an :info). Each mutant goes through the EDN reader,
 //! every model the CLI accepts under a timeout, every rendering, and the JNI
 //! bridge's decoder: no panic, no hang, refusals are located input errors.
 //! The mutator and the run are the property test's (`tests/prop_mutants.rs`),

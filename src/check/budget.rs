@@ -23,6 +23,9 @@ use std::time::Instant;
 
 thread_local! {
     static SPENT: Cell<u64> = const { Cell::new(0) };
+    /// The work each SI / serializability run on this thread may do, when
+    /// [`runs_within`] bounds it (tests); none otherwise.
+    static RUN_WORK: Cell<Option<u64>> = const { Cell::new(None) };
 }
 
 /// Counts `units` of work done on this thread.
@@ -42,6 +45,23 @@ pub fn spent() -> u64 {
 #[inline]
 pub fn passed(deadline: Option<Instant>) -> bool {
     deadline.is_some_and(|d| Instant::now() > d)
+}
+
+/// Runs `f` with every SI / serializability run it starts on this thread
+/// ([`Budget::for_run`]) bounded to `units` of work besides its deadline:
+/// how a test makes the engine's work run out on a small history, which
+/// its strategies' own marks never cut (`tests/unknown_reason.rs`).
+/// Nothing else sets it; the bound is work, so the same `units` give the
+/// same outcome on every host.
+pub fn runs_within<T>(units: u64, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<u64>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            RUN_WORK.with(|w| w.set(self.0));
+        }
+    }
+    let _restore = Restore(RUN_WORK.with(|w| w.replace(Some(units))));
+    f()
 }
 
 /// A deadline and a mark on the work meter, either absent.
@@ -74,6 +94,16 @@ impl Budget {
         Budget {
             deadline,
             work: None,
+        }
+    }
+
+    /// The budget an SI / serializability run starts with: the run's
+    /// deadline, and the work [`runs_within`] allows, if it is set.
+    pub fn for_run(deadline: Option<Instant>) -> Budget {
+        let b = Budget::until(deadline);
+        match RUN_WORK.with(Cell::get) {
+            Some(units) => b.within(units),
+            None => b,
         }
     }
 
@@ -143,6 +173,21 @@ mod tests {
         assert_eq!(outer.within(10_000).work, outer.work);
         assert!(outer.no_tighter(&inner) && !inner.no_tighter(&outer));
         assert!(Budget::NONE.no_tighter(&outer));
+    }
+
+    #[test]
+    fn a_run_is_bounded_only_within_runs_within() {
+        assert_eq!(Budget::for_run(None), Budget::NONE);
+        let inner = runs_within(10, || {
+            let b = Budget::for_run(None);
+            // Nested: the innermost bound holds, and is undone after.
+            let nested = runs_within(3, || Budget::for_run(None));
+            (b, nested, Budget::for_run(None))
+        });
+        assert_eq!(inner.0.work, Some(spent() + 10));
+        assert_eq!(inner.1.work, Some(spent() + 3));
+        assert_eq!(inner.2, inner.0);
+        assert_eq!(Budget::for_run(None), Budget::NONE);
     }
 
     #[test]

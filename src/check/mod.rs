@@ -18,6 +18,7 @@ use std::collections::BTreeSet;
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::error::Error;
 use crate::history::Loaded;
+use crate::history::model::History;
 use crate::report::{self, CheckResult, Unknown, Valid};
 use crate::spec::anomaly::{finders, settled_without_polygraph};
 use crate::spec::cycles::{self, Shapes};
@@ -285,14 +286,17 @@ fn add_told(found: &mut Vec<Anomaly>, told: &mut Told, new: Vec<Anomaly>) {
     }
 }
 
-/// Runs a plan's checkers and judges what they find.
-pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckResult {
-    let h = &loaded.history;
-    let mut found: Vec<Anomaly> = loaded.anomalies.clone();
-    if !deps::has_edges(h) {
-        found.push(empty_graph(h));
-    }
-    found.extend(basic::anomalies(h));
+/// What the causal family's levels found ([`causal_part`]).
+struct CausalPart {
+    graph: Vec<Anomaly>,
+    notes: Vec<String>,
+    /// The first level the deadline cut with nothing found.
+    cut: Option<Model>,
+}
+
+/// Runs the causal family's levels among a plan's checkers, weakest
+/// first, each finding told once.
+fn causal_part(h: &History, plan: &Plan, deadline: Option<std::time::Instant>) -> CausalPart {
     let mut levels: Vec<(causal::Level, bool)> = plan
         .checkers
         .iter()
@@ -301,17 +305,10 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     levels.sort_unstable();
     levels.dedup();
     let mut graph: Vec<Anomaly> = Vec::new();
-    // One deadline for the whole check: each checker stops at it, keeps
-    // what it found, and says it was cut short.
-    let deadline = opts
-        .timeout
-        .and_then(|t| std::time::Instant::now().checked_add(t));
     let mut notes = Vec::new();
-    // The first causal level the deadline cut with nothing found.
-    let mut causal_cut: Option<Model> = None;
+    let mut cut: Option<Model> = None;
     let mut told = FxHashMap::default();
     let mut ledger = causal::Ledger::default();
-    let mut unknown = Vec::new();
     for (level, sessions) in levels {
         // Past the deadline, a level is not even set up.
         let (found_here, stats) = if budget::passed(deadline) {
@@ -329,8 +326,8 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
                 "{level:?}: the deadline came before every pattern was looked for: {} found",
                 found_here.len() + more
             ));
-            if found_here.is_empty() && more == 0 && causal_cut.is_none() {
-                causal_cut = Some(match (level, sessions) {
+            if found_here.is_empty() && more == 0 && cut.is_none() {
+                cut = Some(match (level, sessions) {
                     (causal::Level::ReadCommitted, false) => Model::ReadCommittedC4,
                     (causal::Level::ReadCommitted, true) => Model::StrongSessionReadCommittedC4,
                     (causal::Level::ReadAtomic, _) => Model::ReadAtomic,
@@ -342,11 +339,85 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         merge_new(&mut graph, &mut told, found_here);
     }
     ledger.attach(&mut graph);
-    found.extend(graph);
-    if let Some(m) = causal_cut {
-        found.push(Anomaly::search_timeout(m.friendly()));
-        unknown.push(Unknown::Deadline(m.friendly().to_string()));
+    CausalPart { graph, notes, cut }
+}
+
+/// What the polygraph's checkers found ([`polygraph_part`]): each SI /
+/// serializability variant's outcome (none: the deadline came before it
+/// was set up), with whether the deadline had passed when it ended; the
+/// prefix / PSI levels'; the work they spent.
+struct PolygraphPart {
+    variants: Vec<(si::polygraph::Variant, Option<(si::Outcome, bool)>)>,
+    forks: Vec<(si::forks::Level, si::Outcome)>,
+    /// The anomalies-only cycle checks' outcomes, as `variants`'.
+    shapes: Vec<(Shapes, Option<(si::Outcome, bool)>)>,
+    work: u64,
+}
+
+/// Runs the polygraph's checkers among `checkers`, in their order (one
+/// [`si::variants::Checks`] carries what each variant learnt to the next).
+fn polygraph_part(
+    h: &History,
+    checkers: &BTreeSet<Checker>,
+    deadline: Option<std::time::Instant>,
+) -> PolygraphPart {
+    let mut variants: Vec<si::polygraph::Variant> =
+        checkers.iter().filter_map(|&c| si_variant(c)).collect();
+    variants.dedup();
+    let work = budget::spent();
+    let mut checks = si::variants::Checks::new(h, deadline);
+    let variants = variants
+        .into_iter()
+        .map(|v| {
+            // Past the deadline, a variant is not even set up.
+            let o = (!budget::passed(deadline)).then(|| {
+                let o = checks.qualified(v);
+                (o, budget::passed(deadline))
+            });
+            (v, o)
+        })
+        .collect();
+    let forks = si::forks::run(h, checkers, deadline);
+    let shapes = checkers
+        .iter()
+        .filter_map(|&c| match c {
+            Checker::Cycles(shapes) => Some(shapes),
+            _ => None,
+        })
+        .map(|shapes| {
+            let o = (!budget::passed(deadline)).then(|| {
+                let o = si::shapes::run(h, shapes, &mut checks, deadline);
+                (o, budget::passed(deadline))
+            });
+            (shapes, o)
+        })
+        .collect();
+    PolygraphPart {
+        variants,
+        forks,
+        shapes,
+        work: budget::spent() - work,
     }
+}
+
+/// Runs a plan's checkers and judges what they find. The causal family
+/// and the polygraph's checkers share nothing but the history: they run
+/// side by side (on rayon's pool, as many threads as it has: one runs them
+/// one after the other), and what they found is put together in one
+/// order, so the result is the same whatever the threads.
+pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckResult {
+    let h = &loaded.history;
+    let mut found: Vec<Anomaly> = loaded.anomalies.clone();
+    if !deps::has_edges(h) {
+        found.push(empty_graph(h));
+    }
+    found.extend(basic::anomalies(h));
+    // One deadline for the whole check: each checker stops at it, keeps
+    // what it found, and says it was cut short.
+    let deadline = opts
+        .timeout
+        .and_then(|t| std::time::Instant::now().checked_add(t));
+    let mut unknown = Vec::new();
     // The parts of the request (each model, the anomalies asked by name):
     // what each prohibits, the checkers that decide it, and whether the
     // polygraph decides it. A part that asks the polygraph only for
@@ -387,11 +458,16 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
                 })
         })
         .collect();
-    let mut variants: Vec<si::polygraph::Variant> =
-        checkers.iter().filter_map(|&c| si_variant(c)).collect();
-    variants.dedup();
-    let work = budget::spent();
-    let mut checks = si::variants::Checks::new(h, deadline);
+    let (causal, poly) = rayon::join(
+        || causal_part(h, plan, deadline),
+        || polygraph_part(h, &checkers, deadline),
+    );
+    let mut notes = causal.notes;
+    found.extend(causal.graph);
+    if let Some(m) = causal.cut {
+        found.push(Anomaly::search_timeout(m.friendly()));
+        unknown.push(Unknown::Deadline(m.friendly().to_string()));
+    }
     // What is found so far, by identity: a cycle a second variant finds
     // again is told once.
     let mut told: Told = found
@@ -399,51 +475,41 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         .enumerate()
         .map(|(i, a)| (a.identity(), i))
         .collect();
-    for v in variants {
+    for (v, outcome) in poly.variants {
         let name = v.cycle_exists().trim_end_matches("-cycle-exists");
-        if budget::passed(deadline) {
-            // Past the deadline, a variant is not even set up.
+        let Some((outcome, deadline_passed)) = outcome else {
             notes.push(format!(
                 "{name}: no verdict: the deadline came before it was checked"
             ));
             found.push(Anomaly::search_timeout(v.cycle_exists()));
             unknown.push(Unknown::Deadline(name.to_string()));
             continue;
-        }
-        let outcome = checks.qualified(v);
+        };
         let s = &outcome.stats;
-        notes.extend(s.notes(
-            v.cycle_exists().trim_end_matches("-cycle-exists"),
-            "conflicts",
-        ));
+        notes.extend(s.notes(name, "conflicts"));
         if s.explain_cut {
             notes.push(format!(
-                "{}: the deadline came while telling the violation: {} told, more may exist",
-                v.cycle_exists().trim_end_matches("-cycle-exists"),
+                "{name}: the deadline came while telling the violation: {} told, more may exist",
                 outcome.anomalies.len()
             ));
             // As Elle reports a cycle search its timeout cut: the verdict
             // stands, what is told may not be all, nor the strongest.
-            found.push(Anomaly::telling_cut(
-                v.cycle_exists().trim_end_matches("-cycle-exists"),
-            ));
+            found.push(Anomaly::telling_cut(name));
         }
         if s.untold > 0 {
             notes.push(format!(
-                "{}: telling ran out of work: {} told, {} more found and not told (:also)",
-                v.cycle_exists().trim_end_matches("-cycle-exists"),
+                "{name}: telling ran out of work: {} told, {} more found and not told (:also)",
                 outcome.anomalies.len(),
                 s.untold
             ));
         }
         if outcome.timed_out {
             notes.push(format!(
-                "{}: no verdict: the deadline or the solver's bound came first (the figures above are as far as it got)",
-                v.cycle_exists().trim_end_matches("-cycle-exists")
+                "{name}: no verdict: the deadline or the solver's bound came first (the figures above are as far as it got)"
             ));
             found.push(Anomaly::search_timeout(v.cycle_exists()));
             // The deadline, or else the solver's bound, came first.
-            unknown.push(if budget::passed(deadline) {
+            unknown.push(if deadline_passed {
                 Unknown::Deadline(name.to_string())
             } else {
                 Unknown::Budget(name.to_string())
@@ -451,35 +517,27 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         }
         add_told(&mut found, &mut told, outcome.anomalies);
     }
-    si::forks::run(h, &checkers, deadline, &mut found, &mut notes);
-    for &c in &checkers {
-        let Checker::Cycles(shapes) = c else { continue };
-        let name = format!(
-            "cycles ruled out ({})",
-            shapes.claim().map_or("", AnomalyType::name)
-        );
+    si::forks::tell(poly.forks, &mut found, &mut notes);
+    for (shapes, outcome) in poly.shapes {
         let claim = shapes.claim().map_or("", AnomalyType::name);
-        let outcome = if budget::passed(deadline) {
-            None
-        } else {
-            Some(si::shapes::run(h, shapes, &mut checks, deadline))
-        };
+        let name = format!("cycles ruled out ({claim})");
         match outcome {
-            Some(o) if !o.timed_out => {
+            Some((o, _)) if !o.timed_out => {
                 if o.stats.constraints_before > 0 || o.stats.work > 0 {
                     notes.extend(o.stats.notes(&name, "conflicts and lemmas"));
                 }
                 add_told(&mut found, &mut told, o.anomalies);
             }
             o => {
-                if let Some(o) = o {
+                let deadline_passed = o.as_ref().is_none_or(|(_, passed)| *passed);
+                if let Some((o, _)) = o {
                     notes.extend(o.stats.notes(&name, "conflicts and lemmas"));
                 }
                 notes.push(format!(
                     "{name}: no verdict: the deadline or the check's work bound came first"
                 ));
                 found.push(Anomaly::search_timeout(claim));
-                unknown.push(if budget::passed(deadline) {
+                unknown.push(if deadline_passed {
                     Unknown::Deadline(name.clone())
                 } else {
                     Unknown::Budget(name.clone())
@@ -487,10 +545,10 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
             }
         }
     }
-    if budget::spent() > work {
+    if poly.work > 0 {
         notes.push(format!(
             "polygraph checks: {} units of work (counted, the same on every host)",
-            budget::spent() - work
+            poly.work
         ));
     }
     // Models decided through a stronger one: what that one rejects leaves

@@ -683,7 +683,8 @@ mod tests {
         assert_eq!(Fault::LostUpdate.violates("tcc"), Some(false));
         assert_eq!(Fault::ThinAirRead.violates("read-uncommitted"), Some(true));
         assert_eq!(Fault::LostUpdate.violates("prefix"), Some(false));
-        assert_eq!(Fault::LostUpdate.violates("psi"), None);
+        assert_eq!(Fault::LostUpdate.violates("psi"), Some(true));
+        assert_eq!(Fault::LostUpdate.violates("no-such-model"), None);
         assert_eq!(
             Fault::LostUpdate.violates("parallel-snapshot-isolation"),
             Some(true)

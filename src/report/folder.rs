@@ -328,11 +328,7 @@ pub fn write_folder(
     }
     let page = Page {
         source: source.to_string(),
-        verdict: match r.valid {
-            Valid::True => "VALID",
-            Valid::False => "INVALID",
-            Valid::Unknown => "UNKNOWN",
-        },
+        verdict: headline(r.valid),
         models: model_verdicts(r, models),
         not: r.not.iter().cloned().collect(),
         also_not: r.also_not.iter().cloned().collect(),
@@ -352,9 +348,122 @@ pub fn write_folder(
     Ok(written)
 }
 
+/// The folder of each file of a check of several, under the folder
+/// asked for: its path below the directory all of them share, without
+/// the file name when they all have the same one (a Jepsen store's
+/// `<test>/<time>/history.edn` gives `<test>/<time>`), each part made
+/// safe as a file name.
+pub fn run_folders(files: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    use std::path::{Component, PathBuf};
+    let full: Vec<PathBuf> = files
+        .iter()
+        .map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.clone()))
+        .collect();
+    let parts = |p: &PathBuf| -> Vec<String> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect()
+    };
+    let all: Vec<Vec<String>> = full.iter().map(parts).collect();
+    // The directories every file is under.
+    let mut shared = all.first().map_or(0, |p| p.len().saturating_sub(1));
+    for p in &all {
+        let dirs = p.len().saturating_sub(1);
+        shared = shared.min(dirs);
+        while shared > 0 && p[..shared] != all[0][..shared] {
+            shared -= 1;
+        }
+    }
+    let same_name = all.len() > 1 && all.iter().all(|p| p.last() == all[0].last());
+    all.iter()
+        .map(|p| {
+            let end = if same_name && p.len() > shared + 1 {
+                p.len() - 1
+            } else {
+                p.len()
+            };
+            p[shared..end]
+                .iter()
+                .map(|c| {
+                    if c == ".." {
+                        "_up".to_string()
+                    } else {
+                        file_name(c)
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A verdict as a page's headline says it.
+fn headline(v: Valid) -> &'static str {
+    match v {
+        Valid::True => "VALID",
+        Valid::False => "INVALID",
+        Valid::Unknown => "UNKNOWN",
+    }
+}
+
+/// A run's row on the page of a check of several files.
+pub fn run_row(folder: &Path, source: &str, r: &CheckResult, models: &[Model]) -> html::Run {
+    html::Run {
+        folder: folder.to_string_lossy().replace('\\', "/"),
+        source: source.to_string(),
+        verdict: headline(r.valid),
+        models: model_verdicts(r, models),
+        anomalies: r.anomalies.values().map(|l| crate::anomaly::found(l)).sum(),
+        note: None,
+    }
+}
+
+/// The row of a file that could not be read, and why.
+pub fn unread_row(source: &str, why: String) -> html::Run {
+    html::Run {
+        folder: String::new(),
+        source: source.to_string(),
+        verdict: "UNREAD",
+        models: Vec::new(),
+        anomalies: 0,
+        note: Some(why),
+    }
+}
+
+/// Writes the page of a check of several files, `index.html` in `dir`.
+pub fn write_runs_page(dir: &Path, runs: &[html::Run]) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+    write_file(&dir.join("index.html"), &html::runs_page(runs))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_store_s_runs_are_named_by_test_and_time() {
+        let d = std::env::temp_dir().join(format!("elle-si-runs-{}", std::process::id()));
+        let f = |p: &str| d.join(p);
+        let store = [
+            f("store/a/1/history.edn"),
+            f("store/a/2/history.edn"),
+            f("store/b/3/history.edn"),
+        ];
+        let names: Vec<String> = run_folders(&store)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(names, ["a/1", "a/2", "b/3"]);
+        let logs = [f("logs/x.edn"), f("logs/y y.edn")];
+        let names: Vec<String> = run_folders(&logs)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(names, ["x.edn", "y_y.edn"]);
+    }
 
     #[test]
     fn formats_elle_si_cannot_draw_are_refused_by_name() {

@@ -135,6 +135,19 @@ fn chips(o: &mut String, names: &[String]) {
     }
 }
 
+/// Each model's verdict, a chip each.
+fn model_chips(o: &mut String, models: &[ModelVerdict]) {
+    for m in models {
+        let _ = write!(
+            o,
+            "<span class=\"chip {}\">:{} — {}</span>",
+            verdict_class(m.verdict),
+            escape(&m.name),
+            m.verdict
+        );
+    }
+}
+
 /// An anchor id from an anomaly type name.
 fn anchor(name: &str) -> String {
     name.chars()
@@ -165,15 +178,7 @@ pub fn page(p: &Page) -> String {
         let _ = writeln!(o, "<p class=\"note\">{}</p>", escape(c));
     }
     o.push_str("<dl class=\"summary\">\n<dt>models checked</dt><dd>");
-    for m in &p.models {
-        let _ = write!(
-            o,
-            "<span class=\"chip {}\">:{} — {}</span>",
-            verdict_class(m.verdict),
-            escape(&m.name),
-            m.verdict
-        );
-    }
+    model_chips(&mut o, &p.models);
     o.push_str("</dd>\n<dt>not</dt><dd>");
     chips(&mut o, &p.not);
     o.push_str("</dd>\n<dt>also not</dt><dd>");
@@ -275,5 +280,61 @@ pub fn page(p: &Page) -> String {
         }
     }
     o.push_str("<footer>Written by elle-si. Pictures: one box per transaction (its line in the history file, :index, process, status and micro-ops), one arrow per dependency; the same pictures as Graphviz DOT and SVG files beside this page.</footer>\n</main>\n</body>\n</html>\n");
+    o
+}
+
+/// One run on the page of a check of several files.
+pub struct Run {
+    /// Its folder, relative to the page.
+    pub folder: String,
+    /// The history's file.
+    pub source: String,
+    /// `VALID`, `INVALID` or `UNKNOWN`, or `UNREAD` for a file that could
+    /// not be read.
+    pub verdict: &'static str,
+    /// Each model's verdict.
+    pub models: Vec<ModelVerdict>,
+    /// How many anomalies were found.
+    pub anomalies: u64,
+    /// Why it could not be read, or what else is to be said of it.
+    pub note: Option<String>,
+}
+
+/// The page of a check of several files (a Jepsen store's runs): one row
+/// per run, in the order checked, with its verdict per model, linking its
+/// own folder's page.
+pub fn runs_page(runs: &[Run]) -> String {
+    let mut o = String::with_capacity(4096 + 512 * runs.len());
+    let bad = runs.iter().filter(|r| r.verdict != "VALID").count();
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>elle-si: {} runs, {bad} not valid</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n<h1>{} runs checked</h1>\n<p class=\"sub\">elle-si consistency check &nbsp; {bad} not valid</p>\n",
+        runs.len(),
+        runs.len()
+    );
+    o.push_str("<table class=\"types\">\n<tr><th>run</th><th>verdict</th><th>models</th><th>anomalies</th></tr>\n");
+    for r in runs {
+        let name = if r.verdict == "UNREAD" {
+            escape(&r.source)
+        } else {
+            format!(
+                "<a href=\"{}/index.html\">{}</a>",
+                escape(&r.folder),
+                escape(&r.source)
+            )
+        };
+        let _ = write!(
+            o,
+            "<tr><td>{name}</td><td><span class=\"verdict {}\">{}</span></td><td>",
+            verdict_class(r.verdict),
+            r.verdict
+        );
+        model_chips(&mut o, &r.models);
+        if let Some(n) = &r.note {
+            let _ = write!(o, "<span class=\"note\">{}</span>", escape(n));
+        }
+        let _ = writeln!(o, "</td><td class=\"n\">{}</td></tr>", r.anomalies);
+    }
+    o.push_str("</table>\n<footer>Written by elle-si: each run's own page explains what it found.</footer>\n</main>\n</body>\n</html>\n");
     o
 }

@@ -111,12 +111,23 @@ impl std::fmt::Display for Unknown {
             Unknown::EmptyGraph => f.write_str(
                 "no committed transaction read a key another transaction wrote: no dependency could be checked",
             ),
-            Unknown::Undecided(m, s) => write!(
-                f,
-                "{} is decided only through {}, which the history violates",
-                m.friendly(),
-                s.friendly()
-            ),
+            Unknown::Undecided(m, s) => {
+                write!(
+                    f,
+                    "{} is decided only through {}, which the history violates",
+                    m.friendly(),
+                    s.friendly()
+                )?;
+                match m.see_also() {
+                    Some(c) => write!(
+                        f,
+                        " ({} is Bailis's single-object causal consistency; for transactional causal consistency, which elle-si decides completely, ask for `{}` or `tcc`)",
+                        m.name(),
+                        c.name()
+                    ),
+                    None => Ok(()),
+                }
+            }
             Unknown::Inferred(t) => write!(
                 f,
                 "a {t} found rests on an order only the checked model's rules infer: it may not be one"

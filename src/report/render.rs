@@ -2,7 +2,7 @@
 //! human summary. Transactions in anomalies become op maps rebuilt from the
 //! model (list reads from the key's version order), with their file line.
 
-use crate::anomaly::{Anomaly, Datum, Grounds, On, Step};
+use crate::anomaly::{Anomaly, Datum, Grounds, On, Path, Rel, Step};
 use crate::edn::Value;
 use crate::history::model::*;
 use crate::report::CheckResult;
@@ -246,7 +246,7 @@ fn datum_in(h: &History, d: &Datum, seen: &mut Mentions) -> Value {
         Datum::Step(s) => step_in(h, s, seen),
         Datum::Path(p) => Value::Map(vec![
             (kw("ops"), txns_value(h, &p.txns, seen)),
-            (kw("steps"), steps_value(h, &p.steps, seen)),
+            (kw("steps"), steps_value(h, p, seen)),
         ]),
         Datum::Alternative(name, c) => Value::Map(vec![
             (kw("type"), kw(name)),
@@ -257,8 +257,7 @@ fn datum_in(h: &History, d: &Datum, seen: &mut Mentions) -> Value {
             ),
             (
                 kw("steps"),
-                c.as_ref()
-                    .map_or(Value::Nil, |c| steps_value(h, &c.steps, seen)),
+                c.as_ref().map_or(Value::Nil, |c| steps_value(h, c, seen)),
             ),
         ]),
     }
@@ -274,8 +273,45 @@ fn txns_value(h: &History, ts: &[TxnId], seen: &mut Mentions) -> Value {
 }
 
 /// Steps as a vector of step maps.
-fn steps_value(h: &History, steps: &[Step], seen: &mut Mentions) -> Value {
-    Value::Vector(steps.iter().map(|s| step_in(h, s, seen)).collect())
+fn steps_value(h: &History, p: &Path, seen: &mut Mentions) -> Value {
+    Value::Vector(
+        p.steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let mut v = step_in(h, s, seen);
+                if let (Value::Map(m), Some(&a), Some(&b)) =
+                    (&mut v, p.txns.get(i), p.txns.get(i + 1))
+                    && let Some((ai, bi)) = mop_indices(h, a, b, s)
+                {
+                    m.push((kw("a-mop-index"), Value::Int(ai as i64)));
+                    m.push((kw("b-mop-index"), Value::Int(bi as i64)));
+                }
+                v
+            })
+            .collect(),
+    )
+}
+
+/// Elle's `:a-mop-index` / `:b-mop-index` of a dependency step from `a`
+/// to `b`: where, in each transaction's micro-ops, the write or read the
+/// step rests on is (ww: `a`'s write and `b`'s overwrite; wr: `a`'s write
+/// and `b`'s read of it; rw: `a`'s read and `b`'s write it missed). None
+/// for the other steps, and where either is not found.
+fn mop_indices(h: &History, a: TxnId, b: TxnId, s: &Step) -> Option<(usize, usize)> {
+    let at = |t: TxnId, k: KeyId, v: Val, write: bool| {
+        let r = h.txns[t as usize].mops();
+        h.mops[r]
+            .iter()
+            .position(|m| m.key == k && m.val == v && m.is_write() == write)
+    };
+    let (aw, ak, av, bw, bv) = match (s.rel, s.on) {
+        (Rel::Wr, On::Read(k, v)) => (true, k, v, false, v),
+        (Rel::Ww, On::Versions(k, Some(v), v2)) => (true, k, v, true, v2),
+        (Rel::Rw, On::Versions(k, v, v2)) => (false, k, v.unwrap_or(Val::NIL), true, v2),
+        _ => return None,
+    };
+    Some((at(a, ak, av, aw)?, at(b, ak, bv, bw)?))
 }
 
 /// One step as Elle's step map: `{:type :ww, :key k, :value v, :value' v'}`
@@ -342,7 +378,7 @@ pub fn anomaly_value(h: &History, a: &Anomaly) -> Value {
     let seen = &mut Mentions::bounded();
     if let Some(c) = &a.cycle {
         m.push((kw("cycle"), txns_value(h, &c.txns, seen)));
-        m.push((kw("steps"), steps_value(h, &c.steps, seen)));
+        m.push((kw("steps"), steps_value(h, c, seen)));
     }
     m.extend(
         a.fields

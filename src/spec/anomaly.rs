@@ -222,12 +222,7 @@ pub struct UnknownAnomaly(pub String);
 impl std::fmt::Display for UnknownAnomaly {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let known: Vec<&str> = AnomalyType::ALL.iter().map(|a| a.name()).collect();
-        write!(
-            f,
-            "unknown anomaly type `{}`; known types: {}",
-            self.0,
-            known.join(", ")
-        )
+        super::unknown_name(f, "anomaly type", &self.0, "known types", &known)
     }
 }
 

@@ -48,6 +48,38 @@ macro_rules! named {
 }
 pub(crate) use named;
 
+/// The accepted name closest to a misspelled one, when one is close enough
+/// to be what was meant (Jaro-Winkler similarity of at least 0.8, letter
+/// case ignored, as clap suggests subcommands).
+pub fn closest<'a>(name: &str, accepted: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let n = name.trim().trim_start_matches(':').to_lowercase();
+    accepted
+        .into_iter()
+        .map(|a| (strsim::jaro_winkler(&n, &a.to_lowercase()), a))
+        .filter(|&(s, _)| s >= 0.8)
+        .max_by(|x, y| x.0.total_cmp(&y.0).then_with(|| y.1.cmp(x.1)))
+        .map(|(_, a)| a)
+}
+
+/// "unknown WHAT `name`", with the closest accepted name when one is near,
+/// then every accepted name (`listed` says what they are).
+pub(crate) fn unknown_name(
+    f: &mut std::fmt::Formatter<'_>,
+    what: &str,
+    name: &str,
+    listed: &str,
+    accepted: &[&str],
+) -> std::fmt::Result {
+    let all = accepted.join(", ");
+    match closest(name, accepted.iter().copied()) {
+        Some(near) => write!(
+            f,
+            "unknown {what} `{name}`: did you mean `{near}`? ({listed}: {all})"
+        ),
+        None => write!(f, "unknown {what} `{name}`; {listed}: {all}"),
+    }
+}
+
 /// A checker of elle-si, as the specification names it (the check module
 /// maps each to its implementation).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

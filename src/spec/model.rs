@@ -96,6 +96,7 @@ const ALIASES: &[(&str, Model)] = &[
     ("tcc", CausalCerone),
     ("cc", CausalCerone),
     ("si", SnapshotIsolation),
+    ("psi", ParallelSnapshotIsolation),
     ("ssi", StrongSessionSnapshotIsolation),
     ("ser", Serializable),
     ("sser", StrongSessionSerializable),
@@ -353,12 +354,8 @@ pub struct UnknownModel(pub String);
 
 impl std::fmt::Display for UnknownModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "unknown consistency model `{}`; accepted names: {}",
-            self.0,
-            Model::accepted_names().join(", ")
-        )
+        let names = Model::accepted_names();
+        super::unknown_name(f, "consistency model", &self.0, "accepted names", &names)
     }
 }
 
@@ -399,6 +396,17 @@ impl Model {
         v.sort_unstable();
         v.dedup();
         v
+    }
+
+    /// A model decided completely that a user asking for this one may have
+    /// meant: Bailis's single-object `causal` (decided only through
+    /// strict serializability) is often asked for where transactional
+    /// causal consistency (`tcc`, Elle's `causal-cerone`) is meant.
+    pub fn see_also(self) -> Option<Model> {
+        match self {
+            Causal => Some(CausalCerone),
+            _ => None,
+        }
     }
 
     /// The models directly weaker than this one.

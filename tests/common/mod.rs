@@ -89,23 +89,45 @@ pub fn patterns(r: &CheckResult) -> Vec<&'static str> {
     v
 }
 
-/// Runs `cmd` and returns its exit code, the CPU time (user + system) it
-/// used, its own (`wait4`), and its stderr then stdout: CPU time is what
-/// tests bound instead of wall time, which a shared host stretches.
+/// How a child process ended ([`run_guarded`]).
 #[cfg(unix)]
-pub fn cpu_of(cmd: &mut std::process::Command) -> (Option<i32>, std::time::Duration, String) {
+#[derive(Debug)]
+pub struct Ran {
+    /// Its exit code, when it exited.
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// Killed at the wall-clock limit it was given.
+    pub hung: bool,
+    /// CPU time (user + system), its own.
+    pub cpu: std::time::Duration,
+    /// Wall time, spawn to reaping.
+    pub wall: std::time::Duration,
+    /// Its peak resident set, in KiB.
+    pub max_rss_kib: u64,
+    /// Files holding its stdout and stderr (the caller removes them).
+    pub stdout: PathBuf,
+    pub stderr: PathBuf,
+}
+
+/// Runs `cmd` with its stdout and stderr going to files (a pipe would have
+/// to be drained while it runs, and a result may be large), reaped by
+/// `wait4` for its own CPU time and peak memory; past `limit` of wall time
+/// (a hang guard, never a test's bound) it is killed.
+#[cfg(unix)]
+pub fn run_guarded(cmd: &mut std::process::Command, limit: Option<std::time::Duration>) -> Ran {
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
     static N: AtomicUsize = AtomicUsize::new(0);
-    // Its output goes to files, read once it is reaped (a pipe would
-    // have to be drained while it runs).
     let base = std::env::temp_dir().join(format!(
-        "elle-si-cpu-{}-{}",
+        "elle-si-run-{}-{}",
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
     ));
     let (out, err) = (base.with_extension("out"), base.with_extension("err"));
     let file = |p: &std::path::Path| std::fs::File::create(p).expect("output file");
-    let child = cmd
+    let started = Instant::now();
+    let mut child = cmd
         .stdout(file(&out))
         .stderr(file(&err))
         .spawn()
@@ -114,17 +136,49 @@ pub fn cpu_of(cmd: &mut std::process::Command) -> (Option<i32>, std::time::Durat
     let mut status = 0;
     // SAFETY: rusage is plain data; wait4 fills it.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our child, not reaped yet; the pointers are to live
-    // locals.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    let mut hung = false;
+    loop {
+        let flags = if limit.is_some() { libc::WNOHANG } else { 0 };
+        // SAFETY: pid is our child, not reaped yet; the pointers are to
+        // live locals.
+        let r = unsafe { libc::wait4(pid, &mut status, flags, &mut ru) };
+        if r == pid {
+            break;
+        }
+        if r == -1 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        assert_eq!(r, 0, "wait4");
+        if limit.is_some_and(|l| started.elapsed() > l) && !hung {
+            hung = true;
+            let _ = child.kill();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let wall = started.elapsed();
     // Reaped above: the handle must not wait again.
     std::mem::forget(child);
-    assert_eq!(r, pid, "wait4");
-    let tv = |t: libc::timeval| {
-        std::time::Duration::from_micros(t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64)
-    };
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    let text = [err, out]
+    let tv =
+        |t: libc::timeval| Duration::from_micros(t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64);
+    Ran {
+        code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+        signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
+        hung,
+        cpu: tv(ru.ru_utime) + tv(ru.ru_stime),
+        wall,
+        max_rss_kib: ru.ru_maxrss.max(0) as u64,
+        stdout: out,
+        stderr: err,
+    }
+}
+
+/// Runs `cmd` and returns its exit code, the CPU time (user + system) it
+/// used, its own (`wait4`), and its stderr then stdout: CPU time is what
+/// tests bound instead of wall time, which a shared host stretches.
+#[cfg(unix)]
+pub fn cpu_of(cmd: &mut std::process::Command) -> (Option<i32>, std::time::Duration, String) {
+    let ran = run_guarded(cmd, None);
+    let text = [&ran.stderr, &ran.stdout]
         .iter()
         .map(|p| {
             let t = std::fs::read_to_string(p).unwrap_or_default();
@@ -132,7 +186,7 @@ pub fn cpu_of(cmd: &mut std::process::Command) -> (Option<i32>, std::time::Durat
             t
         })
         .collect();
-    (code, tv(ru.ru_utime) + tv(ru.ru_stime), text)
+    (ran.code, ran.cpu, text)
 }
 
 /// Writes `elle-si gen ARGS`'s history to `out`.

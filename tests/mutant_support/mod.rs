@@ -1,8 +1,9 @@
 //! Semantic mutants of generated histories, and the run every mutant gets:
-//! shared by the property test (`tests/prop_mutants.rs`) and the fuzz
+//! shared by the property test (`tests/prop_mutants.rs`), the fuzz
 //! target (`fuzz/fuzz_targets/mutants.rs`, which includes this file by
-//! path), so that both explore the same space and a case either finds
-//! replays in the other.
+//! path) and the long-running drivers through the CLI and the JVM
+//! (`tests/fuzz_cli.rs`, `clj/bench/elle_si/fuzz.clj`), so that all
+//! explore the same space and a case one finds replays in the others.
 //!
 //! Data flow: a few bytes choose the generator's options (workload, store,
 //! size, seed, faults, info and abort rates); its history is read back as
@@ -11,10 +12,15 @@
 //! transaction or two; a value moved to another transaction; a read of a
 //! value nobody wrote; completions dropped, duplicated, reordered, or turned
 //! `:info` / `:fail`; invocations without completions; nil, empty, nested
-//! and odd reads; keys of mixed types; empty transactions; lines shuffled).
+//! and odd reads; keys of mixed types; empty transactions; lines shuffled;
+//! and values: a written value respelled as `5N`, an integer past i64, a
+//! double, a decimal, a string, a keyword or nil, in its every mention or
+//! some; list reads made long, up to 20,000 elements, appended or from
+//! thin air; a list element repeated; a process reused after an `:info`).
 //! [`exercise`] then sends the mutant through the EDN file reader under each
 //! workload option, every model the CLI accepts (each alone and all at
-//! once, under a timeout), every rendering (text explanations, EDN, JSON),
+//! once, under a timeout), every rendering (text explanations, EDN and
+//! JSON as the CLI bounds them),
 //! and, with the `jni` feature, through the JNI bridge's decoder from its
 //! wire encoding. Byte-level fuzzing rarely builds a history well-formed
 //! enough to reach the compiler's deeper paths; these mutants start there.
@@ -22,7 +28,8 @@
 //! The contract checked: no panic (the caller sees it), no hang (each check
 //! runs under a timeout; the callers bound the whole), a refusal is an input
 //! error naming the file, a line and a column, and a committed read of a
-//! value nobody wrote never leaves a model valid.
+//! value nobody wrote (values compared as Clojure's `=` compares them)
+//! never leaves a model valid.
 
 #![allow(dead_code)]
 
@@ -62,7 +69,7 @@ impl<'a> Draw<'a> {
         }
     }
 
-    fn byte(&mut self) -> u8 {
+    pub fn byte(&mut self) -> u8 {
         let b = match self.bytes.get(self.pos) {
             Some(&b) => b,
             None => {
@@ -83,7 +90,7 @@ impl<'a> Draw<'a> {
     }
 
     /// A number below `n` (0 when `n` is 0).
-    fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         if n == 0 {
             return 0;
         }
@@ -121,10 +128,26 @@ pub enum Mutation {
     /// A transaction with no micro-ops (or a nil value).
     EmptyTxn,
     ShuffleLines,
+    /// A written value spelled as another kind (`5N`, an integer past
+    /// i64, a double, a decimal, a string, a keyword, nil), in every write
+    /// and read of it on its key or in some of them only: those left read
+    /// a value nobody wrote, unless Clojure's `=` holds the two equal (`5`
+    /// and `5N`).
+    RespellValue,
+    /// A committed list read made long (up to 20,000 elements): the key's
+    /// elements, then new ones appended by a transaction of their own or
+    /// by nobody (each one a thin-air read).
+    LongRead,
+    /// An element of a committed list read repeated, beside itself or at
+    /// the end.
+    RepeatElement,
+    /// A process reused after an `:info`: a later transaction moved to
+    /// the process of one whose completion is (made) `:info`.
+    ReuseAfterInfo,
 }
 
 impl Mutation {
-    pub const ALL: [Mutation; 15] = [
+    pub const ALL: [Mutation; 19] = [
         Mutation::WriteTwiceInTxn,
         Mutation::WriteTwiceAcrossTxns,
         Mutation::MoveWrite,
@@ -140,6 +163,10 @@ impl Mutation {
         Mutation::MixedKey,
         Mutation::EmptyTxn,
         Mutation::ShuffleLines,
+        Mutation::RespellValue,
+        Mutation::LongRead,
+        Mutation::RepeatElement,
+        Mutation::ReuseAfterInfo,
     ];
 }
 
@@ -405,6 +432,66 @@ fn fresh(d: &mut Draw) -> Value {
     Value::Int(1_000_000 + d.below(1000) as i64)
 }
 
+/// `v` (an integer) spelled as another kind of value: the same integer as
+/// a bigint (`5N`, equal to `5` in Clojure), or one of a value Clojure
+/// tells apart from it (an integer past i64, a double, a decimal, a
+/// string, a keyword, nil).
+fn respelled(v: i64, d: &mut Draw) -> Value {
+    match d.below(7) {
+        0 => Value::BigInt(v.to_string()),
+        1 => Value::BigInt(format!(
+            "{}",
+            100_000_000_000_000_000_000u128 + v.unsigned_abs() as u128
+        )),
+        2 => Value::Float(v as f64 + 0.5),
+        3 => Value::BigDec(format!("{v}.50")),
+        4 => Value::String(format!("v{v}")),
+        5 => kw(&format!("v{v}")),
+        _ => Value::Nil,
+    }
+}
+
+/// How long a list [`Mutation::LongRead`] makes: mostly short, one in
+/// twenty-one past the renderings' bounds (1,000 elements shown at a first
+/// mention, 1,000 anomalies a type), up to issue 53's 20,000. Rarely: a
+/// long thin-air read checked at every model costs the property test's
+/// renderings about a second a model.
+fn long_length(d: &mut Draw) -> usize {
+    match d.below(64) {
+        0..28 => 3,
+        28..48 => 12,
+        48..61 => 150,
+        61 => 1_100,
+        62 => 2_500,
+        _ => 20_000,
+    }
+}
+
+/// The elements appended to `key` anywhere in `ops`, in the order they
+/// first appear.
+fn appended(ops: &[Value], key: &Value) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for op in ops {
+        for (f, k, v) in mops(op).iter().filter_map(mop_parts) {
+            if f == "append" && k == key && !out.contains(v) {
+                out.push(v.clone());
+            }
+        }
+    }
+    out
+}
+
+/// A committed read's list at line `i`, micro-op `j`, when it has one.
+fn read_list_mut(ops: &mut [Value], i: usize, j: usize) -> Option<&mut Vec<Value>> {
+    match mops_mut(&mut ops[i]).and_then(|ms| ms.get_mut(j)) {
+        Some(Value::Vector(m)) if m.len() == 3 => match &mut m[2] {
+            Value::Vector(es) | Value::List(es) => Some(es),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Applies one mutation (a no-op where the history gives it nothing to
 /// act on).
 pub fn apply(ops: &mut Vec<Value>, mu: Mutation, d: &mut Draw) {
@@ -585,6 +672,127 @@ pub fn apply(ops: &mut Vec<Value>, mu: Mutation, d: &mut Draw) {
                 ops.swap(i, j);
             }
         }
+        Mutation::RespellValue => {
+            let Some((i, j)) = pick(d, &mop_sites(ops, is_write, false)) else {
+                return;
+            };
+            let Some(("w" | "append", key, &Value::Int(v))) = mop_parts(&mops(&ops[i])[j]) else {
+                return;
+            };
+            let key = key.clone();
+            let to = respelled(v, d);
+            let everywhere = d.byte() & 1 == 0;
+            let from = Value::Int(v);
+            for op in ops.iter_mut() {
+                let Some(ms) = mops_mut(op) else { continue };
+                for m in ms.iter_mut() {
+                    let Value::Vector(p) = m else { continue };
+                    if p.len() != 3 || p[1] != key {
+                        continue;
+                    }
+                    let list = match &mut p[2] {
+                        Value::Vector(es) | Value::List(es) => es,
+                        x => {
+                            if *x == from && (everywhere || d.byte() & 1 == 0) {
+                                *x = to.clone();
+                            }
+                            continue;
+                        }
+                    };
+                    for e in list.iter_mut() {
+                        if *e == from && (everywhere || d.byte() & 1 == 0) {
+                            *e = to.clone();
+                        }
+                    }
+                }
+            }
+        }
+        Mutation::LongRead => {
+            let Some((i, j)) = pick(d, &mop_sites(ops, is_read, true)) else {
+                return;
+            };
+            let Some((_, key, _)) = mop_parts(&mops(&ops[i])[j]) else {
+                return;
+            };
+            let key = key.clone();
+            let n = long_length(d);
+            let mut list = appended(ops, &key);
+            list.truncate(n);
+            let base = 2_000_000 + 100_000 * d.below(8) as i64;
+            let new: Vec<Value> = (0..(n - list.len()) as i64)
+                .map(|x| Value::Int(base + x))
+                .collect();
+            list.extend(new.iter().cloned());
+            if let Some(Value::Vector(m)) = mops_mut(&mut ops[i]).and_then(|ms| ms.get_mut(j)) {
+                m[2] = Value::Vector(list);
+            }
+            // The new elements appended, before the read completes, by a
+            // transaction of a process of its own; or by nobody.
+            if !new.is_empty() && d.byte() & 1 == 0 {
+                let appends: Vec<Value> = new
+                    .into_iter()
+                    .map(|v| Value::Vector(vec![kw("append"), key.clone(), v]))
+                    .collect();
+                let p = Value::Int(3000 + d.below(4) as i64);
+                let op = |t: &str| {
+                    Value::Map(vec![
+                        (kw("type"), kw(t)),
+                        (kw("f"), kw("txn")),
+                        (kw("value"), Value::Vector(appends.clone())),
+                        (kw("process"), p.clone()),
+                    ])
+                };
+                let at = d.below(i + 1);
+                ops.insert(at, op("ok"));
+                ops.insert(at, op("invoke"));
+                // Numbered as Jepsen numbers ops, when the history is.
+                if ops.iter().any(|o| field(o, "index").is_some()) {
+                    for (n, o) in ops.iter_mut().enumerate() {
+                        set_field(o, "index", Value::Int(n as i64));
+                    }
+                }
+            }
+        }
+        Mutation::RepeatElement => {
+            let sites: Vec<(usize, usize)> = mop_sites(ops, is_read, true)
+                .into_iter()
+                .filter(|&(i, j)| {
+                    matches!(mop_parts(&mops(&ops[i])[j]), Some((_, _, Value::Vector(es))) if !es.is_empty())
+                })
+                .collect();
+            let Some((i, j)) = pick(d, &sites) else {
+                return;
+            };
+            let (e, at_end) = (d.byte() as usize, d.byte() & 1 == 0);
+            if let Some(es) = read_list_mut(ops, i, j) {
+                let e = e % es.len();
+                let x = es[e].clone();
+                let at = if at_end { es.len() } else { e + 1 };
+                es.insert(at, x);
+            }
+        }
+        Mutation::ReuseAfterInfo => {
+            let done: Vec<Txn> = ts
+                .iter()
+                .copied()
+                .filter(|t| t.complete.is_some())
+                .collect();
+            let Some(t) = pick(d, &done) else { return };
+            let Some(c) = t.complete else { return };
+            set_field(&mut ops[c], "type", kw("info"));
+            let Some(p) = field(&ops[c], "process").cloned() else {
+                return;
+            };
+            let later: Vec<Txn> = ts
+                .iter()
+                .copied()
+                .filter(|u| u.invoke.is_some_and(|l| l > c))
+                .collect();
+            let Some(u) = pick(d, &later) else { return };
+            for l in u.lines() {
+                set_field(&mut ops[l], "process", p.clone());
+            }
+        }
     }
 }
 
@@ -630,30 +838,41 @@ pub fn accepted_models() -> Vec<Model> {
     Model::ALL.to_vec()
 }
 
-/// Whether a committed transaction reads a value (an integer, or a list
-/// element that is one) that no line of the mutant writes to that key.
+/// Whether a committed transaction reads a value (a number, string or
+/// keyword, or a list element that is one) that no line of the mutant
+/// writes to that key, values compared as Clojure's `=` compares them
+/// (`5` is `5N`).
 pub fn has_thin_air_read(ops: &[Value]) -> bool {
-    let mut written: Vec<(&Value, &Value)> = Vec::new();
+    let scalar = |v: &Value| {
+        matches!(
+            v,
+            Value::Int(_)
+                | Value::BigInt(_)
+                | Value::Float(_)
+                | Value::BigDec(_)
+                | Value::String(_)
+                | Value::Keyword(_)
+        )
+    };
+    let mut written: std::collections::HashSet<(Value, Value)> = Default::default();
     for op in ops {
         for m in mops(op) {
             if let Some(("w" | "append", k, v)) = mop_parts(m) {
-                written.push((k, v));
+                written.insert((k.canonical(), v.canonical()));
             }
         }
     }
-    let unwritten = |k: &Value, v: &Value| !written.iter().any(|(wk, wv)| *wk == k && *wv == v);
+    let unwritten = |k: &Value, v: &Value| !written.contains(&(k.canonical(), v.canonical()));
     ops.iter()
         .filter(|op| op_type(op) == Some("ok"))
         .flat_map(|op| mops(op).iter().filter_map(mop_parts))
         .any(|(f, k, v)| {
             f == "r"
                 && match v {
-                    Value::Int(_) => unwritten(k, v),
                     Value::Vector(es) => {
-                        es.iter().all(|e| matches!(e, Value::Int(_)))
-                            && es.iter().any(|e| unwritten(k, e))
+                        es.iter().all(scalar) && es.iter().any(|e| unwritten(k, e))
                     }
-                    _ => false,
+                    v => scalar(v) && unwritten(k, v),
                 }
         })
 }
@@ -668,27 +887,37 @@ pub struct Seen {
     pub verdicts: [usize; 3],
 }
 
-/// Renders a result every way the CLI and the bridge do.
-fn render_all(l: &Loaded, r: &CheckResult) {
+/// Renders a result every way the CLI and the bridge do: explaining the
+/// first three anomalies of each type, as the text report does, or, with
+/// `every`, all of them, as the `-d` folder does.
+fn render_all(l: &Loaded, r: &CheckResult, every: bool) {
     let h = &l.history;
     for list in r.anomalies.values() {
-        for a in list {
+        for a in list.iter().take(if every { usize::MAX } else { 3 }) {
             for &t in &a.txns {
                 let _ = elle_si::explain::text::place(h, t);
             }
             let _ = elle_si::explain::text::explain(h, a, "  ");
         }
     }
-    let v = render::result_value(h, r);
-    let text = v.to_string();
-    assert!(
-        edn::read_one(text.as_bytes()).is_ok(),
-        "the EDN result map reads back: {text}"
-    );
-    let _ = render::json(&v).to_string();
+    // As `-o edn` and `-o json` write it, bounded by the input's size.
+    let bounds = render::Bounds::for_input(l.source.bytes().len(), None);
+    for syntax in [render::Syntax::Edn, render::Syntax::Json { file: None }] {
+        let mut out = Vec::new();
+        render::write_result(&mut out, h, r, syntax, &bounds).expect("rendering into memory");
+        if matches!(syntax, render::Syntax::Edn) {
+            assert!(
+                edn::read_one(&out).is_ok(),
+                "the EDN result map reads back: {}",
+                String::from_utf8_lossy(&out)
+            );
+        }
+    }
 }
 
-fn check_one(l: &Loaded, models: Vec<Model>, seen: &mut Seen) -> CheckResult {
+/// Checks `l` at `models` and renders the result (every anomaly
+/// explained with `every`).
+fn check_one(l: &Loaded, models: Vec<Model>, every: bool, seen: &mut Seen) -> CheckResult {
     let r = check::check(
         l,
         &CheckOptions {
@@ -697,7 +926,7 @@ fn check_one(l: &Loaded, models: Vec<Model>, seen: &mut Seen) -> CheckResult {
             anomalies: Vec::new(),
         },
     );
-    render_all(l, &r);
+    render_all(l, &r, every);
     seen.checks += 1;
     seen.verdicts[match r.valid {
         Valid::True => 0,
@@ -732,14 +961,14 @@ pub fn exercise(m: &Mutant) -> Seen {
         // under each.
         if workload.is_none() {
             for &model in &models {
-                let r = check_one(&l, vec![model], &mut seen);
+                let r = check_one(&l, vec![model], false, &mut seen);
                 assert!(
                     !(thin_air && r.valid == Valid::True),
                     "{model} passes a committed read of a value nobody wrote"
                 );
             }
         }
-        check_one(&l, models.clone(), &mut seen);
+        check_one(&l, models.clone(), true, &mut seen);
     }
     #[cfg(feature = "jni")]
     jni_path(m, &models);

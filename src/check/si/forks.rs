@@ -260,30 +260,35 @@ fn prune(h: &History, g: &Polygraph, level: Level, budget: Budget) -> Pruned {
     }
 }
 
-/// Runs the levels among `checkers`: their anomalies go to `found`
-/// (once per set of transactions), figures to `notes`.
+/// Checks the levels among `checkers`, in order ([`tell`] adds what they
+/// found to a run's findings).
 pub fn run(
     h: &History,
     checkers: &std::collections::BTreeSet<Checker>,
     deadline: Option<std::time::Instant>,
-    found: &mut Vec<Anomaly>,
-    notes: &mut Vec<String>,
-) {
+) -> Vec<(Level, Outcome)> {
     let budget = Budget::until(deadline);
-    for &c in checkers {
-        let level = match c {
-            Checker::Prefix => Level::Prefix,
-            Checker::ParallelSnapshotIsolation => Level::ParallelSnapshotIsolation,
-            _ => continue,
-        };
-        let o = check(h, level, budget);
+    checkers
+        .iter()
+        .filter_map(|&c| match c {
+            Checker::Prefix => Some(Level::Prefix),
+            Checker::ParallelSnapshotIsolation => Some(Level::ParallelSnapshotIsolation),
+            _ => None,
+        })
+        .map(|level| (level, check(h, level, budget)))
+        .collect()
+}
+
+/// Adds what [`run`] found to `found` and its notes to `notes`: a level
+/// cut short leaves its marker; a cycle is told once, unless another
+/// checker told the same cycle under another claim (SI's G-single-item
+/// over a fractured read: its claim is not this level's).
+pub fn tell(outcomes: Vec<(Level, Outcome)>, found: &mut Vec<Anomaly>, notes: &mut Vec<String>) {
+    for (level, o) in outcomes {
         notes.extend(o.stats.notes(level.name(), "conflicts and lemmas"));
         if o.timed_out {
             found.push(Anomaly::search_timeout(level.marker()));
         }
-        // Told once, unless another checker told the same cycle under
-        // another claim (SI's G-single-item over a fractured read: its
-        // claim is not this level's).
         let mut told: rustc_hash::FxHashSet<_> = found.iter().map(Anomaly::identity).collect();
         for a in o.anomalies {
             if told.insert(a.identity()) {

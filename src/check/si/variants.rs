@@ -62,7 +62,7 @@ impl<'h> Checks<'h> {
     pub fn new(h: &'h History, deadline: Option<std::time::Instant>) -> Checks<'h> {
         Checks {
             h,
-            budget: Budget::until(deadline),
+            budget: Budget::for_run(deadline),
             decided: Vec::new(),
             lost_update: None,
             realtime: None,
