@@ -106,6 +106,30 @@ fn anomalies_asked_by_name_agree() {
     );
 }
 
+/// A read-then-write whose own version may come right after the one it
+/// read (T1 reads key 0's initial state and writes it, T2 writes key 0
+/// and the key 1 T1 reads; and the same with a third writer of key 0
+/// between them, whose place decides): every request decided, as the
+/// oracle decides it, none undecided.
+#[test]
+fn read_then_write_anti_dependencies_are_decided() {
+    let mut t = Tally::default();
+    for third in [false, true] {
+        let mut txns = vec![
+            (0, vec![r(0, &[]), w(0, 2), r(1, &[3])]),
+            (1, vec![w(0, 3), w(1, 3)]),
+        ];
+        if third {
+            txns.push((2, vec![w(0, 4)]));
+        }
+        t.compare_anomalies(&hist(Workload::Register, txns));
+    }
+    report(&t);
+    assert_eq!(t.histories, 2);
+    assert!(t.disagreements.is_empty(), "{:?}", t.summary());
+    assert!(t.undecided.is_empty(), "{}", t.summary());
+}
+
 #[test]
 #[ignore = "long run: minutes"]
 fn long_random_anomalies() {

@@ -578,14 +578,31 @@ pub fn run(
 /// proves valid) and, when it finds a violation, without them
 /// ([`Doubtful::Dropped`]: a subset, so a violation proves one); where
 /// the two disagree the answer is undecided.
+///
+/// Where each such edge's version orders are the polygraph's choices
+/// ([`fakes`]), the check is exact instead ([`Doubtful::Exact`]): the
+/// edge is left out of pruning, and holds in a choice unless that choice
+/// puts the reader's own version right after the one it read (the read
+/// version's writer, then the reader, then the edge's writer, on that
+/// key), where the reader's path to that writer is its write-write step.
 pub fn check(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
     let budget = budget.within(WORK);
     let safe = levels(&shapes)
         .iter()
         .filter(|l| l.starts_at_rw())
         .all(|l| shapes.dep[l.through as usize] == DepCycles::WwWr);
+    if safe {
+        decide(h, shapes, budget, Doubtful::Kept)
+    } else {
+        decide(h, shapes, budget, Doubtful::Exact)
+    }
+}
+
+/// [`check`] with the doubtful edges kept, then dropped: where [`fakes`]
+/// finds no exact form.
+fn kept_then_dropped(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
     let kept = decide(h, shapes, budget, Doubtful::Kept);
-    if safe || kept.timed_out || kept.anomalies.is_empty() {
+    if kept.timed_out || kept.anomalies.is_empty() {
         return kept;
     }
     let dropped = decide(h, shapes, budget, Doubtful::Dropped);
@@ -605,6 +622,68 @@ pub fn check(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
 enum Doubtful {
     Kept,
     Dropped,
+    Exact,
+}
+
+/// A doubtful anti-dependency ([`check`]) and the write-write steps on
+/// its key that, holding together, make it the reader's own write-write
+/// step instead: the read version's writer before the reader (none: the
+/// initial state, always before) and the reader before the edge's writer.
+#[derive(Clone, Copy, Debug)]
+struct Fake {
+    edge: EdgeId,
+    needs: [Option<EdgeId>; 2],
+}
+
+/// The doubtful anti-dependencies of `g`, each with the write-write steps
+/// that make it no anti-dependency ([`Fake`]), as a per-edge index into
+/// the list; None where one's orders are not steps of `g` (an order a
+/// dependency path implies, a read of a version no step names).
+fn fakes(h: &History, g: &Polygraph) -> Option<(Vec<Fake>, Vec<u32>)> {
+    let doubtful = doubtful_edges(h, g);
+    let mut ww: rustc_hash::FxHashMap<(KeyId, TxnId, TxnId), EdgeId> =
+        rustc_hash::FxHashMap::default();
+    let mut writer: rustc_hash::FxHashMap<(KeyId, Val), TxnId> = rustc_hash::FxHashMap::default();
+    for (e, ed) in g.edges.iter().enumerate() {
+        if ed.kind == EdgeKind::Ww {
+            ww.entry((ed.key, ed.a, ed.b)).or_insert(e as EdgeId);
+            writer.entry((ed.key, ed.va)).or_insert(ed.a);
+        }
+    }
+    let known: rustc_hash::FxHashSet<EdgeId> = g.known.iter().copied().collect();
+    // The step x before y on key k: Some(Some(e)) its edge, Some(None)
+    // never (the other order is known), None not a step of `g`.
+    let before = |k: KeyId, x: TxnId, y: TxnId| match ww.get(&(k, x, y)) {
+        Some(&e) => Some(Some(e)),
+        None => ww
+            .get(&(k, y, x))
+            .filter(|e| known.contains(e))
+            .map(|_| None),
+    };
+    let mut list = Vec::new();
+    let mut index = vec![u32::MAX; g.edges.len()];
+    for (e, ed) in g.edges.iter().enumerate() {
+        if !doubtful[e] {
+            continue;
+        }
+        let first = match writer.get(&(ed.key, ed.va)) {
+            Some(&a) => match before(ed.key, a, ed.a)? {
+                Some(step) => Some(step),
+                None => continue,
+            },
+            None if ed.va == Val::NIL => None,
+            None => return None,
+        };
+        let Some(then) = before(ed.key, ed.a, ed.b)? else {
+            continue;
+        };
+        index[e] = list.len() as u32;
+        list.push(Fake {
+            edge: e as EdgeId,
+            needs: [first, Some(then)],
+        });
+    }
+    Some((list, index))
 }
 
 /// [`check`] with the doubtful edges as asked.
@@ -645,11 +724,23 @@ fn decide(h: &History, shapes: Shapes, budget: Budget, doubtful: Doubtful) -> Ou
         stats.too_big = g.too_big;
         return undecided(stats);
     }
+    // Exact: the doubtful edges' conditions ([`fakes`]), and the graph
+    // pruning sees, without them.
+    let (fake, fake_of, pruning) = if doubtful == Doubtful::Exact {
+        let Some((fake, fake_of)) = fakes(h, &g) else {
+            return kept_then_dropped(h, shapes, budget);
+        };
+        let mut p = g.clone();
+        drop_doubtful(h, &mut p);
+        (fake, fake_of, Some(p))
+    } else {
+        (Vec::new(), Vec::new(), None)
+    };
     // Edges taken out (none with the doubtful kept): they hold in no
     // choice.
     let out = match doubtful {
         Doubtful::Dropped => drop_doubtful(h, &mut g),
-        Doubtful::Kept => vec![false; g.edges.len()],
+        Doubtful::Kept | Doubtful::Exact => vec![false; g.edges.len()],
     };
     let n = h.txns.len();
     let through = shapes.through();
@@ -676,17 +767,25 @@ fn decide(h: &History, shapes: Shapes, budget: Budget, doubtful: Doubtful) -> Ou
                 .map(|p| plain(p, EdgeKind::Realtime)),
         );
     }
+    let mut pruning = pruning;
     for e in orders {
-        g.known.push(g.edges.len() as EdgeId);
-        g.edges.push(e);
+        for g in std::iter::once(&mut g).chain(pruning.as_mut()) {
+            g.known.push(g.edges.len() as EdgeId);
+            g.edges.push(e);
+        }
     }
+    let mut fake_of = fake_of;
+    if doubtful == Doubtful::Exact {
+        fake_of.resize(g.edges.len(), u32::MAX);
+    }
+    let (fake, fake_of) = (fake, fake_of);
     let mut out = out;
     out.resize(g.edges.len(), false);
     stats.constraints_before = g.constraints.len();
     stats.unknown_before = g.unknown_edges;
     stats.construct_s = t0.secs();
     let t1 = crate::check::stages::Timer::start();
-    let pruned = prune(&g, n, &levels, budget);
+    let pruned = prune(pruning.as_ref().unwrap_or(&g), n, &levels, budget);
     stats.prune_rounds = pruned.rounds;
     stats.constraints_after = pruned.forced.iter().filter(|f| f.is_none()).count();
     let keys = time_keys(h);
@@ -714,7 +813,14 @@ fn decide(h: &History, shapes: Shapes, budget: Budget, doubtful: Doubtful) -> Ou
     // A violation every choice has, told in the choice the start suggests.
     let mut told_guess = |stats: Stats| {
         let choice = guess(&pruned.forced);
-        let a = tell(h, &g, &levels, claim.name(), (&choice, &out), &mut search);
+        let a = tell(
+            h,
+            &g,
+            &levels,
+            claim.name(),
+            (&choice, &out, &fake),
+            &mut search,
+        );
         told(a, stats)
     };
     if pruned.contradiction {
@@ -762,20 +868,44 @@ fn decide(h: &History, shapes: Shapes, budget: Budget, doubtful: Doubtful) -> Ou
         last,
         lemmas,
     } = solve(&mut enc, &pruned.forced, |conds, value| {
-        let on = |e: EdgeId| !out[e as usize] && conds.holds(e, value);
-        let (cycles, cut) = violations(&g, n, &levels, &on, MAX_LEMMAS_PER_MODEL, &mut search);
+        let real = |e: EdgeId| {
+            !out[e as usize]
+                && conds.holds(e, value)
+                && fake_of.get(e as usize).is_none_or(|&f| {
+                    f == u32::MAX
+                        || !fake[f as usize]
+                            .needs
+                            .iter()
+                            .flatten()
+                            .all(|&x| conds.holds(x, value))
+                })
+        };
+        let (cycles, cut) = violations(&g, n, &levels, &real, MAX_LEMMAS_PER_MODEL, &mut search);
         inexact |= cut && cycles.is_empty();
-        cycles
-            .iter()
-            .map(|c| conds.against(c))
-            .collect::<Vec<Vec<Lit>>>()
+        let mut clauses: Vec<Vec<Lit>> = Vec::new();
+        for c in &cycles {
+            let Some(more) = against_real(conds, c, &fake, &fake_of) else {
+                // Too many ways out to write down: no verdict.
+                inexact = true;
+                return Vec::new();
+            };
+            clauses.extend(more);
+        }
+        clauses
     });
     stats.solver_conflicts = enc.theory.conflicts + lemmas as u64;
     stats.solve_s = t2.secs();
     if verdict == lbool::FALSE {
         let t3 = crate::check::stages::Timer::start();
         let choice = last.unwrap_or_else(|| guess(&pruned.forced));
-        let a = tell(h, &g, &levels, claim.name(), (&choice, &out), &mut search);
+        let a = tell(
+            h,
+            &g,
+            &levels,
+            claim.name(),
+            (&choice, &out, &fake),
+            &mut search,
+        );
         stats.interpret_s = t3.secs();
         return told(a, stats);
     }
@@ -794,6 +924,23 @@ fn decide(h: &History, shapes: Shapes, budget: Budget, doubtful: Doubtful) -> Ou
 /// (see [`check`]): off its lists, and marked in what it returns (the
 /// edges stay, unconditioned, in `g.edges`).
 fn drop_doubtful(h: &History, g: &mut Polygraph) -> Vec<bool> {
+    let out = doubtful_edges(h, g);
+    let keep = |e: &EdgeId| !out[*e as usize];
+    g.known.retain(keep);
+    g.cond_known.retain(|(_, e)| keep(e));
+    for con in &mut g.constraints {
+        con.either.retain(keep);
+        con.or.retain(keep);
+        con.either_if.retain(|(_, e)| keep(e));
+        con.or_if.retain(|(_, e)| keep(e));
+    }
+    out
+}
+
+/// Per edge of `g`, whether it is a doubtful anti-dependency (see
+/// [`check`]): a reader's on a key it writes, but a known one onto a
+/// list's version the reads show.
+fn doubtful_edges(h: &History, g: &Polygraph) -> Vec<bool> {
     let mut writes: rustc_hash::FxHashSet<(TxnId, KeyId)> = rustc_hash::FxHashSet::default();
     for (t, txn) in h.txns.iter().enumerate() {
         for m in &h.mops[txn.mops()] {
@@ -828,16 +975,51 @@ fn drop_doubtful(h: &History, g: &mut Polygraph) -> Vec<bool> {
             out[e as usize] = false;
         }
     }
-    let out = out;
-    g.known.retain(|e| !out[*e as usize]);
-    g.cond_known.retain(|(_, e)| keep(e));
-    for con in &mut g.constraints {
-        con.either.retain(keep);
-        con.or.retain(keep);
-        con.either_if.retain(|(_, e)| keep(e));
-        con.or_if.retain(|(_, e)| keep(e));
-    }
     out
+}
+
+/// The clauses that rule out the cycle `c` of a choice, its doubtful
+/// edges held as in [`check`]'s exact form: some edge of it does not hold,
+/// or one of its doubtful edges' [`Fake::needs`] all hold (one clause per
+/// pick of one need's literal from each); None past 64 clauses.
+fn against_real(
+    conds: &lemmas::Conds,
+    c: &[EdgeId],
+    fake: &[Fake],
+    fake_of: &[u32],
+) -> Option<Vec<Vec<Lit>>> {
+    let base = conds.against(c);
+    let mut out: Vec<Vec<Lit>> = vec![base];
+    for &e in c {
+        let Some(&f) = fake_of.get(e as usize).filter(|&&f| f != u32::MAX) else {
+            continue;
+        };
+        let lits: Vec<Lit> = fake[f as usize]
+            .needs
+            .iter()
+            .flatten()
+            .flat_map(|&x| conds.lits[x as usize].iter().flatten().copied())
+            .collect();
+        if lits.is_empty() {
+            continue;
+        }
+        if out.len() * lits.len() > 64 {
+            return None;
+        }
+        out = out
+            .iter()
+            .flat_map(|cl| {
+                lits.iter().map(move |&l| {
+                    let mut cl = cl.clone();
+                    cl.push(l);
+                    cl.sort_unstable();
+                    cl.dedup();
+                    cl
+                })
+            })
+            .collect();
+    }
+    Some(out)
 }
 
 /// One ruled-out cycle of a full choice, as Elle names its steps: the
@@ -851,10 +1033,15 @@ fn tell(
     g: &Polygraph,
     levels: &[Level],
     claim: &'static str,
-    (choice, out): (&lemmas::Choice, &[bool]),
+    (choice, out, fake): (&lemmas::Choice, &[bool], &[Fake]),
     search: &mut Search,
 ) -> Option<Anomaly> {
     let (mut on, by) = lemmas::chosen(g, (&choice.0, &choice.1));
+    for f in fake {
+        if f.needs.iter().flatten().all(|&x| on[x as usize]) {
+            on[f.edge as usize] = false;
+        }
+    }
     for (o, &x) in on.iter_mut().zip(out) {
         *o &= !x;
     }
