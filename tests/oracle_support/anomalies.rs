@@ -115,9 +115,16 @@ pub fn holds(f: &Facts, r: &Request) -> bool {
 }
 
 /// Two committed transactions read one version of a key, each then
-/// writing it.
+/// writing it. Each transaction's first read of the key counts, as in
+/// Elle's `lost-update-cases` (its "first (i.e. external) read"): a
+/// second read of another version (a non-repeatable read) does not.
 fn lost_update(f: &Facts) -> bool {
-    let rmw: Vec<_> = f.reads.iter().filter(|r| r.then_writes).collect();
+    let mut first = std::collections::BTreeSet::new();
+    let rmw: Vec<_> = f
+        .reads
+        .iter()
+        .filter(|r| first.insert((r.reader, r.key)) && r.then_writes)
+        .collect();
     rmw.iter().enumerate().any(|(i, a)| {
         rmw[i + 1..]
             .iter()

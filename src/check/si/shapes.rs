@@ -863,11 +863,18 @@ fn decide(h: &History, shapes: Shapes, budget: Budget, doubtful: Doubtful) -> Ou
     stats.prune_s = t1.secs();
     let t2 = crate::check::stages::Timer::start();
     let mut inexact = false;
+    let ww_by_key = ww_by_key(&g);
     let Solved {
         verdict,
         last,
         lemmas,
     } = solve(&mut enc, &pruned.forced, |conds, value| {
+        // A choice whose write orders of one key are no order at all
+        // first learns that they are not.
+        let unordered = one_key_cycles(&g, &ww_by_key, n, &|e| conds.holds(e, value));
+        if !unordered.is_empty() {
+            return unordered.iter().map(|c| conds.against(c)).collect();
+        }
         let real = |e: EdgeId| {
             !out[e as usize]
                 && conds.holds(e, value)
@@ -978,6 +985,64 @@ fn doubtful_edges(h: &History, g: &Polygraph) -> Vec<bool> {
     out
 }
 
+/// The write-write edges of `g`, per key.
+fn ww_by_key(g: &Polygraph) -> Vec<Vec<EdgeId>> {
+    let mut by: Vec<Vec<EdgeId>> = Vec::new();
+    for (e, ed) in g.edges.iter().enumerate() {
+        if ed.kind == EdgeKind::Ww {
+            let k = ed.key as usize;
+            if by.len() <= k {
+                by.resize(k + 1, Vec::new());
+            }
+            by[k].push(e as EdgeId);
+        }
+    }
+    by
+}
+
+/// Per key whose holding write-write edges (`on`) close a cycle, one such
+/// cycle's edges: the choice orders that key's versions in no order (the
+/// solver chooses each pair of writers apart, and nothing else makes the
+/// pairs agree where no cycle of dependencies is ruled out).
+fn one_key_cycles(
+    g: &Polygraph,
+    by_key: &[Vec<EdgeId>],
+    n: usize,
+    on: &dyn Fn(EdgeId) -> bool,
+) -> Vec<Vec<EdgeId>> {
+    let mut out = Vec::new();
+    for es in by_key.iter().filter(|es| es.len() > 2) {
+        let held: Vec<EdgeId> = es.iter().copied().filter(|&e| on(e)).collect();
+        let pairs: Vec<(u32, u32)> = held
+            .iter()
+            .map(|&e| (g.edges[e as usize].a, g.edges[e as usize].b))
+            .collect();
+        let dg = Digraph::from_edges(n, &pairs);
+        let c = sccs(&dg);
+        let Some(&comp) = c.cyclic(&dg).first() else {
+            continue;
+        };
+        let inside = |v: u32| c.comp[v as usize] == comp;
+        let Some(&(a, b)) = pairs.iter().find(|&&(a, b)| inside(a) && inside(b)) else {
+            continue;
+        };
+        let Some(path) = crate::check::graph::shortest_path(&dg, b, a, inside) else {
+            continue;
+        };
+        let edge = |x: u32, y: u32| {
+            held.iter()
+                .copied()
+                .find(|&e| g.edges[e as usize].a == x && g.edges[e as usize].b == y)
+        };
+        let cycle: Option<Vec<EdgeId>> = std::iter::once((a, b))
+            .chain(path.windows(2).map(|w| (w[0], w[1])))
+            .map(|(x, y)| edge(x, y))
+            .collect();
+        out.extend(cycle);
+    }
+    out
+}
+
 /// The clauses that rule out the cycle `c` of a choice, its doubtful
 /// edges held as in [`check`]'s exact form: some edge of it does not hold,
 /// or one of its doubtful edges' [`Fake::needs`] all hold (one clause per
@@ -994,8 +1059,13 @@ fn against_real(
         let Some(&f) = fake_of.get(e as usize).filter(|&&f| f != u32::MAX) else {
             continue;
         };
-        let lits: Vec<Lit> = fake[f as usize]
-            .needs
+        let needs = fake[f as usize].needs;
+        // A need pruning ruled out never holds: the edge is real in every
+        // choice, and the cycle's own clause is the whole of it.
+        if needs.iter().flatten().any(|&x| conds.off[x as usize]) {
+            continue;
+        }
+        let lits: Vec<Lit> = needs
             .iter()
             .flatten()
             .flat_map(|&x| conds.lits[x as usize].iter().flatten().copied())
