@@ -253,3 +253,71 @@ fn never_accepts_what_elle_rejects_and_explains_every_difference() {
         unexplained.join("\n")
     );
 }
+
+/// The anomalies-only rows of `elle-differential-models.tsv` (`a:G2-item`,
+/// `a:G-single`, `a:G1c`: Elle's `{:consistency-models nil :anomalies
+/// [...]}`), checked the same way with no model. Asserted: elle-si never
+/// accepts what Elle rejects; on list-append, whose version orders Elle
+/// reads off the lists, it rejects only what Elle rejects (Elle's throws
+/// aside); on rw-register it may reject more (Elle is incomplete there).
+/// Each check has a 10 s deadline; `:unknown` is counted, never taken as
+/// agreement or acceptance.
+#[test]
+fn anomalies_asked_by_name_as_elle_asks_them() {
+    if !corpus() {
+        return;
+    }
+    let Ok(tsv) = std::fs::read_to_string(shared("elle-differential-models.tsv")) else {
+        eprintln!("skipping: ../shared/histories/elle-differential-models.tsv not found");
+        return;
+    };
+    let mut groups: BTreeMap<String, usize> = BTreeMap::new();
+    let mut wrong = Vec::new();
+    let mut loaded: BTreeMap<&str, elle_si::history::Loaded> = BTreeMap::new();
+    for line in tsv.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let (Some(&file), Some(req), Some(&elle)) = (cols.first(), cols.get(1), cols.get(2)) else {
+            continue;
+        };
+        let Some(names) = req.strip_prefix("a:") else {
+            continue;
+        };
+        let l = loaded.entry(file).or_insert_with(|| load(&shared(file)));
+        let anomalies =
+            check::resolve_anomalies(&[names.to_string()]).unwrap_or_else(|e| panic!("{e}"));
+        let r = check::check(
+            l,
+            &CheckOptions {
+                models: Vec::new(),
+                timeout: Some(Duration::from_secs(10)),
+                anomalies,
+            },
+        );
+        let list = file.contains("/la-");
+        let ok = match (elle, r.valid) {
+            ("false", Valid::True) => false,
+            ("true", Valid::False) => !list,
+            _ => true,
+        };
+        *groups
+            .entry(format!("Elle {elle}, elle-si {}", r.valid.edn()))
+            .or_default() += 1;
+        if !ok {
+            wrong.push(format!(
+                "{file} {req}: Elle {elle}, elle-si {}",
+                r.valid.edn()
+            ));
+        }
+    }
+    println!("anomalies-only rows of elle-differential-models.tsv:");
+    for (g, n) in &groups {
+        println!("  {n:5}  {g}");
+    }
+    assert!(groups.values().sum::<usize>() > 800, "{groups:?}");
+    assert!(
+        wrong.is_empty(),
+        "{} rows:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}

@@ -16,7 +16,7 @@ mod oracle_support;
 
 use oracle_support::histories::{Rng, random};
 use oracle_support::history::{Atom, History, Op, Workload};
-use oracle_support::{MAPPING, Tally, elle_si};
+use oracle_support::{Ask, MAPPING, Tally, elle_si};
 
 /// A way of writing values, each value one way or another (a bijection
 /// onto values Clojure's `=` tells apart).
@@ -132,7 +132,7 @@ struct Counts {
 /// elle-si's verdicts on `h` written plainly and in `forms` other ways:
 /// the same at every model.
 fn same_verdicts(h: &History, writings: usize, rng: &mut Rng, n: &mut Counts) {
-    let models: Vec<&str> = MAPPING.iter().map(|m| m.1).collect();
+    let models: Vec<Ask> = MAPPING.iter().map(|m| Ask::Model(m.1)).collect();
     let plain = h.to_edn();
     let want =
         elle_si(&plain, h.workload, &models).unwrap_or_else(|e| panic!("refused: {e}\n{plain}"));
@@ -144,7 +144,7 @@ fn same_verdicts(h: &History, writings: usize, rng: &mut Rng, n: &mut Counts) {
         for ((m, a), b) in models.iter().zip(&want).zip(&got) {
             assert_eq!(
                 a, b,
-                "{m}: {a:?} written plainly, {b:?} with keys {:?}, values {:?}, nil {:?}\n{plain}\n{edn}",
+                "{m:?}: {a:?} written plainly, {b:?} with keys {:?}, values {:?}, nil {:?}\n{plain}\n{edn}",
                 w.keys, w.vals, w.nil
             );
         }

@@ -21,7 +21,7 @@ use super::deps;
 use super::graph::{Digraph, topo_order};
 use crate::history::model::History;
 use crate::spec::AnomalyType;
-use crate::spec::anomaly::{dependency_cycles, dependency_cycles_only};
+use crate::spec::cycles::{dependency_cycles, dependency_cycles_only};
 
 /// The cycles of dependencies that no version order of `h` needs, among
 /// those the parts of a request (each one's prohibited anomalies) ask the

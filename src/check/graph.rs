@@ -190,6 +190,59 @@ pub fn sccs(g: &Digraph) -> Sccs {
     Sccs { comp, sizes }
 }
 
+/// Reachability among all nodes of a graph, cyclic or not, as one bitset
+/// per strongly connected component: `reaches(a, b)` when a path of zero
+/// or more edges leads from `a` to `b`.
+pub struct Closure {
+    comp: Vec<u32>,
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl Closure {
+    /// The closure of `g`: each component's set is its members and its
+    /// successors' sets (successors are numbered first, see [`Sccs`]).
+    /// Costs a word per node per component and per edge between
+    /// components.
+    pub fn of(g: &Digraph) -> Closure {
+        let s = sccs(g);
+        let words = g.len().div_ceil(64).max(1);
+        let mut bits = vec![0u64; s.count() * words];
+        let members = s.members();
+        for (c, ms) in members.iter().enumerate() {
+            for &v in ms {
+                bits[c * words + (v as usize >> 6)] |= 1 << (v & 63);
+            }
+            for &v in ms {
+                for &w in g.out(v) {
+                    let d = s.comp[w as usize] as usize;
+                    if d != c {
+                        // Successors' sets are done (numbered before).
+                        let (lo, hi) = bits.split_at_mut(c * words);
+                        for (x, y) in hi[..words]
+                            .iter_mut()
+                            .zip(&lo[d * words..d * words + words])
+                        {
+                            *x |= *y;
+                        }
+                    }
+                }
+            }
+        }
+        Closure {
+            comp: s.comp,
+            words,
+            bits,
+        }
+    }
+
+    /// Whether `a` reaches `b`.
+    pub fn reaches(&self, a: u32, b: u32) -> bool {
+        let c = self.comp[a as usize] as usize;
+        self.bits[c * self.words + (b as usize >> 6)] & (1 << (b & 63)) != 0
+    }
+}
+
 /// A shortest path from `from` to `to` (both included) through nodes for
 /// which `allowed` holds, by breadth-first search.
 pub fn shortest_path(
@@ -297,6 +350,9 @@ mod tests {
         assert_eq!(s.cyclic(&g).len(), 2);
         assert_eq!(shortest_path(&g, 0, 0, |_| true), Some(vec![0, 1, 2, 0]));
         assert_eq!(shortest_path(&g, 3, 0, |_| true), None);
+        let c = Closure::of(&g);
+        assert!(c.reaches(0, 0) && c.reaches(1, 0) && c.reaches(0, 4) && c.reaches(3, 4));
+        assert!(!c.reaches(3, 0) && !c.reaches(4, 3));
     }
 
     #[test]

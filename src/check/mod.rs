@@ -24,6 +24,7 @@ use crate::history::Loaded;
 use crate::history::model::History;
 use crate::report::{self, CheckResult, Unknown, Valid};
 use crate::spec::anomaly::{finders, settled_without_polygraph};
+use crate::spec::cycles::{self, Shapes};
 use crate::spec::{AnomalyType, Checker, Decider, Model, lattice};
 
 /// What to check: typed, so that no model or anomaly can be asked for by
@@ -141,11 +142,9 @@ pub fn plan(opts: &CheckOptions) -> Result<Plan, Error> {
     }
     let mut unfindable = Vec::new();
     for &a in &opts.anomalies {
-        let found_by = finders(&lattice::anomalies_implying(&[a]));
-        if found_by.is_empty() {
+        if finders(&lattice::anomalies_implying(&[a])).is_empty() {
             unfindable.push(a.name());
         }
-        checkers.extend(found_by);
     }
     if !unfindable.is_empty() {
         return Err(Error::Usage(format!(
@@ -155,13 +154,43 @@ pub fn plan(opts: &CheckOptions) -> Result<Plan, Error> {
             findable().join(", ")
         )));
     }
+    let asked = lattice::anomalies_implying(&opts.anomalies);
+    let shapes = Shapes::of(&asked);
+    if shapes.has_rw() && shapes.claim().is_none() {
+        let types: Vec<&str> = shapes.types().iter().map(|a| a.name()).collect();
+        return Err(Error::Usage(format!(
+            "elle-si cannot decide these anomalies together: a history every version order of \
+             which closes one of {} proves no one of them, nor any model beyond what each \
+             rules out alone; ask for them one at a time",
+            types.join(", ")
+        )));
+    }
+    if !opts.anomalies.is_empty() {
+        checkers.extend(anomaly_checkers(&asked));
+    }
     let mut prohibited = lattice::prohibited_by(&opts.models);
-    prohibited.extend(lattice::anomalies_implying(&opts.anomalies));
+    prohibited.extend(asked);
     Ok(Plan {
         checkers,
         prohibited,
         implied_by,
     })
+}
+
+/// The checkers that look for anomalies asked for by name (`asked`,
+/// closed under implication): each one's finders, except that the cycles
+/// of the dependency graph they rule out, once one of those has an
+/// anti-dependency, are the cycle checker's ([`Checker::Cycles`]): SI's
+/// and serializability's would rule out more (a G2-item asked alone
+/// allows a G1c).
+fn anomaly_checkers(asked: &BTreeSet<AnomalyType>) -> BTreeSet<Checker> {
+    let shapes = Shapes::of(asked);
+    if !shapes.has_rw() {
+        return finders(asked);
+    }
+    let mut out = finders(asked.iter().filter(|&&a| !cycles::is_cycle_type(a)));
+    out.insert(Checker::Cycles(shapes));
+    out
 }
 
 /// Every anomaly type some checker can find, itself or through one that
@@ -326,6 +355,8 @@ fn causal_part(h: &History, plan: &Plan, deadline: Option<std::time::Instant>) -
 struct PolygraphPart {
     variants: Vec<(si::polygraph::Variant, Option<(si::Outcome, bool)>)>,
     forks: Vec<(si::forks::Level, si::Outcome)>,
+    /// The anomalies-only cycle checks' outcomes, as `variants`'.
+    shapes: Vec<(Shapes, Option<(si::Outcome, bool)>)>,
     work: u64,
 }
 
@@ -358,9 +389,24 @@ fn polygraph_part(
         })
         .collect();
     let forks = si::forks::run(h, checkers, deadline);
+    let shapes = checkers
+        .iter()
+        .filter_map(|&c| match c {
+            Checker::Cycles(shapes) => Some(shapes),
+            _ => None,
+        })
+        .map(|shapes| {
+            let o = (!budget::passed(deadline)).then(|| {
+                let o = si::shapes::run(h, shapes, &mut checks, deadline);
+                (o, budget::passed(deadline))
+            });
+            (shapes, o)
+        })
+        .collect();
     PolygraphPart {
         variants,
         forks,
+        shapes,
         work: budget::spent() - work,
     }
 }
@@ -406,7 +452,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         })
         .chain((!opts.anomalies.is_empty()).then(|| {
             let prohibited = lattice::anomalies_implying(&opts.anomalies);
-            let found_by = finders(&prohibited);
+            let found_by = anomaly_checkers(&prohibited);
             (prohibited, found_by, false)
         }))
         .collect();
@@ -498,6 +544,33 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         add_told(&mut found, &mut told, outcome.anomalies);
     }
     si::forks::tell(poly.forks, &mut found, &mut notes);
+    for (shapes, outcome) in poly.shapes {
+        let claim = shapes.claim().map_or("", AnomalyType::name);
+        let name = format!("cycles ruled out ({claim})");
+        match outcome {
+            Some((o, _)) if !o.timed_out => {
+                if o.stats.constraints_before > 0 || o.stats.work > 0 {
+                    notes.extend(o.stats.notes(&name, "conflicts and lemmas"));
+                }
+                add_told(&mut found, &mut told, o.anomalies);
+            }
+            o => {
+                let deadline_passed = o.as_ref().is_none_or(|(_, passed)| *passed);
+                if let Some((o, _)) = o {
+                    notes.extend(o.stats.notes(&name, "conflicts and lemmas"));
+                }
+                notes.push(format!(
+                    "{name}: no verdict: the deadline or the check's work bound came first"
+                ));
+                found.push(Anomaly::search_timeout(claim));
+                unknown.push(if deadline_passed {
+                    Unknown::Deadline(name.clone())
+                } else {
+                    Unknown::Budget(name.clone())
+                });
+            }
+        }
+    }
     if poly.work > 0 {
         notes.push(format!(
             "polygraph checks: {} units of work (counted, the same on every host)",

@@ -11,6 +11,7 @@ use crate::edn::Value;
 use crate::history::model::*;
 use crate::report::picture::{MAX_ELEMS, Row, rows, short, show, shown, step_mops};
 use crate::report::render::{datum_value, mop_value_upto};
+use crate::spec::AnomalyType;
 
 /// A few lines explaining `a`, each indented by `indent`.
 pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
@@ -39,16 +40,35 @@ pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
                     "{indent}([assumed]: no read fixes the order of the writes at {}: the other order closes a {kind} cycle instead{through}; -o edn shows it under :otherwise)",
                     pair.join(" and ")
                 );
+            } else if c.steps.iter().any(|s| s.grounds == Grounds::Assumed) {
+                let _ = writeln!(
+                    out,
+                    "{indent}([assumed] steps are write orders no read fixes, taken to tell one cycle: every other order of those writes closes a prohibited cycle too)"
+                );
             }
         }
         None => explain_fields(h, a, indent, &mut out),
     }
-    if let Some(t) = &a.told {
-        let _ = writeln!(
-            out,
-            "{indent}(its steps tell a {t}, but it rests on orders only the checked model forces: it is filed as {}, what it proves)",
-            a.name
-        );
+    let cycle_claim = AnomalyType::parse(&a.name).is_ok_and(crate::spec::cycles::is_cycle_type);
+    match &a.told {
+        // A claim that is a cycle type: anomalies asked for by name,
+        // every order of the writes closing one of the cycles they
+        // prohibit (no model's rules are involved).
+        Some(t) if cycle_claim => {
+            let _ = writeln!(
+                out,
+                "{indent}(its steps tell a {t} in the write order assumed here; other orders close other prohibited cycles: it is filed as {}, what every order's cycle proves)",
+                a.name
+            );
+        }
+        Some(t) => {
+            let _ = writeln!(
+                out,
+                "{indent}(its steps tell a {t}, but it rests on orders only the checked model forces: it is filed as {}, what it proves)",
+                a.name
+            );
+        }
+        None => {}
     }
     out
 }

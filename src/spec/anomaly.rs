@@ -160,6 +160,11 @@ pub(super) const IMPLIED: &[(AnomalyType, &[AnomalyType])] = &[
     (AbortedRead, &[G1a]),
     (IntermediateRead, &[G1b]),
     (ThinAirRead, &[G1a]),
+    // Ours: every read elle-si takes is an item read, so a cycle in every
+    // version order (of G0, G1c or G2-item steps: `PL-3-cycle-exists`) is
+    // one PL-2.99 prohibits too (Adya's PL-2.99 differs from PL-3 only on
+    // predicate reads).
+    (Pl3CycleExists, &[Pl299CycleExists]),
 ];
 
 /// Findings that need session (or real-time) order: C4's pattern
@@ -195,46 +200,6 @@ pub(super) const SESSION: &[AnomalyType] = &[
     G2ItemProcess,
     G2ItemRealtime,
 ];
-
-/// The cycles of dependencies alone (write-write, write-read, and
-/// session order or real time where the name says so; never an
-/// anti-dependency), and what each may run through beside data:
-/// (anomaly, session order, real time). Whether some version order
-/// needs one is decided directly (`check::committed`).
-const DEPENDENCY_CYCLES: &[(AnomalyType, bool, bool)] = &[
-    (G0, false, false),
-    (G1c, false, false),
-    (G0Process, true, false),
-    (G1cProcess, true, false),
-    (G0Realtime, true, true),
-    (G1cRealtime, true, true),
-];
-
-/// What a set of prohibited anomalies asks of the polygraph's checkers,
-/// when that is only cycles of dependencies: the orders beside data they
-/// may run through (session order, real time). None when it prohibits
-/// another anomaly only the polygraph finds (or none at all).
-pub fn dependency_cycles_only(prohibited: &BTreeSet<AnomalyType>) -> Option<(bool, bool)> {
-    let mut through = None;
-    for &a in prohibited {
-        if !a.polygraph_finds() {
-            continue;
-        }
-        let &(_, process, realtime) = DEPENDENCY_CYCLES.iter().find(|(c, ..)| *c == a)?;
-        let (p, r) = through.unwrap_or((false, false));
-        through = Some((p || process, r || realtime));
-    }
-    through
-}
-
-/// The cycles of dependencies through no more than session order (if
-/// `process`) and real time (if `realtime`).
-pub fn dependency_cycles(process: bool, realtime: bool) -> impl Iterator<Item = AnomalyType> {
-    DEPENDENCY_CYCLES
-        .iter()
-        .filter(move |&&(_, p, r)| (process || !p) && (realtime || !r))
-        .map(|&(a, ..)| a)
-}
 
 /// Whether a set of prohibited anomalies asks the polygraph's checkers
 /// only for cycles `ruled_out` holds (none a version order needs): what

@@ -13,6 +13,7 @@
 //! `:also-not` come from [`lattice::boundary`].
 
 pub mod anomaly;
+pub mod cycles;
 pub mod lattice;
 pub mod model;
 
@@ -115,11 +116,16 @@ pub enum Checker {
     /// Parallel snapshot isolation over SI's polygraph, with session
     /// order.
     ParallelSnapshotIsolation,
+    /// A version order closing none of these cycles, over the polygraph
+    /// (anomalies asked for by name, and models whose cycles are no
+    /// other checker's).
+    Cycles(cycles::Shapes),
 }
 
 impl Checker {
     /// Whether it runs over the dependency polygraph (SI's and
-    /// serializability's checkers, prefix and parallel SI).
+    /// serializability's checkers, prefix and parallel SI, and the
+    /// checker of prohibited cycles).
     pub fn is_polygraph(self) -> bool {
         matches!(
             self,
@@ -127,6 +133,7 @@ impl Checker {
                 | Checker::Serializable { .. }
                 | Checker::Prefix
                 | Checker::ParallelSnapshotIsolation
+                | Checker::Cycles(_)
         )
     }
 }

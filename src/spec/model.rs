@@ -453,6 +453,12 @@ impl Model {
             StrongSessionSnapshotIsolation => si(true, false),
             StrongSnapshotIsolation => si(true, true),
             Serializable => ser(false, false),
+            // Adya's PL-2.99 is PL-3 where every read is an item read, as
+            // every read elle-si takes is: serializability's checker
+            // decides its cycles (a violation it finds is a PL-2.99 one,
+            // see `spec::anomaly::IMPLIED`), `check::basic` the rest (not
+            // `:internal`, which Elle's repeatable read allows).
+            RepeatableRead => ser(false, false),
             StrongSessionSerializable => ser(true, false),
             StrictSerializable => ser(true, true),
             ViewSerializable => Decider::ImpliedBy(Serializable),

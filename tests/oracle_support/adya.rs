@@ -28,8 +28,32 @@ pub type Verdicts = u8;
 pub const ALL: Verdicts = (1 << LEVELS.len()) - 1;
 
 pub fn decide(f: &Facts) -> Verdicts {
+    let mut found = 0;
+    any_order(f, |g| {
+        found |= check(g);
+        found == ALL
+    });
+    found
+}
+
+/// The direct serialization graph of one version order, as predecessor
+/// sets (`ww[b]` has `a` when `a -> b`).
+pub struct Graph {
+    pub ww: Vec<Set>,
+    pub wr: Vec<Set>,
+    pub rw: Vec<Set>,
+}
+
+/// Calls `visit` with the graph of each version order of each key (the
+/// committed writers after the initial state; for lists, the writers in
+/// the order the reads show them, then those no read shows in any order)
+/// until it returns true; whether one did. A read of an intermediate write
+/// (kept only where the facts keep them) anti-depends on its writer, whose
+/// later write is the next version (Elle's list-append graph).
+pub fn any_order(f: &Facts, mut visit: impl FnMut(&Graph) -> bool) -> bool {
+    // Key options that contradict each other allow no order at all.
     if f.impossible {
-        return 0;
+        return false;
     }
     // Per key, the candidate version orders (writers after node 0).
     let mut choices: Vec<(u8, Vec<Vec<usize>>)> = Vec::new();
@@ -54,22 +78,20 @@ pub fn decide(f: &Facts) -> Verdicts {
             })
             .collect();
         if orders.is_empty() {
-            return 0;
+            return false;
         }
         choices.push((k, orders));
     }
-    let mut found = 0;
     let mut pick = vec![0usize; choices.len()];
     loop {
-        found |= check(f, &choices, &pick);
-        if found == ALL {
-            return found;
+        if visit(&graph(f, &choices, &pick)) {
+            return true;
         }
         // Next combination.
         let mut i = 0;
         loop {
             if i == pick.len() {
-                return found;
+                return false;
             }
             pick[i] += 1;
             if pick[i] < choices[i].1.len() {
@@ -97,9 +119,8 @@ fn permutations(xs: &[usize]) -> Vec<Vec<usize>> {
     out
 }
 
-fn check(f: &Facts, choices: &[(u8, Vec<Vec<usize>>)], pick: &[usize]) -> Verdicts {
+fn graph(f: &Facts, choices: &[(u8, Vec<Vec<usize>>)], pick: &[usize]) -> Graph {
     let n = f.n;
-    // Edges as predecessor sets: e[b] has a when a -> b.
     let mut ww: Vec<Set> = vec![0; n];
     let mut wr: Vec<Set> = vec![0; n];
     let mut rw: Vec<Set> = vec![0; n];
@@ -114,15 +135,24 @@ fn check(f: &Facts, choices: &[(u8, Vec<Vec<usize>>)], pick: &[usize]) -> Verdic
             if r.src != r.reader {
                 wr[r.reader] |= bit(r.src);
             }
+            if r.intermediate {
+                rw[r.src] |= bit(r.reader);
+                continue;
+            }
             let at = order.iter().position(|&v| v == r.src).unwrap_or(0);
             if let Some(&next) = order.get(at + 1).filter(|&&x| x != r.reader) {
                 rw[next] |= bit(r.reader);
             }
         }
     }
+    Graph { ww, wr, rw }
+}
+
+fn check(g: &Graph) -> Verdicts {
+    let Graph { ww, wr, rw } = g;
     let union =
         |a: &[Set], b: &[Set]| -> Vec<Set> { a.iter().zip(b).map(|(x, y)| x | y).collect() };
-    let dep = union(&ww, &wr);
+    let dep = union(ww, wr);
     // (ww ∪ wr) ; rw?
     let mut si: Vec<Set> = dep.clone();
     for (c, s) in si.iter_mut().enumerate() {
@@ -132,9 +162,9 @@ fn check(f: &Facts, choices: &[(u8, Vec<Vec<usize>>)], pick: &[usize]) -> Verdic
             }
         }
     }
-    let all = union(&dep, &rw);
+    let all = union(&dep, rw);
     let mut v = 0;
-    if acyclic(&ww) {
+    if acyclic(ww) {
         v |= 1;
     }
     if acyclic(&dep) {

@@ -33,6 +33,12 @@ pub struct Read {
     pub reader: usize,
     pub key: Key,
     pub src: usize,
+    /// It read a write `src` overwrote later (G1b; only where
+    /// [`interpret_with`] keeps such reads).
+    pub intermediate: bool,
+    /// The reader writes the key after this read and not before it
+    /// (Elle's lost update is two such reads of one version).
+    pub then_writes: bool,
 }
 
 #[derive(Debug)]
@@ -302,6 +308,18 @@ pub fn choices(h: &History) -> Vec<((usize, usize), Vec<usize>)> {
 /// of [`choices`] observing the writer `picks` names (its index among
 /// them).
 pub fn interpret(h: &History, committed_infos: u32, picks: &[usize]) -> Interp {
+    interpret_with(h, committed_infos, picks, false)
+}
+
+/// [`interpret`], keeping reads of intermediate writes (marked, not
+/// `Broken`) when `intermediate`: anomalies asked for by name need not
+/// prohibit G1b.
+pub fn interpret_with(
+    h: &History,
+    committed_infos: u32,
+    picks: &[usize],
+    intermediate: bool,
+) -> Interp {
     let points = choices(h);
     let infos = infos(h);
     let committed: Vec<bool> = h
@@ -383,6 +401,7 @@ pub fn interpret(h: &History, committed_infos: u32, picks: &[usize]) -> Interp {
                     Some(_) => {}
                 }
             }
+            let mut inter = false;
             let src = match ext.last() {
                 None => 0,
                 Some(&v) => {
@@ -392,11 +411,17 @@ pub fn interpret(h: &History, committed_infos: u32, picks: &[usize]) -> Interp {
                     }
                     .unwrap_or(0);
                     if own(w, k).last() != Some(&v) {
-                        return Interp::Broken("G1b: intermediate read");
+                        if !intermediate {
+                            return Interp::Broken("G1b: intermediate read");
+                        }
+                        inter = true;
                     }
                     node_of[w]
                 }
             };
+            let writes_k = |o: &Op| matches!(o, Op::Write(kk, _) if *kk == k);
+            let then_writes =
+                !txn.ops[..p].iter().any(writes_k) && txn.ops[p..].iter().any(writes_k);
             if h.workload == Workload::List {
                 // The whole list, own appends included, shows the order.
                 lists.push((k, vs.clone()));
@@ -405,6 +430,8 @@ pub fn interpret(h: &History, committed_infos: u32, picks: &[usize]) -> Interp {
                 reader: node_of[t],
                 key: k,
                 src,
+                intermediate: inter,
+                then_writes,
             });
         }
     }

@@ -5,13 +5,15 @@
 //! [`history`] is its own history type (rendered to Jepsen EDN for elle-si),
 //! [`facts`] reads who read from whom, [`axioms`] enumerates commit orders
 //! against Biswas & Enea's axioms, [`adya`] enumerates version orders
-//! against Adya's phenomena, [`histories`] makes the histories. [`elle_si`] is the
-//! one function that calls elle-si; [`MAPPING`] says which of its models
-//! each oracle level is compared with.
+//! against Adya's phenomena, [`anomalies`] against the cycles anomalies
+//! asked for by name prohibit, [`histories`] makes the histories.
+//! [`elle_si`] is the one function that calls elle-si; [`MAPPING`] says
+//! which of its models each oracle level is compared with.
 
 #![allow(dead_code)]
 
 pub mod adya;
+pub mod anomalies;
 pub mod axioms;
 pub mod facts;
 pub mod histories;
@@ -21,7 +23,7 @@ use std::collections::BTreeMap;
 
 use axioms::Order;
 use elle_si::report::Valid;
-use facts::{Assume, Interp, assume, choices, infos, interpret};
+use facts::{Assume, Interp, assume, choices, infos};
 use history::History;
 
 /// The oracle's verdicts: Biswas & Enea's levels under each [`Order`], and
@@ -52,21 +54,33 @@ pub fn oracle_assuming(h: &History, a: Assume) -> Verdicts {
         be: [0; 3],
         adya: 0,
     };
+    for mut f in resolutions(h, false) {
+        assume(h, &mut f, a);
+        for (i, &o) in ORDERS.iter().enumerate() {
+            v.be[i] |= axioms::decide(&f, o);
+        }
+        v.adya |= adya::decide(&f);
+    }
+    v
+}
+
+/// The facts of every resolution of `h` that gives facts: each choice of
+/// which `:info` transactions committed and of which writer each read of
+/// a value written more than once observed ([`facts::choices`]); reads of
+/// intermediate writes kept when `intermediate` ([`facts::interpret_with`]).
+pub fn resolutions(h: &History, intermediate: bool) -> Vec<facts::Facts> {
     let points = choices(h);
     let ways: usize = points.iter().map(|(_, w)| w.len()).product();
     assert!(
         ways <= MAX_PICKS,
         "{ways} resolutions: too many for the oracle"
     );
+    let mut out = Vec::new();
     for mask in 0..1u32 << infos(h).len() {
         let mut picks = vec![0usize; points.len()];
         for _ in 0..ways {
-            if let Interp::Facts(mut f) = interpret(h, mask, &picks) {
-                assume(h, &mut f, a);
-                for (i, &o) in ORDERS.iter().enumerate() {
-                    v.be[i] |= axioms::decide(&f, o);
-                }
-                v.adya |= adya::decide(&f);
+            if let Interp::Facts(f) = facts::interpret_with(h, mask, &picks, intermediate) {
+                out.push(f);
             }
             // The next choice, counting in mixed radix.
             for (i, (_, ws)) in picks.iter_mut().zip(&points) {
@@ -77,7 +91,7 @@ pub fn oracle_assuming(h: &History, a: Assume) -> Verdicts {
             }
         }
     }
-    v
+    out
 }
 
 /// What a level of the oracle is.
@@ -112,18 +126,21 @@ impl Level {
 pub const READ_COMMITTED_IS_ADYA: bool = true;
 
 /// Compared for soundness only (elle-si must never reject what the oracle
-/// accepts): the models elle-si decides by Elle's anomaly set, not
-/// completely (repeatable read), and Elle's read committed, which (as
-/// Elle's table says) does not prohibit `:internal` reads, while the oracle
-/// rejects those at every level. Prefix and parallel snapshot isolation
-/// are decided completely and compared for equality.
-pub const SOUND_ONLY: &[&str] = &["repeatable-read", "read-committed"];
+/// accepts): none now. (Repeatable read, decided by serializability's
+/// checker since PL-2.99 is PL-3 on item reads, and read committed are
+/// compared for equality, each but for `:internal` reads, which Elle's
+/// table has neither prohibit while the oracle rejects them at every
+/// level.) Prefix and parallel snapshot isolation are decided completely
+/// and compared for equality.
+pub const SOUND_ONLY: &[&str] = &[];
+
+/// Models that allow `:internal` reads (see [`SOUND_ONLY`]).
+pub const INTERNAL_ALLOWED: &[&str] = &["repeatable-read", "read-committed"];
 
 /// Models elle-si may leave `:unknown` on a history with dependencies:
-/// repeatable read, decided by Elle's anomaly set through serializability's
-/// checker. (Read committed is decided: a version order without a
-/// dependency cycle, or the cycle.)
-pub const MAY_BE_UNKNOWN: &[&str] = &["repeatable-read"];
+/// none (each is decided: a version order without the cycles it
+/// prohibits, or the cycle).
+pub const MAY_BE_UNKNOWN: &[&str] = &[];
 
 pub const RC: usize = 0;
 pub const RA: usize = 1;
@@ -181,24 +198,32 @@ pub const MAPPING: &[(Level, &str)] = &[
     ),
 ];
 
-/// THE adapter: elle-si's verdict on a Jepsen EDN history at each model
-/// (Elle's names), `None` where elle-si refuses the model.
+/// What elle-si is asked: a model, or anomalies by name (comma-separated,
+/// no model: Elle's `:consistency-models nil`).
+#[derive(Clone, Copy, Debug)]
+pub enum Ask<'a> {
+    Model(&'a str),
+    Anomalies(&'a str),
+}
+
+/// THE adapter: elle-si's verdict on a Jepsen EDN history at each ask
+/// (Elle's names), `None` where elle-si refuses it.
 pub fn elle_si(
     edn: &str,
     workload: history::Workload,
-    models: &[&str],
+    asks: &[Ask],
 ) -> Result<Vec<Option<Valid>>, String> {
-    elle_si_assuming(edn, workload, models, Assume::default())
+    elle_si_assuming(edn, workload, asks, Assume::default())
 }
 
 /// [`elle_si`] with Elle's key options `a` (`--wfr-keys`, ...).
 pub fn elle_si_assuming(
     edn: &str,
     workload: history::Workload,
-    models: &[&str],
+    asks: &[Ask],
     a: Assume,
 ) -> Result<Vec<Option<Valid>>, String> {
-    use elle_si::check::{CheckOptions, entry, resolve_models};
+    use elle_si::check::{CheckOptions, entry, resolve_anomalies, resolve_models};
     use elle_si::history::{KeyOrders, LoadOptions, Workload, load_bytes};
     let opts = LoadOptions {
         workload: Some(match workload {
@@ -214,26 +239,36 @@ pub fn elle_si_assuming(
     };
     let loaded =
         load_bytes("oracle.edn", edn.as_bytes().to_vec(), opts).map_err(|e| e.to_string())?;
-    Ok(models
+    Ok(asks
         .iter()
-        .map(|m| {
-            let models = resolve_models(&[m.to_string()]).ok()?;
+        .map(|ask| {
+            let (m, opts) = match *ask {
+                Ask::Model(m) => (
+                    m,
+                    CheckOptions {
+                        models: resolve_models(&[m.to_string()]).ok()?,
+                        timeout: None,
+                        anomalies: Vec::new(),
+                    },
+                ),
+                Ask::Anomalies(a) => (
+                    a,
+                    CheckOptions {
+                        models: Vec::new(),
+                        timeout: None,
+                        anomalies: resolve_anomalies(&[a.to_string()]).ok()?,
+                    },
+                ),
+            };
             // Through the entry point, which settles what a guessed writer
             // of a repeated value decided.
-            let r = entry::check_loaded(
-                &loaded,
-                &CheckOptions {
-                    models,
-                    timeout: None,
-                    anomalies: Vec::new(),
-                },
-            )
-            .ok()?;
+            let r = entry::check_loaded(&loaded, &opts).ok()?;
             // An undecided answer must be Elle's for a graph with no edges
             // (there is no deadline here).
             assert!(
                 r.valid != Valid::Unknown
-                    || MAY_BE_UNKNOWN.contains(m)
+                    || matches!(ask, Ask::Anomalies(_))
+                    || MAY_BE_UNKNOWN.contains(&m)
                     || r.anomaly_types
                         .iter()
                         .any(|t| t == "empty-transaction-graph"),
@@ -359,6 +394,8 @@ pub struct Tally {
     pub excused: BTreeMap<&'static str, usize>,
     /// Elle's key options both sides assume (none by default).
     pub assume: Assume,
+    /// Anomalies requests elle-si left `:unknown`, per request.
+    pub undecided: BTreeMap<&'static str, usize>,
 }
 
 impl Tally {
@@ -369,7 +406,7 @@ impl Tally {
             panic!("{e}");
         }
         let edn = h.to_edn();
-        let models: Vec<&str> = MAPPING.iter().map(|m| m.1).collect();
+        let models: Vec<Ask> = MAPPING.iter().map(|m| Ask::Model(m.1)).collect();
         let ours = elle_si_assuming(&edn, h.workload, &models, self.assume)
             .unwrap_or_else(|e| panic!("elle-si refused the history: {e}\n{edn}"));
         self.histories += 1;
@@ -396,11 +433,16 @@ impl Tally {
             let agree = match (want, got) {
                 // (Without a dependency: the adapter asserts the graph is
                 // empty where a model outside MAY_BE_UNKNOWN is unknown.)
-                (_, Valid::Unknown) => nothing || want || SOUND_ONLY.contains(&model),
+                (_, Valid::Unknown) => {
+                    nothing || want || SOUND_ONLY.contains(&model)
+                    // Only an internal read the model allows, and no
+                    // dependency (Elle's empty transaction graph).
+                    || (INTERNAL_ALLOWED.contains(&model) && facts::internal(h))
+                }
                 (true, Valid::True) | (false, Valid::False) => !nothing,
                 // Read committed accepts what the oracle rejects only for
                 // reads of a transaction's own writes (Elle's allows them).
-                (false, Valid::True) if model == "read-committed" => facts::internal(h),
+                (false, Valid::True) if INTERNAL_ALLOWED.contains(&model) => facts::internal(h),
                 (false, Valid::True) => SOUND_ONLY.contains(&model),
                 _ => false,
             };
@@ -423,6 +465,61 @@ impl Tally {
         }
     }
 
+    /// Decides `h` by the oracle and elle-si at every anomalies request
+    /// ([`anomalies::REQUESTS`]), where some choice of the `:info`
+    /// transactions gives facts (reads of intermediate writes kept: no
+    /// request prohibits G1b, though each with an anti-dependency cycle
+    /// catches the one it makes); the others (aborted or thin-air reads,
+    /// internal reads, incompatible list orders: what the requests do not
+    /// prohibit but the facts cannot state) are not compared.
+    pub fn compare_anomalies(&mut self, h: &History) {
+        let facts = resolutions(h, true);
+        if facts.is_empty() {
+            return;
+        }
+        let edn = h.to_edn();
+        let asks: Vec<Ask> = anomalies::REQUESTS
+            .iter()
+            .map(|r| Ask::Anomalies(r.names))
+            .collect();
+        let ours = elle_si(&edn, h.workload, &asks)
+            .unwrap_or_else(|e| panic!("elle-si refused the history: {e}\n{edn}"));
+        self.histories += 1;
+        let nothing = h.txns.iter().all(|t| t.status == history::Status::Fail);
+        for (r, got) in anomalies::REQUESTS.iter().zip(ours) {
+            let want = facts.iter().any(|f| anomalies::holds(f, r));
+            let m = self.per_model.entry(r.names).or_default();
+            let Some(got) = got else {
+                m.2 += 1;
+                continue;
+            };
+            m.0 += 1;
+            self.compared += 1;
+            // Unknown is never wrong, and is counted: where a cycle rests
+            // on an anti-dependency that may be a write-write step instead
+            // (`check::si::shapes::check`), or no dependency was observed.
+            if got == Valid::Unknown {
+                *self.undecided.entry(r.names).or_default() += 1;
+            }
+            let agree = match (want, got) {
+                (_, Valid::Unknown) => true,
+                (true, Valid::True) | (false, Valid::False) => !nothing || want,
+                _ => false,
+            };
+            if agree {
+                m.1 += 1;
+            } else {
+                self.disagreements.push(Disagreement {
+                    edn: edn.clone(),
+                    level: format!("anomalies {}", r.names),
+                    model: r.names,
+                    oracle: want,
+                    elle_si: got,
+                });
+            }
+        }
+    }
+
     pub fn summary(&self) -> String {
         let mut s = format!(
             "{} histories, {} (history, level) comparisons, {} disagreements\n",
@@ -430,6 +527,9 @@ impl Tally {
             self.compared,
             self.disagreements.len()
         );
+        for (what, n) in &self.undecided {
+            s += &format!("  undecided {n} (anomalies {what})\n");
+        }
         for (what, n) in &self.excused {
             s += &format!("  excused {n} (known bug: {what})\n");
         }

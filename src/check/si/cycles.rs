@@ -1339,7 +1339,12 @@ pub(super) fn claiming(
 
 /// Marks as `grounds` the observed steps of `a` (its cycle `cyc`) whose
 /// edges `is` picks.
-fn mark_steps(a: &mut Anomaly, cyc: &[EdgeId], is: impl Fn(&EdgeId) -> bool, grounds: Grounds) {
+pub(super) fn mark_steps(
+    a: &mut Anomaly,
+    cyc: &[EdgeId],
+    is: impl Fn(&EdgeId) -> bool,
+    grounds: Grounds,
+) {
     if let Some(c) = &mut a.cycle {
         for (step, e) in c.steps.iter_mut().zip(cyc) {
             if is(e) && step.grounds == Grounds::Observed {

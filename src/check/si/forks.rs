@@ -56,13 +56,13 @@
 
 use crate::check::budget::Budget;
 
-use batsat::interface::SolverInterface;
 use batsat::{Lit, lbool};
 
-use super::acyclic::{Acyclic, Order, Th};
+use super::acyclic::Order;
 use super::cycles::cycle_through;
+use super::lemmas::{self, Conds, Solved, encode, first_writers, force_round, holding, solve};
 use super::polygraph::{self, Edge, EdgeId, EdgeKind, Polygraph, Variant};
-use super::solve::{solver_until, time_keys};
+use super::solve::time_keys;
 use super::tell::cycle_anomaly;
 use super::{Outcome, Stats};
 use crate::anomaly::{Anomaly, Datum, Field};
@@ -146,21 +146,6 @@ impl Level {
             Level::Prefix => v / 2,
             Level::ParallelSnapshotIsolation => v,
         }
-    }
-}
-
-/// The conditions under which each edge of the polygraph holds: a
-/// constraint's side (its variable, or its negation) and a read's chosen
-/// writer (a selector); none for known edges.
-struct Conds {
-    lits: Vec<[Option<Lit>; 2]>,
-    /// Edges of the side pruning ruled out: they never hold.
-    off: Vec<bool>,
-}
-
-impl Conds {
-    fn holds(&self, e: EdgeId, value: &impl Fn(Lit) -> bool) -> bool {
-        !self.off[e as usize] && self.lits[e as usize].iter().flatten().all(|&l| value(l))
     }
 }
 
@@ -252,29 +237,18 @@ fn prune(h: &History, g: &Polygraph, level: Level, budget: Budget) -> Pruned {
                 }
             })
         };
-        let mut changed = false;
-        for (c, con) in g.constraints.iter().enumerate() {
-            if forced[c].is_some() {
-                continue;
-            }
-            let side = match (bad(&con.either), bad(&con.or)) {
-                (true, true) => {
-                    return Pruned {
-                        forced,
-                        contradiction: true,
-                        rounds,
-                    };
-                }
-                (true, false) => false,
-                (false, true) => true,
-                (false, false) => continue,
-            };
-            forced[c] = Some(side);
-            changed = true;
-            for &e in if side { &con.either } else { &con.or } {
+        let take = |side: &[EdgeId]| {
+            for &e in side {
                 level.prune_map(&g.edges[e as usize], &mut edges);
             }
-        }
+        };
+        let Ok(changed) = force_round(g, &mut forced, bad, take) else {
+            return Pruned {
+                forced,
+                contradiction: true,
+                rounds,
+            };
+        };
         if !changed {
             break;
         }
@@ -429,125 +403,21 @@ pub fn check(h: &History, level: Level, budget: Budget) -> Outcome {
             Level::ParallelSnapshotIsolation => rank[t as usize],
         }
     };
-    let mut theory = Acyclic::new(order);
-    let mut solver = solver_until(budget);
-    let mut conds = Conds {
-        lits: vec![[None, None]; g.edges.len()],
-        off: vec![false; g.edges.len()],
-    };
-    // Selectors: exactly one candidate writer per read, the latest before
-    // the reader in the starting order guessed first.
-    let sel: Vec<Lit> = (0..g.selectors)
-        .map(|_| Lit::new(solver.new_var_default(), true))
-        .collect();
-    for ch in &g.choices {
-        let lits: Vec<Lit> = (0..ch.writers.len())
-            .map(|j| sel[ch.first as usize + j])
-            .collect();
-        solver.add_clause_reuse(&mut lits.clone());
-        for (j, &x) in lits.iter().enumerate() {
-            for &y in &lits[j + 1..] {
-                solver.add_clause_reuse(&mut vec![!x, !y]);
-            }
-        }
-    }
-    let mut buf = Vec::new();
-    let mut group = |theory: &mut Acyclic, lits: Vec<Lit>, es: &[EdgeId]| {
-        let mut edges = Vec::new();
-        for &e in es {
-            buf.clear();
-            level.map(&g.edges[e as usize], &mut buf);
-            edges.extend_from_slice(&buf);
-        }
-        if !edges.is_empty() {
-            theory.add_group(lits, edges);
-        }
-    };
-    for &(s, e) in &g.cond_known {
-        conds.lits[e as usize] = [Some(sel[s as usize]), None];
-        group(&mut theory, vec![sel[s as usize]], &[e]);
-    }
-    for (con, f) in g.constraints.iter().zip(&pruned.forced) {
-        let Some(side) = *f else { continue };
-        let (off, off_if, on_if) = if side {
-            (&con.or, &con.or_if, &con.either_if)
-        } else {
-            (&con.either, &con.either_if, &con.or_if)
-        };
-        for &e in off.iter().chain(off_if.iter().map(|(_, e)| e)) {
-            conds.off[e as usize] = true;
-        }
-        for &(s, e) in on_if {
-            conds.lits[e as usize] = [Some(sel[s as usize]), None];
-            group(&mut theory, vec![sel[s as usize]], &[e]);
-        }
-    }
-    let mut vars: Vec<Lit> = Vec::with_capacity(open);
-    for (con, _) in g
-        .constraints
-        .iter()
-        .zip(&pruned.forced)
-        .filter(|(_, f)| f.is_none())
-    {
-        let a_first = first(con.a) < first(con.c);
-        let v = Lit::new(solver.new_var(lbool::new(a_first), true), true);
-        vars.push(v);
-        for &e in &con.either {
-            conds.lits[e as usize] = [Some(v), None];
-        }
-        for &e in &con.or {
-            conds.lits[e as usize] = [Some(!v), None];
-        }
-        group(&mut theory, vec![v], &con.either);
-        group(&mut theory, vec![!v], &con.or);
-        for &(s, e) in &con.either_if {
-            conds.lits[e as usize] = [Some(v), Some(sel[s as usize])];
-            group(&mut theory, vec![v, sel[s as usize]], &[e]);
-        }
-        for &(s, e) in &con.or_if {
-            conds.lits[e as usize] = [Some(!v), Some(sel[s as usize])];
-            group(&mut theory, vec![!v, sel[s as usize]], &[e]);
-        }
-    }
+    let a_first = |con: &polygraph::Constraint| first(con.a) < first(con.c);
+    let mut enc = encode(&g, &pruned.forced, order, budget, a_first, |e, out| {
+        level.map(e, out)
+    });
     stats.prune_s = t1.secs();
     let t2 = crate::check::stages::Timer::start();
-    let mut lemmas = 0;
-    let mut last: Option<(Vec<bool>, Vec<bool>)> = None;
-    let verdict = loop {
-        let r = solver.solve_limited_th(&mut Th(&mut theory), &[]);
-        if r != lbool::TRUE {
-            break r;
-        }
-        if level == Level::Prefix {
-            break r;
-        }
-        let value = |l: Lit| (solver.value_var(l.var()) ^ !l.sign()) == lbool::TRUE;
-        let clauses = psi_violations(h, &g, &conds, &value);
-        if clauses.is_empty() {
-            break r;
-        }
-        // The latest model: its violations (an anti-dependency that
-        // dependencies lead back from) tell the history's best.
-        let mut open_vars = vars.iter();
-        let pick: Vec<bool> = pruned
-            .forced
-            .iter()
-            .map(|f| match f {
-                Some(side) => *side,
-                None => open_vars.next().is_some_and(|&v| value(v)),
-            })
-            .collect();
-        last = Some((pick, sel.iter().map(|&l| value(l)).collect()));
-        lemmas += clauses.len();
-        let mut unsat = false;
-        for mut c in clauses {
-            unsat |= !solver.add_clause_reuse(&mut c);
-        }
-        if unsat {
-            break lbool::FALSE;
-        }
-    };
-    stats.solver_conflicts = theory.conflicts + lemmas as u64;
+    let Solved {
+        verdict,
+        last,
+        lemmas,
+    } = solve(&mut enc, &pruned.forced, |conds, value| match level {
+        Level::Prefix => Vec::new(),
+        Level::ParallelSnapshotIsolation => psi_violations(h, &g, conds, value),
+    });
+    stats.solver_conflicts = enc.theory.conflicts + lemmas as u64;
     stats.solve_s = t2.secs();
     let mut out = Outcome {
         anomalies: Vec::new(),
@@ -618,22 +488,6 @@ fn reads_after_own_appends(h: &History, g: &mut Polygraph) {
     }
 }
 
-/// Each read with several candidate writers read its first one.
-fn first_writers(g: &Polygraph) -> Vec<bool> {
-    let mut sel = vec![false; g.selectors as usize];
-    for ch in &g.choices {
-        sel[ch.first as usize] = true;
-    }
-    sel
-}
-
-/// The edges that hold in a model.
-fn holding(g: &Polygraph, conds: &Conds, value: &impl Fn(Lit) -> bool) -> Vec<EdgeId> {
-    (0..g.edges.len() as EdgeId)
-        .filter(|&e| conds.holds(e, value))
-        .collect()
-}
-
 /// PSI's check of a model whose `Dep` is acyclic: each anti-dependency
 /// `u RW v` with `v Dep+ u`, as the clause that rules out its conditions
 /// and those of the path's edges together. Reachability in `Dep` comes
@@ -643,7 +497,7 @@ fn psi_violations(
     h: &History,
     g: &Polygraph,
     conds: &Conds,
-    value: &impl Fn(Lit) -> bool,
+    value: &dyn Fn(Lit) -> bool,
 ) -> Vec<Vec<Lit>> {
     let n = h.txns.len();
     let es = holding(g, conds, value);
@@ -674,13 +528,7 @@ fn psi_violations(
         let Some(path) = cycle_through(&adj, ed.a, ed.b, e, to_u, |_| true) else {
             continue;
         };
-        let mut clause: Vec<Lit> = path
-            .iter()
-            .flat_map(|&x| conds.lits[x as usize].iter().flatten().map(|&l| !l))
-            .collect();
-        clause.sort_unstable();
-        clause.dedup();
-        clauses.push(clause);
+        clauses.push(conds.against(&path));
         if clauses.len() >= MAX_LEMMAS_PER_MODEL {
             break;
         }
@@ -690,7 +538,7 @@ fn psi_violations(
 
 /// Most clauses taken from one model: enough to steer the solver, few
 /// enough that a model with many violations costs no more than a search.
-const MAX_LEMMAS_PER_MODEL: usize = 256;
+pub(super) const MAX_LEMMAS_PER_MODEL: usize = 256;
 
 /// Most cycle searches when telling a violation.
 const MAX_WITNESS_SEARCHES: usize = 256;
@@ -705,29 +553,7 @@ fn witness(
     pick: &[bool],
     sel: &[bool],
 ) -> Option<Anomaly> {
-    let mut on: Vec<bool> = vec![false; g.edges.len()];
-    let mut chosen: Vec<Option<usize>> = vec![None; g.edges.len()];
-    for &e in &g.known {
-        on[e as usize] = true;
-    }
-    for &(s, e) in &g.cond_known {
-        on[e as usize] = sel[s as usize];
-    }
-    for (c, con) in g.constraints.iter().enumerate() {
-        let (side, side_if) = if pick[c] {
-            (&con.either, &con.either_if)
-        } else {
-            (&con.or, &con.or_if)
-        };
-        for &e in side {
-            on[e as usize] = true;
-            chosen[e as usize] = Some(c);
-        }
-        for &(s, e) in side_if {
-            on[e as usize] = sel[s as usize];
-            chosen[e as usize] = Some(c);
-        }
-    }
+    let (on, chosen) = lemmas::chosen(g, (pick, sel));
     let nodes = level.nodes(h.txns.len());
     let mut adj: Vec<Vec<(u32, EdgeId)>> = vec![Vec::new(); nodes];
     let mut plain = Vec::new();

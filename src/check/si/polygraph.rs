@@ -991,11 +991,37 @@ pub fn known_cycle(h: &History, variant: Variant) -> bool {
     }
 }
 
+/// What a polygraph may take as known beside what the history shows,
+/// for a check that forbids every cycle of dependencies ([`Rules::ACYCLIC`]:
+/// SI, serializability and the models between) or one that allows some
+/// (anomalies asked for by name: `super::shapes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rules {
+    /// One constraint per pair of writers, over all keys they both write:
+    /// opposite orders on two keys close a cycle of write-write steps (a
+    /// G0). Else one per pair and key.
+    pub merge: bool,
+    /// A writer that read the other's version of a key installs its own
+    /// after it: the other order closes a G1c (write-read one way,
+    /// write-write back). Else such a pair is a constraint like any other.
+    pub read_orders: bool,
+}
+
+impl Rules {
+    /// The rules of a check that forbids G0 and G1c.
+    pub const ACYCLIC: Rules = Rules {
+        merge: true,
+        read_orders: true,
+    };
+}
+
 /// What [`build_with`] builds.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Build {
     /// Every edge and constraint.
     Full,
+    /// Every edge and constraint, under these rules.
+    Under(Rules),
     /// The known edges alone when they close a cycle of the variant's
     /// graph, else every edge and constraint.
     UnlessKnownCycle,
@@ -1017,6 +1043,12 @@ pub fn build_in(h: &History, variant: Variant, budget: Budget, scope: Scope) -> 
     build_with(h, variant, budget, scope, Build::Full)
 }
 
+/// [`build`] under `rules` (a check that allows some cycles of
+/// dependencies), over the whole history.
+pub fn build_under(h: &History, variant: Variant, budget: Budget, rules: Rules) -> Polygraph {
+    build_with(h, variant, budget, Scope::WHOLE, Build::Under(rules))
+}
+
 /// [`build_in`] for the variant's own check, which stops at a cycle of
 /// known edges: when they close one, only they are built (no constraint;
 /// see the comment in [`build_with`]). Another graph made from the
@@ -1033,6 +1065,10 @@ fn build_with(
     scope: Scope,
     what: Build,
 ) -> Polygraph {
+    let rules = match what {
+        Build::Under(r) => r,
+        _ => Rules::ACYCLIC,
+    };
     let mut inc = scope.included.map_or_else(|| included(h), <[bool]>::to_vec);
     if let Some(p) = scope.part {
         for (i, &inside) in inc.iter_mut().zip(p) {
@@ -1418,11 +1454,12 @@ fn build_with(
                     std::mem::swap(&mut ma, &mut mc);
                 }
                 // A writer that read the other's version of the key
-                // installs its own after it, whatever the level: that order
-                // is known, not a choice.
+                // installs its own after it, at every level that forbids
+                // a G1c ([`Rules::read_orders`]): that order is known,
+                // not a choice.
                 let c_read_a = readers_of(a).iter().any(|&(r, _)| r == c);
                 let a_read_c = readers_of(c).iter().any(|&(r, _)| r == a);
-                if c_read_a != a_read_c {
+                if rules.read_orders && c_read_a != a_read_c {
                     let (from, mf, to, mt) = if c_read_a {
                         (a, ma, c, mc)
                     } else {
@@ -1503,7 +1540,9 @@ fn build_with(
         }
     }
     add_keys(&mut g, true);
-    merge_pairs(&mut g.constraints);
+    if rules.merge {
+        merge_pairs(&mut g.constraints);
+    }
     g
 }
 

@@ -297,6 +297,19 @@ impl<'h> Checks<'h> {
             })
     }
 
+    /// Whether the variant is decided valid, for its verdict alone, its
+    /// solver bounded as naming is (undecided within that: false).
+    pub(super) fn accepts(&mut self, v: Variant) -> bool {
+        if self.sure_to_reject(v) {
+            return false;
+        }
+        self.settle(v, self.budget, Telling::VERDICT)
+            .is_ok_and(|i| {
+                let o = &self.decided[i].outcome;
+                !o.timed_out && o.anomalies.is_empty()
+            })
+    }
+
     /// The variant's outcome with its cycles named by what they rest on.
     ///
     /// Elle names a cycle by its own steps, but here a cycle of data
