@@ -39,7 +39,9 @@ fn report(t: &Tally) {
     );
 }
 
-fn run_random(t: &mut Tally, seed: u64, count: usize, max_txns: usize) {
+/// `count` random histories of up to `max_txns` transactions from
+/// `seed`, register and list in turn, each given to `each`.
+fn each_random(seed: u64, count: usize, max_txns: usize, mut each: impl FnMut(&History)) {
     let mut rng = Rng::new(seed);
     for i in 0..count {
         let w = if i % 2 == 0 {
@@ -47,8 +49,12 @@ fn run_random(t: &mut Tally, seed: u64, count: usize, max_txns: usize) {
         } else {
             Workload::List
         };
-        t.compare(&random(&mut rng, w, max_txns));
+        each(&random(&mut rng, w, max_txns));
     }
+}
+
+fn run_random(t: &mut Tally, seed: u64, count: usize, max_txns: usize) {
+    each_random(seed, count, max_txns, |h| t.compare(h));
 }
 
 #[test]
@@ -226,15 +232,7 @@ fn generated_repeated_values_agree() {
 }
 
 fn run_random_anomalies(t: &mut Tally, seed: u64, count: usize, max_txns: usize) {
-    let mut rng = Rng::new(seed);
-    for i in 0..count {
-        let w = if i % 2 == 0 {
-            Workload::Register
-        } else {
-            Workload::List
-        };
-        t.compare_anomalies(&random(&mut rng, w, max_txns));
-    }
+    each_random(seed, count, max_txns, |h| t.compare_anomalies(h));
 }
 
 /// Anomalies asked for by name with no model (`-a G2-item`, ...): the

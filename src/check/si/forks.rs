@@ -60,7 +60,9 @@ use batsat::{Lit, lbool};
 
 use super::acyclic::Order;
 use super::cycles::cycle_through;
-use super::lemmas::{self, Conds, Solved, encode, first_writers, force_round, holding, solve};
+use super::lemmas::{
+    self, Conds, Pruned, Solved, encode, first_writers, force_round, holding, solve,
+};
 use super::polygraph::{self, Edge, EdgeId, EdgeKind, Polygraph, Variant};
 use super::solve::time_keys;
 use super::tell::cycle_anomaly;
@@ -179,15 +181,6 @@ impl Reach {
     fn reaches(&self, t: TxnId, x: u32) -> bool {
         self.clocks.get(x, self.sess[t as usize]) >= self.pos[t as usize]
     }
-}
-
-/// What pruning concluded: the side each constraint must take (true:
-/// `either`), where the other closes a forbidden cycle with the known
-/// edges; or that some constraint can take neither.
-struct Pruned {
-    forced: Vec<Option<bool>>,
-    contradiction: bool,
-    rounds: usize,
 }
 
 /// Prunes to a fixpoint (PolySI's Algorithm 1 on the level's pruning

@@ -217,6 +217,17 @@ pub(super) fn solve(
     }
 }
 
+/// What a level's pruning concluded (the prefix / PSI levels' and the
+/// anomalies check's): the side each constraint must take (true:
+/// `either`), where the other closes a forbidden cycle with the known
+/// edges; or that some constraint can take neither; and in how many
+/// rounds.
+pub(super) struct Pruned {
+    pub(super) forced: Vec<Option<bool>>,
+    pub(super) contradiction: bool,
+    pub(super) rounds: usize,
+}
+
 /// One round of pruning's pass over the open constraints: a side one of
 /// whose edges `bad` says closes a forbidden cycle cannot hold, so the
 /// other is forced (its edges handed to `take`). Whether any was forced;

@@ -45,7 +45,7 @@ use batsat::{Lit, lbool};
 use super::acyclic::Order;
 use super::cycles::mark_steps;
 use super::forks::MAX_LEMMAS_PER_MODEL;
-use super::lemmas::{self, Solved, encode, first_writers, force_round, solve};
+use super::lemmas::{self, Pruned, Solved, encode, first_writers, force_round, solve};
 use super::polygraph::{self, Edge, EdgeId, EdgeKind, Polygraph, Rules, Variant};
 use super::solve::time_keys;
 use super::tell::cycle_anomaly;
@@ -465,14 +465,6 @@ fn violations(
         }
     }
     (found, cut)
-}
-
-/// What pruning concluded (as `forks`'s): each constraint's forced side
-/// (true: `either`), or that some constraint can take neither.
-struct Pruned {
-    forced: Vec<Option<bool>>,
-    contradiction: bool,
-    rounds: usize,
 }
 
 /// Prunes to a fixpoint: a side one of whose edges closes a cycle a level
