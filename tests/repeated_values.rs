@@ -227,6 +227,41 @@ fn generated_repeated_values_get_definite_verdicts_that_match_the_store() {
     assert!(ambiguous > 500, "{ambiguous} ambiguous reads in all");
 }
 
+/// Two generated histories whose causal-cerone verdict a local search
+/// from the guessed writers could not settle (`:unknown` before): the
+/// prefix store's is valid under prefix consistency, which implies it;
+/// the causal store's under no stronger model, and a causally consistent
+/// choice of writers is found by SAT over the reads' choices
+/// (`check::cc_witness`).
+#[test]
+fn the_causal_levels_settle_where_a_local_search_is_stuck() {
+    for (db, seed, stronger) in [(Db::Prefix, 2, Valid::True), (Db::Causal, 6, Valid::False)] {
+        let (l, _) = load_gen(&gen_opts(db, seed));
+        assert!(
+            l.history.candidates.len() > 100,
+            "{} seed {seed}",
+            db.name()
+        );
+        let v = verdicts(
+            &l,
+            &["causal-cerone", "prefix", "parallel-snapshot-isolation"],
+        );
+        assert_eq!(
+            v[0],
+            Valid::True,
+            "{} seed {seed} at causal-cerone",
+            db.name()
+        );
+        assert_eq!(v[1], stronger, "{} seed {seed} at prefix", db.name());
+        assert_eq!(
+            v[2],
+            Valid::False,
+            "{} seed {seed} at parallel-snapshot-isolation",
+            db.name()
+        );
+    }
+}
+
 #[test]
 fn faults_still_show_with_repeated_values() {
     let faults = [

@@ -4,6 +4,7 @@
 pub mod basic;
 pub mod budget;
 pub mod causal;
+mod cc_witness;
 pub(crate) mod clocks;
 mod committed;
 pub(crate) mod deps;

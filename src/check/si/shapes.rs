@@ -390,24 +390,29 @@ fn simple_nonadjacent(
 }
 
 /// The cycles `levels` rule out that the edges `on` picks close, at most
-/// `most` (each a closed walk, its first edge where the search began),
-/// and whether a search was cut (then finding none proves nothing).
+/// `most` (each a closed walk, its first edge where the search began,
+/// and whether it is a simple cycle of Adya's anti-dependencies alone:
+/// see [`Adya`]), and whether a search was cut (then finding none proves
+/// nothing). A level whose walks do not decide ([`Level::walks_do`])
+/// takes only the anti-dependencies `adya` keeps.
 fn violations(
     g: &Polygraph,
     n: usize,
     levels: &[Level],
-    on: &dyn Fn(EdgeId) -> bool,
+    (on, adya): (&dyn Fn(EdgeId) -> bool, Option<&Adya>),
     most: usize,
     search: &mut Search,
-) -> (Vec<Vec<EdgeId>>, bool) {
+) -> (Vec<(Vec<EdgeId>, bool)>, bool) {
     let mut found = Vec::new();
     let mut cut = false;
     for &level in levels {
+        let simple = !level.walks_do();
         let mut adj: Vec<Vec<(u32, EdgeId)>> = vec![Vec::new(); n];
         let mut pairs = Vec::new();
         for e in 0..g.edges.len() as EdgeId {
             let ed = g.edges[e as usize];
-            if on(e) && level.allows(ed.kind) {
+            let later = simple && adya.is_some_and(|a| a.later(e));
+            if on(e) && level.allows(ed.kind) && !later {
                 adj[ed.a as usize].push((ed.b, e));
                 pairs.push((ed.a, ed.b));
             }
@@ -451,12 +456,12 @@ fn violations(
                 walk.extend(path);
                 done_comp[ca as usize] = true;
                 if level.walks_do() {
-                    found.push(walk);
+                    found.push((walk, false));
                 } else if let Some(piece) = simple_piece(g, level, &walk) {
-                    found.push(piece);
+                    found.push((piece, true));
                 } else {
                     match simple_nonadjacent(g, &adj, (a, b, e), within) {
-                        Ok(Some(c)) => found.push(c),
+                        Ok(Some(c)) => found.push((c, true)),
                         Ok(None) => {}
                         Err(()) => cut = true,
                     }
@@ -856,6 +861,7 @@ fn decide(h: &History, shapes: Shapes, budget: Budget, doubtful: Doubtful) -> Ou
     let t2 = crate::check::stages::Timer::start();
     let mut inexact = false;
     let ww_by_key = ww_by_key(&g);
+    let simple_only = levels.iter().any(|l| !l.walks_do());
     let Solved {
         verdict,
         last,
@@ -879,11 +885,23 @@ fn decide(h: &History, shapes: Shapes, budget: Budget, doubtful: Doubtful) -> Ou
                             .all(|&x| conds.holds(x, value))
                 })
         };
-        let (cycles, cut) = violations(&g, n, &levels, &real, MAX_LEMMAS_PER_MODEL, &mut search);
+        let adya = simple_only.then(|| Adya::of(&g, &ww_by_key, &real));
+        let (cycles, cut) = violations(
+            &g,
+            n,
+            &levels,
+            (&real, adya.as_ref()),
+            MAX_LEMMAS_PER_MODEL,
+            &mut search,
+        );
         inexact |= cut && cycles.is_empty();
         let mut clauses: Vec<Vec<Lit>> = Vec::new();
-        for c in &cycles {
-            let Some(more) = against_real(conds, c, &fake, &fake_of) else {
+        for (c, simple) in &cycles {
+            let c = match (&adya, simple) {
+                (Some(a), true) => a.with_grounds(c),
+                _ => c.clone(),
+            };
+            let Some(more) = against_real(conds, &c, &fake, &fake_of) else {
                 // Too many ways out to write down: no verdict.
                 inexact = true;
                 return Vec::new();
@@ -975,6 +993,96 @@ fn doubtful_edges(h: &History, g: &Polygraph) -> Vec<bool> {
         }
     }
     out
+}
+
+/// Which anti-dependencies of a choice are Adya's. The polygraph gives a
+/// reader of a version an anti-dependency on every later writer of its
+/// key (`r -> w2` beside `r -> w1 -> w2`), which changes no closed walk's
+/// count of anti-dependencies, so the levels walks decide may take them;
+/// but a simple cycle through `r -> w2` may be none through `r -> w1`, so
+/// a level that needs simple cycles ([`Kind::Nonadjacent`]) takes only
+/// the anti-dependency on the version right after the one read. A cycle
+/// found so rests also on the write orders that leave no writer between
+/// the two ([`Adya::with_grounds`]), so the clause against it rules out
+/// only the choices it is a cycle of.
+struct Adya {
+    /// Per edge: an anti-dependency on a writer past the next.
+    later: Vec<bool>,
+    /// The write-write edges that make a kept anti-dependency's writer
+    /// the next one: each other writer of the key before the version
+    /// read, or after the writer.
+    grounds: rustc_hash::FxHashMap<EdgeId, Vec<EdgeId>>,
+}
+
+impl Adya {
+    /// The anti-dependencies of the choice whose edges `on` holds.
+    fn of(g: &Polygraph, ww_by_key: &[Vec<EdgeId>], on: &dyn Fn(EdgeId) -> bool) -> Adya {
+        use rustc_hash::FxHashMap;
+        let mut ww: FxHashMap<(KeyId, TxnId, TxnId), EdgeId> = FxHashMap::default();
+        let mut writers: Vec<Vec<TxnId>> = vec![Vec::new(); ww_by_key.len()];
+        for (k, es) in ww_by_key.iter().enumerate() {
+            for &e in es {
+                let ed = g.edges[e as usize];
+                writers[k].extend([ed.a, ed.b]);
+                if on(e) {
+                    ww.insert((ed.key, ed.a, ed.b), e);
+                }
+            }
+            writers[k].sort_unstable();
+            writers[k].dedup();
+        }
+        // The writer each read observed, where the choice says.
+        let mut read_from: FxHashMap<(KeyId, TxnId, Val), TxnId> = FxHashMap::default();
+        for (e, ed) in g.edges.iter().enumerate() {
+            if ed.kind == EdgeKind::Wr && on(e as EdgeId) {
+                read_from.insert((ed.key, ed.b, ed.va), ed.a);
+            }
+        }
+        let mut later = vec![false; g.edges.len()];
+        let mut grounds = FxHashMap::default();
+        for (e, ed) in g.edges.iter().enumerate() {
+            let e = e as EdgeId;
+            if ed.kind != EdgeKind::Rw || !on(e) {
+                continue;
+            }
+            let from = read_from.get(&(ed.key, ed.a, ed.va)).copied();
+            let all = writers.get(ed.key as usize).map_or(&[][..], Vec::as_slice);
+            budget::spend(all.len() as u64 + 1);
+            let held = |a: TxnId, b: TxnId| ww.get(&(ed.key, a, b)).copied();
+            let mut why = Vec::new();
+            for &x in all {
+                if x == ed.b || Some(x) == from {
+                    continue;
+                }
+                let before = from.and_then(|p| held(x, p));
+                if let Some(w) = before.or_else(|| held(ed.b, x)) {
+                    why.push(w);
+                } else if from.is_none_or(|p| held(p, x).is_some()) && held(x, ed.b).is_some() {
+                    // x is a version between the one read and b's.
+                    later[e as usize] = true;
+                    break;
+                }
+            }
+            if !later[e as usize] {
+                grounds.insert(e, why);
+            }
+        }
+        Adya { later, grounds }
+    }
+
+    /// Whether `e` is an anti-dependency on a writer past the next.
+    fn later(&self, e: EdgeId) -> bool {
+        self.later[e as usize]
+    }
+
+    /// The cycle `c` with the write orders its anti-dependencies rest on.
+    fn with_grounds(&self, c: &[EdgeId]) -> Vec<EdgeId> {
+        let mut out = c.to_vec();
+        for e in c {
+            out.extend(self.grounds.get(e).into_iter().flatten());
+        }
+        out
+    }
 }
 
 /// The write-write edges of `g`, per key.
@@ -1107,11 +1215,16 @@ fn tell(
     for (o, &x) in on.iter_mut().zip(out) {
         *o &= !x;
     }
+    let held = |e: EdgeId| on[e as usize];
+    let adya = levels
+        .iter()
+        .any(|l| !l.walks_do())
+        .then(|| Adya::of(g, &ww_by_key(g), &held));
     let (walks, _) = violations(
         g,
         h.txns.len(),
         levels,
-        &|e| on[e as usize],
+        (&held, adya.as_ref()),
         MAX_TELL,
         search,
     );
@@ -1123,7 +1236,7 @@ fn tell(
     };
     let cyc = walks
         .iter()
-        .filter_map(|w| levels.iter().find_map(|&l| simple_piece(g, l, w)))
+        .filter_map(|(w, _)| levels.iter().find_map(|&l| simple_piece(g, l, w)))
         .min_by_key(|c| (c.iter().filter(|e| !ordered(e)).count(), c.len()))?;
     let mut a = cycle_anomaly(h, g, &cyc);
     let assumed = |e: &EdgeId| by[*e as usize].is_some();
