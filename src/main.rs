@@ -144,6 +144,11 @@ enum Cmd {
         /// :max-plot-bytes).
         #[arg(short = 'b', long, default_value_t = 65536)]
         max_plot_bytes: usize,
+        /// With -d: also draw, for each cycle drawn, the whole strongly
+        /// connected component it lies in (sccs/<n>.svg, as Elle's sccs/;
+        /// at most 24 transactions drawn, the rest said by count).
+        #[arg(long)]
+        plot_scc: bool,
         /// Also prohibit these anomaly types (comma-separated, Elle's
         /// `:anomalies`), and every anomaly that implies one of them.
         #[arg(short, long, value_delimiter = ',')]
@@ -1081,6 +1086,7 @@ fn main() -> ExitCode {
             plot_format,
             plot_timeout,
             max_plot_bytes,
+            plot_scc,
             jobs,
         } => folder::PlotFormat::parse(plot_format)
             .map_err(Error::Usage)
@@ -1104,6 +1110,7 @@ fn main() -> ExitCode {
                     format,
                     max_plot_bytes: *max_plot_bytes,
                     plot_timeout: Duration::from_millis(*plot_timeout),
+                    scc: *plot_scc,
                     ..Default::default()
                 };
                 run_check(

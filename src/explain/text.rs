@@ -551,38 +551,19 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
             }
             continue;
         }
-        // How one transaction is visible to another.
+        // How one transaction is visible to another, in one step (a chain
+        // of them is a path, above).
         if *f == Field::Visible
             && let (Some(from), Some(to)) = (txn_field(Field::Overwriter), txn_field(Field::Op))
+            && let Datum::Step(step) = d
         {
             let (a, b) = (place(h, from), place(h, to));
-            match d {
-                Datum::Step(step) => {
-                    let _ = writeln!(
-                        out,
-                        "{indent}{k}: {a} < {b}: {}",
-                        step_reason(h, step, from, &a, &b, appends)
-                    );
-                    continue;
-                }
-                Datum::List(steps) => {
-                    let kinds: Vec<&str> = steps
-                        .iter()
-                        .filter_map(|s| match s {
-                            Datum::Step(s) => Some(s.rel.name()),
-                            _ => None,
-                        })
-                        .collect();
-                    let _ = writeln!(
-                        out,
-                        "{indent}{k}: {a} < {b} through {} dependencies ({})",
-                        steps.len(),
-                        kinds.join(", ")
-                    );
-                    continue;
-                }
-                _ => {}
-            }
+            let _ = writeln!(
+                out,
+                "{indent}{k}: {a} < {b}: {}",
+                step_reason(h, step, from, &a, &b, appends)
+            );
+            continue;
         }
         if let Datum::List(items) = d
             && !items.is_empty()

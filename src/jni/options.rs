@@ -34,7 +34,8 @@ pub struct BridgeOptions {
     pub op_refs: bool,
     /// Elle's `:directory`: write the elle/ folder there (see
     /// [`crate::report::folder`]), with Elle's plot options
-    /// (`:plot-format`, `:max-plot-bytes`, `:plot-timeout-ms`).
+    /// (`:plot-format`, `:max-plot-bytes`, `:plot-timeout-ms`) and ours,
+    /// `:plot-scc` (each cycle's whole component drawn too).
     pub directory: Option<String>,
     /// Elle's plot options for the folder.
     pub plot: folder::PlotOptions,
@@ -162,6 +163,7 @@ impl BridgeOptions {
                     Value::Nil => {}
                     other => return Err(format!(":plot-format must be a name, found {other}")),
                 },
+                "plot-scc" => o.plot.scc = flag(v, k)?,
                 "max-plot-bytes" => match v {
                     Value::Int(n) if *n >= 0 => o.plot.max_plot_bytes = *n as usize,
                     Value::Nil => {}

@@ -329,6 +329,10 @@ fn options_parse_and_refuse() {
     assert!(BridgeOptions::parse("{:op-refs true}").unwrap().op_refs);
     assert!(BridgeOptions::parse("{:bogus 1}").is_err());
     assert!(BridgeOptions::parse("[1]").is_err());
+    assert!(!o.plot.scc);
+    assert!(BridgeOptions::parse("{:plot-scc true}").unwrap().plot.scc);
+    let err = BridgeOptions::parse("{:plot-scc 1}").err().unwrap();
+    assert!(err.contains(":plot-scc must be true or false"), "{err}");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! those who render with Graphviz themselves: one record-like box per
 //! transaction, coloured by status as Elle colours them (the micro-ops an
 //! edge rests on marked `>`), one edge per dependency coloured by kind,
-//! derived edges dashed.
+//! derived edges dashed; the picture's notes as the graph's label.
 
 use std::fmt::Write;
 
@@ -66,6 +66,9 @@ pub fn dot(p: &Picture) -> String {
             e.to,
             if e.dashed() { ", style=dashed" } else { "" }
         );
+    }
+    if !p.notes.is_empty() {
+        let _ = writeln!(out, "  labelloc=b;\n  label={};", quote_lines(&p.notes));
     }
     out.push_str("}\n");
     out

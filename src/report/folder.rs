@@ -1,7 +1,9 @@
 //! Elle's `elle/` folder for a checked history: per anomaly type,
 //! `<type>.txt` explaining every anomaly of that type in prose (the text
 //! explainer's words), and for the first [`PlotOptions::max_pictures`] of
-//! them `<type>/<n>.dot` and `<type>/<n>.svg` (or `.png`); and
+//! them `<type>/<n>.dot` and `<type>/<n>.svg` (or `.png`); with
+//! [`PlotOptions::scc`], `sccs/<n>.svg` (and `.dot`), the whole strongly
+//! connected component of each cycle drawn, once per component; and
 //! `index.html`, the page that shows it all (see [`super::html`]). Within a
 //! type the most direct anomalies come first ([`picture::rank`]: fewest
 //! transactions, then fewest steps not observed), numbered in that order.
@@ -25,7 +27,7 @@ use crate::error::Error;
 use crate::explain::text::{explain, place};
 use crate::history::model::History;
 use crate::report::html::{self, ModelVerdict, Page, Section, Shown};
-use crate::report::{CheckResult, Valid, picture, render};
+use crate::report::{CheckResult, Valid, picture, render, scc};
 use crate::spec::Model;
 
 /// Micro-ops (and list elements) of each op index.html lists in full
@@ -79,6 +81,10 @@ pub struct PlotOptions {
     /// The run's deadline: past it no anomaly is explained or drawn (the
     /// folder and index.html say how many were left out).
     pub deadline: Option<Instant>,
+    /// Also draw, for each cycle drawn, the whole strongly connected
+    /// component it lies in (`sccs/<n>.svg`, see [`scc`]; the CLI's
+    /// `--plot-scc`, Clojure's `:plot-scc?`).
+    pub scc: bool,
 }
 
 impl Default for PlotOptions {
@@ -89,6 +95,7 @@ impl Default for PlotOptions {
             plot_timeout: Duration::from_millis(5_000),
             max_pictures: 12,
             deadline: None,
+            scc: false,
         }
     }
 }
@@ -196,6 +203,47 @@ impl Manifest {
     }
 }
 
+/// Draws picture `p` as `<stem>.dot` and `<stem>.svg` (or `.png`) in
+/// `dir`: its SVG, or why it was not drawn (its DOT over
+/// `:max-plot-bytes`, or drawing it over `:plot-timeout`).
+fn draw(
+    manifest: &mut Manifest,
+    dir: &Path,
+    stem: &str,
+    p: &picture::Picture,
+    title: &str,
+    opts: &PlotOptions,
+) -> Result<Result<String, String>, Error> {
+    let t0 = Instant::now();
+    let dot = super::dot::dot(p);
+    if dot.len() > opts.max_plot_bytes {
+        return Ok(Err(format!(
+            "picture not drawn: its DOT is {} bytes, over :max-plot-bytes {}",
+            dot.len(),
+            opts.max_plot_bytes
+        )));
+    }
+    let s = super::svg::svg(p, &format!("a-{}", file_name(stem)), title);
+    if t0.elapsed() > opts.plot_timeout {
+        return Ok(Err(format!(
+            "picture dropped: drawing it took {:.2} ms, over :plot-timeout {} ms",
+            t0.elapsed().as_secs_f64() * 1e3,
+            opts.plot_timeout.as_millis()
+        )));
+    }
+    manifest.write(dir, format!("{stem}.dot"), &dot)?;
+    match opts.format {
+        PlotFormat::Svg => manifest.write(dir, format!("{stem}.svg"), &s)?,
+        PlotFormat::Png => {
+            let rel = format!("{stem}.png");
+            let png = super::svg::png(&s)
+                .map_err(|e| Error::io(dir.join(&rel).display(), std::io::Error::other(e)))?;
+            manifest.write(dir, rel, &png)?
+        }
+    }
+    Ok(Ok(s))
+}
+
 /// Each requested model's verdict ([`crate::report::model_verdicts`]).
 fn model_verdicts(r: &CheckResult, models: &[Model]) -> Vec<ModelVerdict> {
     crate::report::model_verdicts(r, models)
@@ -237,6 +285,13 @@ pub fn write_folder(
     let mut sections = Vec::new();
     // Anomalies the deadline left unexplained.
     let mut cut = 0usize;
+    // The components cycles lie in, when asked for, and those drawn:
+    // each one's size and why it has no picture, when it has none.
+    let mut components = opts
+        .scc
+        .then(|| scc::Components::new(h, r.anomalies.values().flatten()));
+    type Drawn = (scc::Id, (usize, Option<String>));
+    let mut sccs: Vec<Drawn> = Vec::new();
     for (t, list) in &r.anomalies {
         let fname = file_name(t);
         let mut txt = String::new();
@@ -283,49 +338,51 @@ pub fn write_folder(
             }
             let mut svg = None;
             let mut note = None;
-            let t0 = Instant::now();
             if let Some(p) = picture::picture(h, a) {
-                let dot = super::dot::dot(&p);
-                if dot.len() > opts.max_plot_bytes {
-                    note = Some(format!(
-                        "picture not drawn: its DOT is {} bytes, over :max-plot-bytes {}",
-                        dot.len(),
-                        opts.max_plot_bytes
-                    ));
-                } else {
-                    let s = super::svg::svg(&p, &format!("a-{fname}-{i}"), &format!("{t} #{i}"));
-                    if t0.elapsed() > opts.plot_timeout {
-                        note = Some(format!(
-                            "picture dropped: drawing it took {:.2} ms, over :plot-timeout {} ms",
-                            t0.elapsed().as_secs_f64() * 1e3,
-                            opts.plot_timeout.as_millis()
-                        ));
-                    } else {
-                        let sub = dir.join(&fname);
-                        if pictures == 0 {
-                            std::fs::create_dir_all(&sub)
-                                .map_err(|e| Error::io(sub.display(), e))?;
-                        }
-                        manifest.write(dir, format!("{fname}/{i}.dot"), &dot)?;
-                        match opts.format {
-                            PlotFormat::Svg => {
-                                manifest.write(dir, format!("{fname}/{i}.svg"), &s)?
-                            }
-                            PlotFormat::Png => {
-                                let png = super::svg::png(&s).map_err(|e| {
-                                    Error::io(
-                                        dir.join(format!("{fname}/{i}.png")).display(),
-                                        std::io::Error::other(e),
-                                    )
-                                })?;
-                                manifest.write(dir, format!("{fname}/{i}.png"), &png)?
-                            }
-                        }
-                        let _ = writeln!(txt, "  picture: {fname}/{i}.{ext} ({fname}/{i}.dot)");
+                let stem = format!("{fname}/{i}");
+                if pictures == 0 {
+                    let sub = dir.join(&fname);
+                    std::fs::create_dir_all(&sub).map_err(|e| Error::io(sub.display(), e))?;
+                }
+                let title = format!("{t} #{i}");
+                match draw(&mut manifest, dir, &stem, &p, &title, opts)? {
+                    Ok(s) => {
+                        let _ = writeln!(txt, "  picture: {stem}.{ext} ({stem}.dot)");
                         svg = Some(s);
                         pictures += 1;
                     }
+                    Err(n) => note = Some(n),
                 }
+            }
+            // Its whole component, drawn once however many cycles lie in it.
+            let mut component = None;
+            if let Some(c) = components.as_mut()
+                && let Some(id) = c.of(a)
+            {
+                let n = match sccs.iter().position(|(x, _)| *x == id) {
+                    Some(n) => n,
+                    None => {
+                        let (p, size) = c.picture(id, a);
+                        let n = sccs.len();
+                        if n == 0 {
+                            let sub = dir.join("sccs");
+                            std::fs::create_dir_all(&sub)
+                                .map_err(|e| Error::io(sub.display(), e))?;
+                        }
+                        let title = format!("component {n}: {size} transactions");
+                        let drawn =
+                            draw(&mut manifest, dir, &format!("sccs/{n}"), &p, &title, opts)?;
+                        sccs.push((id, (size, drawn.err())));
+                        n
+                    }
+                };
+                let (size, why) = &sccs[n].1;
+                let line = match why {
+                    None => format!("sccs/{n}.{ext} (its {size} transactions)"),
+                    Some(why) => format!("sccs/{n}, {size} transactions ({why})"),
+                };
+                let _ = writeln!(txt, "  component: {line}");
+                component = Some((why.is_none().then(|| format!("sccs/{n}.{ext}")), line));
             }
             if let Some(n) = &note {
                 let _ = writeln!(txt, "  ({n})");
@@ -347,6 +404,7 @@ pub fn write_folder(
                 also: also(a),
                 svg,
                 note,
+                component,
                 prose,
                 ops,
             });

@@ -28,6 +28,9 @@ pub struct Shown {
     pub svg: Option<String>,
     /// Why there is no picture, when there is none for a reason.
     pub note: Option<String>,
+    /// The picture of the whole component its cycle lies in, when asked
+    /// for: its path in the folder (None: not drawn) and what to say.
+    pub component: Option<(Option<String>, String)>,
     /// Its explanation in words.
     pub prose: String,
     /// Each transaction's place in the file and its op, in EDN.
@@ -246,6 +249,24 @@ pub fn page(p: &Page) -> String {
             o.push_str("<div class=\"words\">\n");
             if let Some(note) = &a.note {
                 let _ = writeln!(o, "<p class=\"note\">{}</p>", escape(note));
+            }
+            match &a.component {
+                Some((Some(href), text)) => {
+                    let _ = writeln!(
+                        o,
+                        "<p>Its whole component: <a href=\"{}\">{}</a></p>",
+                        escape(href),
+                        escape(text)
+                    );
+                }
+                Some((None, text)) => {
+                    let _ = writeln!(
+                        o,
+                        "<p class=\"note\">Its whole component: {}</p>",
+                        escape(text)
+                    );
+                }
+                None => {}
             }
             let _ = writeln!(o, "<pre>{}</pre>", escape(a.prose.trim_end()));
             if !a.ops.is_empty() {

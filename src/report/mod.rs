@@ -6,6 +6,7 @@ pub mod folder;
 pub mod html;
 pub mod picture;
 pub mod render;
+pub mod scc;
 pub mod svg;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -11,9 +11,11 @@
 //!   transactions in cycle order, one edge per step, those not observed marked;
 //! - a causal (C4) pattern (`:op` read `:key` from `:writer` though
 //!   `:overwriter` was visible to it): the writer, the path that orders it
-//!   before the overwriter (`:order`), the overwriter, the reader; edges for
-//!   the order's steps, the overwriter's visibility (`:visible`), the read,
-//!   and the anti-dependency the read implies (drawn as derived);
+//!   before the overwriter (`:order`), the overwriter, the transactions of
+//!   the chain that makes it visible to the reader (`:visible`), the
+//!   reader; edges for the order's steps, each link of the visibility
+//!   chain (or its one step), the read, and the anti-dependency the read
+//!   implies (drawn as derived);
 //! - an aborted or intermediate read (`:op`, `:writer`, `:mop`): the writer
 //!   and the reader, joined by the read.
 //!
@@ -32,7 +34,9 @@
 //! to it by a dashed arrow ([`Edge::why`]).
 //!
 //! Other anomalies (incompatible orders, duplicates, ...) have no edge to
-//! draw and get no picture.
+//! draw and get no picture. A cycle's whole component is drawn the same
+//! way from the transactions and steps [`super::scc`] picks
+//! ([`of_steps`]).
 
 use crate::anomaly::{Anomaly, Datum, Field, Grounds, On, Path, Rel, Step};
 use crate::edn::Value;
@@ -58,8 +62,6 @@ pub enum EdgeKind {
     Process,
     /// Real time.
     Realtime,
-    /// Visibility through a chain of dependencies (causal patterns).
-    Visible,
     /// Arbitration order (C4's AO): one write of a key must take effect
     /// before another's, forced by a read that saw the later one though
     /// the earlier was visible to it.
@@ -71,13 +73,12 @@ pub enum EdgeKind {
 
 impl EdgeKind {
     /// Every kind, in legend order.
-    pub const ALL: [EdgeKind; 8] = [
+    pub const ALL: [EdgeKind; 7] = [
         EdgeKind::Ww,
         EdgeKind::Wr,
         EdgeKind::Rw,
         EdgeKind::Process,
         EdgeKind::Realtime,
-        EdgeKind::Visible,
         EdgeKind::Ao,
         EdgeKind::Internal,
     ];
@@ -102,7 +103,6 @@ impl EdgeKind {
             EdgeKind::Rw => "rw",
             EdgeKind::Process => "process",
             EdgeKind::Realtime => "realtime",
-            EdgeKind::Visible => "visible",
             EdgeKind::Ao => "ao",
             EdgeKind::Internal => "internal",
         }
@@ -116,7 +116,6 @@ impl EdgeKind {
             EdgeKind::Rw => "read-write: read a version before its write",
             EdgeKind::Process => "same process, earlier",
             EdgeKind::Realtime => "completed before the other began",
-            EdgeKind::Visible => "visible through a chain of dependencies",
             EdgeKind::Ao => {
                 "arbitration: its write of the key must take effect first, forced by a read"
             }
@@ -132,7 +131,6 @@ impl EdgeKind {
             EdgeKind::Rw => "#5B00C0",
             EdgeKind::Process => "#00838F",
             EdgeKind::Realtime => "#0050C0",
-            EdgeKind::Visible => "#5F6B7A",
             EdgeKind::Ao => "#7A4B00",
             EdgeKind::Internal => "#8A1C1C",
         }
@@ -226,6 +224,9 @@ pub struct Picture {
     pub nodes: Vec<Node>,
     /// The edges.
     pub edges: Vec<Edge>,
+    /// What the picture leaves out, said beneath it (a component's
+    /// transactions past its bound).
+    pub notes: Vec<String>,
 }
 
 impl Picture {
@@ -729,6 +730,11 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
             },
             _ => String::new(),
         };
+        // What the writer wrote: for a list read, its last element.
+        let written = match (a.get(Field::Element), read_val) {
+            (None, Some(v)) if h.workload == Some(Workload::ListAppend) => short(&h.value(v)),
+            _ => read.clone(),
+        };
         let w_mop = match (writer, key_id, read_val) {
             (Some(t), Some(k), Some(v)) => find(h, t, Want::Write(k, v)),
             _ => None,
@@ -742,17 +748,22 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
         let r = match overwriter {
             Some(ot) => {
                 let o = b.node(Some(ot));
+                // The chain that makes the overwriter visible: its
+                // transactions between the overwriter and the reader, each
+                // link drawn as the step it is.
+                let chain = match a.get(Field::Visible) {
+                    Some(Datum::Path(p)) => Some(p),
+                    _ => None,
+                };
+                for &t in chain.map_or(&[][..], |p| &p.txns[..]) {
+                    if t != reader {
+                        b.node(Some(t));
+                    }
+                }
                 let r = b.node(Some(reader));
                 match a.get(Field::Visible) {
                     Some(Datum::Step(step)) => b.step(Some(ot), Some(reader), step),
-                    Some(Datum::List(steps)) => b.edge(
-                        (o, r),
-                        EdgeKind::Visible,
-                        format!("through {} dependencies", steps.len()),
-                        Grounds::Observed,
-                        (None, None),
-                        false,
-                    ),
+                    Some(Datum::Path(p)) => b.path(p),
                     _ => {}
                 }
                 Some((o, ot, r))
@@ -768,7 +779,7 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
         let r_label = format!(
             "key {key}: {} {}{failed}, {} read it",
             b.label(w),
-            wrote(h, &read),
+            wrote(h, &written),
             b.label(r_node)
         );
         b.edge(
@@ -801,6 +812,30 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
         }
     }
     (!b.pic.edges.is_empty()).then(|| b.finish())
+}
+
+/// A picture of these transactions, in this order, and these steps
+/// between them (see [`super::scc`]), with `notes` on what it leaves out.
+pub fn of_steps(
+    h: &History,
+    txns: &[TxnId],
+    steps: &[(TxnId, TxnId, Step)],
+    notes: Vec<String>,
+) -> Picture {
+    let mut b = Builder {
+        h,
+        pic: Picture::default(),
+        txns: Vec::new(),
+        ends: Vec::new(),
+    };
+    for &t in txns {
+        b.node(Some(t));
+    }
+    for (a, c, s) in steps {
+        b.step(Some(*a), Some(*c), s);
+    }
+    b.pic.notes = notes;
+    b.finish()
 }
 
 /// A lost update: the version's writer (or the initial state), the read

@@ -11,7 +11,8 @@
 //! (process, real time) between neighbours is a straight arrow in the gap
 //! between them, its label to its right; between others, an arc. Edge
 //! colours and dashes follow [`EdgeKind`]; a legend of the kinds used sits
-//! at the bottom. Text widths are estimated from the character count (the
+//! at the bottom, and beneath it the picture's notes (what it leaves
+//! out). Text widths are estimated from the character count (the
 //! fonts are the reader's monospace and sans-serif), with room to spare.
 
 use std::fmt::Write;
@@ -27,6 +28,8 @@ const CHAR: f64 = 7.4;
 const GAP: f64 = 70.0;
 const LANE: f64 = 46.0;
 const LEGEND: f64 = 30.0;
+/// Height of a note's line beneath the legend.
+const NOTE: f64 = 18.0;
 
 /// Text escaped for XML (element content and attribute values).
 pub fn escape(s: &str) -> String {
@@ -243,9 +246,13 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
     let any_inferred = p.edges.iter().any(Edge::dashed);
     let legend_w: f64 = used.iter().map(|k| 46.0 + width(k.name())).sum::<f64>()
         + if any_inferred { 200.0 } else { 0.0 };
-    let w = (max_x + MARGIN).max(x0 + legend_w + MARGIN).ceil();
+    let notes_w = p.notes.iter().map(|t| width(t)).fold(0.0, f64::max);
+    let w = (max_x + MARGIN)
+        .max(x0 + legend_w + MARGIN)
+        .max(x0 + notes_w + MARGIN)
+        .ceil();
     let bottom = max_y;
-    let h = (bottom + 14.0 + LEGEND).ceil();
+    let h = (bottom + 14.0 + LEGEND + p.notes.len() as f64 * NOTE).ceil();
 
     let mut o = String::with_capacity(4096);
     let _ = write!(
@@ -379,6 +386,15 @@ pub fn svg(p: &Picture, id: &str, title: &str) -> String {
             ly - 4.0,
             ly - 4.0,
             lx + 30.0
+        );
+    }
+    // What the picture leaves out, beneath the legend.
+    for (i, t) in p.notes.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "<text class=\"note\" x=\"{x0:.1}\" y=\"{:.1}\" font-style=\"italic\" fill=\"#4a5563\">{}</text>",
+            ly + LEGEND - 8.0 + i as f64 * NOTE,
+            escape(t)
         );
     }
     o.push_str("</svg>\n");

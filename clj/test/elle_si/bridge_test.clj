@@ -250,6 +250,18 @@
     (is (.isFile (io/file dir "G1a" "0.svg")))
     (is (str/includes? (slurp (io/file dir "index.html")) "G1a"))))
 
+(deftest plot-scc-test
+  ;; A write skew: with :plot-scc? its component is drawn too, once.
+  (let [dir (File. (System/getProperty "java.io.tmpdir") (str "elle-si-scc-" (System/nanoTime)))
+        h   (history [{:process 0, :type :ok, :f :txn, :value [[:r :x []] [:append :y 1]]}
+                      {:process 1, :type :ok, :f :txn, :value [[:r :y []] [:append :x 1]]}
+                      {:process 2, :type :ok, :f :txn, :value [[:r :x [1]] [:r :y [1]]]}])
+        r   (la/check {:consistency-models [:serializable], :directory (str dir)
+                       :plot-scc? true} h)]
+    (is (= false (:valid? r)))
+    (is (.isFile (io/file dir "sccs" "0.svg")))
+    (is (str/includes? (slurp (io/file dir "G2-item.txt")) "component: sccs/0.svg"))))
+
 (deftest plot-format-test
   ;; A format elle-si cannot draw is refused, never ignored.
   (is (thrown-with-msg? IllegalArgumentException #":pdf"

@@ -1,6 +1,9 @@
 //! Turning the checks' results into findings: each violating derived
 //! edge becomes a C4 pattern instance (`instance`, with the reads that make
-//! the overwriter visible, from `Spans`, and the paths that prove it),
+//! the overwriter visible, from `Spans`, and the paths that prove it: how
+//! the writer precedes the overwriter, `:order`, and the chain of
+//! dependencies that makes the overwriter visible to the reader,
+//! `:visible`, each a path of transactions and steps),
 //! whether it holds without session order is decided by `sessionless`, and
 //! cycles of causal order or of the write order become Elle-named cycle
 //! anomalies (`cyclic_co`, `ww_cycle`, `cycle_anomaly`) whose steps are
@@ -247,12 +250,9 @@ pub(super) fn instance(
     } else if so {
         Datum::Step(session_step(ctx, t3))
     } else {
-        let p = co_path(ctx, t2, t3);
-        Datum::List(
-            p.windows(2)
-                .map(|w| Datum::Step(step(ctx, w[0], w[1], None)))
-                .collect(),
-        )
+        // The chain itself, its transactions with its steps, so that the
+        // prose and the picture can name every link.
+        Datum::Path(path_of(ctx, &co_path(ctx, t2, t3)))
     };
     a = a.field(Field::Visible, vis);
     if tri.t1 != INIT {

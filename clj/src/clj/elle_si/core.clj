@@ -38,6 +38,10 @@
   and ours:
 
     :timeout              Seconds, like the CLI's --timeout.
+    :plot-scc?            With :directory: also draw, for each cycle
+                          drawn, the whole strongly connected component it
+                          lies in (sccs/<n>.svg, at most 24 transactions
+                          drawn, the rest said by count).
     :workload             :list-append or :rw-register (default: detected).
     :timings?             Add :elle-si/timings to the result, in ns:
                           encoding (with the handing over of its chunks,
@@ -149,7 +153,8 @@
              :timings   (boolean (:timings? opts))
              :linearizable-keys (boolean (:linearizable-keys? opts))
              :sequential-keys   (boolean (:sequential-keys? opts))
-             :wfr-keys          (boolean (:wfr-keys? opts))}
+             :wfr-keys          (boolean (:wfr-keys? opts))
+             :plot-scc          (boolean (:plot-scc? opts))}
       ms               (assoc :timeout-ms ms)
       (:workload opts) (assoc :workload (name (:workload opts)))
       (:directory opts) (assoc :directory (str (:directory opts)))
