@@ -14,7 +14,10 @@
 //! transaction committed, no aborts). `cargo test` runs it on 1 MB as a
 //! smoke test. Size with `PARSE_MB=N`; `PARSE_FILE=path` reads that file
 //! (generating it there first if it does not exist), and `PARSE_REPEAT=N`
-//! repeats the load (for profilers).
+//! repeats the load (for profilers). `PARSE_THREADS=1,2` loads it inside a
+//! rayon pool of each of those sizes in turn (default: 1 and the cores),
+//! where a file over `PARALLEL_FROM` is read in pieces on the pool; CPU
+//! is then the whole process's.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -196,13 +199,16 @@ fn generate(path: &Path, target: u64) -> std::io::Result<u64> {
     Ok(written)
 }
 
-/// Nanoseconds this thread has run on a CPU: steadier than wall time on a
-/// shared machine.
-fn cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
+/// Nanoseconds the whole process (every thread) has run on a CPU, from
+/// /proc/self/stat's utime and stime (clock ticks, taken as 100 a second).
+fn process_cpu_ns() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command's closing parenthesis, from the 3rd
+    // (state) on: utime and stime are the 14th and 15th.
+    let rest = s.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+    (tick(14 - 3) + tick(15 - 3)) * 10_000_000
 }
 
 fn status_kb(field: &str) -> u64 {
@@ -279,19 +285,33 @@ fn main() {
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     // Warm the page cache so the figure is parsing, not the disk.
     let _ = std::fs::read(&path).map(|b| b.len());
-    for _ in 0..repeat {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads: Vec<usize> = std::env::var("PARSE_THREADS")
+        .ok()
+        .map(|s| s.split(',').filter_map(|t| t.trim().parse().ok()).collect())
+        .unwrap_or_else(|| if cores > 1 { vec![1, cores] } else { vec![1] });
+    for (j, _) in threads
+        .iter()
+        .flat_map(|&j| (0..repeat).map(move |r| (j, r)))
+    {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(j)
+            .build()
+            .expect("a pool");
         reset_peak();
         let base = status_kb("VmRSS:");
         let t = Instant::now();
-        let c = cpu_ns();
-        let loaded = load(&path, LoadOptions::default(), None).expect("loading the history");
+        let c = process_cpu_ns();
+        let loaded = pool
+            .install(|| load(&path, LoadOptions::default(), None))
+            .expect("loading the history");
         let secs = t.elapsed().as_secs_f64();
-        let cpu = (cpu_ns() - c) as f64 / 1e9;
+        let cpu = (process_cpu_ns() - c) as f64 / 1e9;
         let peak = status_kb("VmHWM:");
         let h = &loaded.history;
         let hb = history_bytes(h);
         println!(
-            "parse: {:.1} MB in {:.3} s = {:.0} MB/s ({:.3} s on CPU = {:.0} MB/s); {} txns, {} mops, {} keys",
+            "parse -j {j}: {:.1} MB in {:.3} s = {:.0} MB/s ({:.3} s on CPU = {:.0} MB/s); {} txns, {} mops, {} keys",
             size as f64 / 1e6,
             secs,
             size as f64 / 1e6 / secs,

@@ -66,7 +66,37 @@ pub fn join<A: Send, B: Send>(
     b: impl FnOnce() -> B + Send,
 ) -> (A, B) {
     let bound = RUN_WORK.with(Cell::get);
-    rayon::join(|| run_bound(bound, a), || run_bound(bound, b))
+    rayon::join(
+        || {
+            #[cfg(test)]
+            joined_on();
+            run_bound(bound, a)
+        },
+        || {
+            #[cfg(test)]
+            joined_on();
+            run_bound(bound, b)
+        },
+    )
+}
+
+/// Test hook: the thread each half of a [`join`] ran on (its name) and the
+/// size of the rayon pool it was in, for the test that the bridge's checks
+/// stay in the pool of the size asked (`jni::tests`).
+#[cfg(test)]
+pub(crate) static JOINED_ON: std::sync::Mutex<Vec<(Option<String>, usize)>> =
+    std::sync::Mutex::new(Vec::new());
+
+#[cfg(test)]
+fn joined_on() {
+    let here = (
+        std::thread::current().name().map(String::from),
+        rayon::current_num_threads(),
+    );
+    JOINED_ON
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(here);
 }
 
 /// Runs `f` with [`RUN_WORK`] set to `bound`, restored after.

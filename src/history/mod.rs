@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub(crate) use build::BuildOptions;
-pub use formats::edn::Progress;
+pub use formats::edn::{PARALLEL_FROM, PIECE_BYTES, Progress, Split as EdnSplit};
 pub use model::{Duplicates, History, KeyOrders, Status, Workload};
 
 use crate::anomaly::Anomaly;
@@ -303,6 +303,20 @@ pub fn load_bytes(name: &str, bytes: Vec<u8>, opts: LoadOptions) -> Result<Loade
         None,
         is_store_history(Path::new(name)),
     )
+}
+
+/// Reads EDN bytes as [`load_bytes`] reads a Jepsen history, split as told
+/// (the reader's own choice is [`EdnSplit::for_file`]): what the tests
+/// compare, since the history and the first error must not depend on the
+/// split.
+#[doc(hidden)]
+pub fn read_edn_split(
+    name: &str,
+    bytes: Vec<u8>,
+    split: EdnSplit,
+) -> Result<(History, Vec<Anomaly>), Error> {
+    let source = Arc::new(Source::from_bytes(name, bytes));
+    formats::edn::read_split(&source, build::BuildOptions::default(), None, split)
 }
 
 fn load_source(

@@ -103,6 +103,21 @@ impl Values {
         Val::interned(i)
     }
 
+    /// How many values are interned (`nil` among them).
+    pub fn len(&self) -> u32 {
+        self.table.len() as u32
+    }
+
+    /// Whether only `nil` is interned.
+    pub fn is_empty(&self) -> bool {
+        self.table.len() <= 1
+    }
+
+    /// The `i`-th value interned, as first seen.
+    pub fn entry(&self, i: u32) -> &Value {
+        &self.table[i as usize]
+    }
+
     /// The EDN value of `v` (a clone of the interned one).
     pub fn get(&self, v: Val) -> Value {
         match v.as_int() {

@@ -12,6 +12,7 @@ use crate::history::{self, LoadOptions, Loaded};
 use crate::report::{folder, render};
 
 use super::options::BridgeOptions;
+use super::threads;
 use super::wire::Decoding;
 
 /// An input error as one message: where, what, and the help line.
@@ -197,48 +198,54 @@ pub(super) fn check_loaded(
 }
 
 /// Checks an encoded history; the result is Elle's result map in EDN.
+/// Decoding and checking run in the pool of `:threads` ([`threads::run`]).
 pub fn check_encoded(values: &[u8], ops: &[u8], options: &str) -> Result<String, String> {
     let opts = BridgeOptions::parse(options)?;
     let copts = opts.check_options()?;
-    let t0 = Instant::now();
-    let mut d = Decoding::new(&opts, opts.timings);
-    d.values(values)?;
-    d.ops(ops)?;
-    let done = d.finish()?;
-    // Decoding alone is the bridge's cost; compiling into the model the CLI
-    // does too, after parsing.
-    let times = [
-        ("decode-ns", t0.elapsed().saturating_sub(done.compile)),
-        ("compile-ns", done.compile),
-    ];
-    check_loaded(
-        &done.loaded,
-        &copts,
-        &opts,
-        values.len().saturating_add(ops.len()),
-        &times,
-    )
+    threads::run(opts.threads, || {
+        let t0 = Instant::now();
+        let mut d = Decoding::new(&opts, opts.timings);
+        d.values(values)?;
+        d.ops(ops)?;
+        let done = d.finish()?;
+        // Decoding alone is the bridge's cost; compiling into the model the
+        // CLI does too, after parsing.
+        let times = [
+            ("decode-ns", t0.elapsed().saturating_sub(done.compile)),
+            ("compile-ns", done.compile),
+        ];
+        check_loaded(
+            &done.loaded,
+            &copts,
+            &opts,
+            values.len().saturating_add(ops.len()),
+            &times,
+        )
+    })?
 }
 
 /// Checks a history file (EDN or the text format, detected as the CLI
-/// detects it).
+/// detects it). Reading and checking run in the pool of `:threads`
+/// ([`threads::run`]).
 pub fn check_file(path: &str, options: &str) -> Result<String, String> {
     let opts = BridgeOptions::parse(options)?;
     let copts = opts.check_options()?;
-    let t0 = Instant::now();
-    let lopts = LoadOptions {
-        format: None,
-        workload: opts.workload,
-        keys: opts.keys,
-        ..LoadOptions::default()
-    };
-    let loaded = history::load(Path::new(path), lopts, None).map_err(|e| error_text(&e))?;
-    let input = loaded.source.bytes().len();
-    check_loaded(
-        &loaded,
-        &copts,
-        &opts,
-        input,
-        &[("decode-ns", t0.elapsed())],
-    )
+    threads::run(opts.threads, || {
+        let t0 = Instant::now();
+        let lopts = LoadOptions {
+            format: None,
+            workload: opts.workload,
+            keys: opts.keys,
+            ..LoadOptions::default()
+        };
+        let loaded = history::load(Path::new(path), lopts, None).map_err(|e| error_text(&e))?;
+        let input = loaded.source.bytes().len();
+        check_loaded(
+            &loaded,
+            &copts,
+            &opts,
+            input,
+            &[("decode-ns", t0.elapsed())],
+        )
+    })?
 }

@@ -14,7 +14,8 @@
 //! One file per job: `options` (what the Clojure side asks for),
 //! `wire` (the binary encoding of a history, decoded into the
 //! history model), `stream` (a history fed
-//! in chunks to a decoding thread), `bridge` (checking and rendering the
+//! in chunks to a decoding thread), `threads` (the pools the checks run
+//! in, one per `:threads` size), `bridge` (checking and rendering the
 //! result map), and `ffi` (the exported native methods: all the unsafe code
 //! of the bridge).
 
@@ -24,6 +25,7 @@ pub(crate) mod options;
 pub(crate) mod stream;
 #[cfg(test)]
 mod tests;
+pub(crate) mod threads;
 pub(crate) mod wire;
 
 pub use bridge::{check_encoded, check_file};

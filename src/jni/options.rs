@@ -10,9 +10,11 @@ use crate::history::KeyOrders;
 use crate::history::model::*;
 use crate::report::folder;
 
+use super::threads;
+
 /// What the Clojure side asks for, as an EDN map:
 /// `{:models ["serializable"] :anomalies ["G1"] :timeout-ms 1000
-///   :workload "list-append" :name "history" :timings true}`.
+///   :workload "list-append" :name "history" :timings true :threads 2}`.
 #[derive(Debug)]
 pub struct BridgeOptions {
     /// Elle's model names to check (`:consistency-models`).
@@ -46,6 +48,9 @@ pub struct BridgeOptions {
     /// Elle's key options (`:linearizable-keys`, `:sequential-keys`,
     /// `:wfr-keys`, each `true` or `false`).
     pub keys: KeyOrders,
+    /// `:threads`: the size of the pool the check runs in (see
+    /// [`super::threads`]); None: one thread per core.
+    pub threads: Option<usize>,
 }
 
 impl Default for BridgeOptions {
@@ -62,6 +67,7 @@ impl Default for BridgeOptions {
             plot: folder::PlotOptions::default(),
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             keys: KeyOrders::default(),
+            threads: None,
         }
     }
 }
@@ -150,6 +156,18 @@ impl BridgeOptions {
                 "linearizable-keys" => o.keys.linearizable = flag(v, k)?,
                 "sequential-keys" => o.keys.sequential = flag(v, k)?,
                 "wfr-keys" => o.keys.wfr = flag(v, k)?,
+                "threads" => match v {
+                    Value::Int(n) if (1..=threads::MAX_THREADS as i64).contains(n) => {
+                        o.threads = Some(*n as usize)
+                    }
+                    Value::Nil => {}
+                    other => {
+                        return Err(format!(
+                            ":threads must be a whole number of threads from 1 to {}, found {other}",
+                            threads::MAX_THREADS
+                        ));
+                    }
+                },
                 "op-refs" => o.op_refs = matches!(v, Value::Bool(true)),
                 "directory" => match v {
                     Value::String(s) => o.directory = Some(s.clone()),

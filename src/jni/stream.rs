@@ -16,6 +16,7 @@ use crate::check::CheckOptions;
 
 use super::bridge::check_loaded;
 use super::options::BridgeOptions;
+use super::threads;
 use super::wire::{Decoded, Decoding};
 
 /// A history that arrives in chunks while the JVM is still encoding it. A
@@ -90,8 +91,8 @@ impl Stream {
         }
     }
 
-    /// Ends the history, waits for its decoding, checks it and renders the
-    /// result map.
+    /// Ends the history, waits for its decoding, checks it (in the pool of
+    /// `:threads`, [`threads::run`]) and renders the result map.
     pub fn finish(mut self) -> Result<String, String> {
         drop(self.tx.take());
         let t0 = Instant::now();
@@ -111,7 +112,10 @@ impl Stream {
             ("wait-ns", wait),
             ("finish-compile-ns", done.finish),
         ];
-        check_loaded(&done.loaded, &self.copts, &self.opts, self.fed, &times)
+        let (opts, copts, fed) = (&self.opts, &self.copts, self.fed);
+        threads::run(opts.threads, || {
+            check_loaded(&done.loaded, copts, opts, fed, &times)
+        })?
     }
 }
 

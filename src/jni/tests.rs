@@ -579,3 +579,130 @@ fn a_repeated_value_is_decided_without_a_file_and_its_reads_named() {
     let out = check_encoded(&e.values, &e.ops, STRICT).unwrap();
     assert!(out.starts_with("{:valid? false"), "{out}");
 }
+
+/// A generated list-append history of a snapshot-isolated store, with
+/// aborts and timeouts, as a file in the temp directory (one per seed and
+/// test process).
+fn generated_file(seed: u64) -> String {
+    use crate::generator::{Db, GenOptions, generate};
+    let g = generate(&GenOptions {
+        sessions: 5,
+        txns_per_session: 40,
+        ops_per_txn: 4,
+        keys: 8,
+        db: Db::SnapshotIsolation,
+        abort_rate: 0.1,
+        info_rate: 0.05,
+        seed,
+        ..GenOptions::default()
+    })
+    .unwrap();
+    let path = std::env::temp_dir().join(format!(
+        "elle-si-jni-threads-{}-{seed}.edn",
+        std::process::id()
+    ));
+    std::fs::write(&path, g.history).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+const MODELS: &str =
+    r#":models ["serializable" "snapshot-isolation" "causal-cerone" "read-committed"]"#;
+
+#[test]
+fn a_check_gives_the_same_result_on_one_thread_and_on_two() {
+    for seed in 0..3 {
+        let path = generated_file(seed);
+        let one = check_file(&path, &format!("{{{MODELS} :threads 1}}")).unwrap();
+        let two = check_file(&path, &format!("{{{MODELS} :threads 2}}")).unwrap();
+        assert_eq!(one, two, "seed {seed}");
+        // And without the option: one per core.
+        assert_eq!(check_file(&path, &format!("{{{MODELS}}}")).unwrap(), one);
+        assert!(one.contains(":valid?"), "{one}");
+    }
+    // The encoded and streamed paths too.
+    let (e, chunks) = chunked(a_history);
+    let with = |n| format!("{{{MODELS} :threads {n}}}");
+    let one = check_encoded(&e.values, &e.ops, &with(1)).unwrap();
+    assert!(one.contains(":valid? false"), "{one}");
+    assert_eq!(check_encoded(&e.values, &e.ops, &with(2)).unwrap(), one);
+    let mut s = Stream::open(&with(2)).unwrap();
+    for (values, ops) in chunks {
+        s.feed(values, ops);
+    }
+    assert_eq!(s.finish().unwrap(), one);
+}
+
+#[test]
+fn a_bad_thread_count_is_refused_by_name() {
+    for bad in ["0", "-1", "\"x\"", "1.5", "100000", ":many"] {
+        let text = format!("{{:threads {bad}}}");
+        let err = BridgeOptions::parse(&text).unwrap_err();
+        assert!(err.contains(":threads must be"), "{bad}: {err}");
+        assert!(err.contains(bad), "{bad}: {err}");
+        // Refused before anything is read or started.
+        assert!(
+            check_file("/nonexistent", &text)
+                .unwrap_err()
+                .contains(":threads")
+        );
+        assert!(Stream::open(&text).err().unwrap().contains(":threads"));
+    }
+    assert_eq!(
+        BridgeOptions::parse("{:threads 3}").unwrap().threads,
+        Some(3)
+    );
+    assert_eq!(
+        BridgeOptions::parse("{:threads nil}").unwrap().threads,
+        None
+    );
+}
+
+/// The threads a check of `n` threads ran its side-by-side checkers on
+/// (`budget::join`'s halves), seen by the test hook
+/// [`crate::check::budget::JOINED_ON`]: only the pool's own threads, in a
+/// pool of `n`. Other tests run checks at the same time on rayon's global
+/// pool (unnamed threads) or on these pools; each entry is told apart by
+/// its thread's name.
+fn pool_threads_seen(n: usize, path: &str) -> std::collections::BTreeSet<String> {
+    use crate::check::budget::JOINED_ON;
+    let prefix = format!("elle-si-{n}t-");
+    let before = JOINED_ON.lock().unwrap().len();
+    check_file(path, &format!("{{{MODELS} :threads {n}}}")).unwrap();
+    let seen = JOINED_ON.lock().unwrap()[before..].to_vec();
+    let ours: Vec<_> = seen
+        .iter()
+        .filter(|(name, _)| name.as_deref().is_some_and(|s| s.starts_with(&prefix)))
+        .collect();
+    for (name, size) in &ours {
+        assert_eq!(*size, n, "{name:?} in a pool of {size}");
+    }
+    ours.iter().filter_map(|(name, _)| name.clone()).collect()
+}
+
+#[test]
+fn a_check_uses_no_more_threads_than_asked() {
+    let path = generated_file(7);
+    for n in [1, 2, 3] {
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..4 {
+            let s = pool_threads_seen(n, &path);
+            // Both halves of every join ran, on the pool's threads.
+            assert!(!s.is_empty(), "no join of the check ran in the pool of {n}");
+            seen.extend(s);
+        }
+        assert!(seen.len() <= n, "{n} threads asked, {seen:?} used");
+        for name in &seen {
+            let i: usize = name[format!("elle-si-{n}t-").len()..].parse().unwrap();
+            assert!(i < n, "{name}");
+        }
+    }
+    // Inside the bridge's run, the pool is the size asked, not rayon's
+    // global one.
+    for n in [1, 2, 5] {
+        let size = super::threads::run(Some(n), rayon::current_num_threads).unwrap();
+        assert_eq!(size, n);
+        let name = super::threads::run(Some(n), || std::thread::current().name().map(String::from))
+            .unwrap();
+        assert!(name.is_some_and(|s| s.starts_with(&format!("elle-si-{n}t-"))));
+    }
+}

@@ -237,6 +237,20 @@
         serial (mapv #(la/check opts %) hs)]
     (is (= serial (vec (pmap #(la/check opts %) hs))))))
 
+(deftest threads-test
+  ;; :threads sizes the native pool the check runs in; the result is the
+  ;; same on one thread as on two, and a bad count is refused by name.
+  (let [h    (history (mapcat (comp pair la-op) ["ax1" "ax2" "rx12" "rx1" "ay1ax3" "rx1" "ry1"]))
+        opts {:consistency-models [:serializable :snapshot-isolation :causal-cerone]}
+        one  (la/check (assoc opts :threads 1) h)]
+    (is (false? (:valid? one)))
+    (is (= one (la/check (assoc opts :threads 2) h)))
+    (is (= one (la/check opts h)))
+    (doseq [bad [0 -1 "x" 1.5]]
+      (is (thrown-with-msg? IllegalArgumentException #":threads must be a whole number"
+                            (la/check (assoc opts :threads bad) h))
+          (pr-str bad)))))
+
 (deftest directory-test
   (let [dir (File. (System/getProperty "java.io.tmpdir") (str "elle-si-dir-" (System/nanoTime)))
         h   (history [{:process 0, :type :fail, :f :txn, :value [[:append :x 1]]} (la-op "rx1")])

@@ -43,6 +43,13 @@
                           lies in (sccs/<n>.svg, at most 24 transactions
                           drawn, the rest said by count).
     :workload             :list-append or :rw-register (default: detected).
+    :threads              How many native threads the check runs on (a
+                          whole number from 1 to 1024; another is refused
+                          by name). Default: one per core, like the CLI's
+                          -j. Checks asking the same number share one pool
+                          of that size, so checkers run side by side (as
+                          Jepsen's compose runs them) never start more
+                          native checking threads than that between them.
     :timings?             Add :elle-si/timings to the result, in ns:
                           encoding (with the handing over of its chunks,
                           :feed-ns), the native call at the end
@@ -162,7 +169,9 @@
       max-plot-bytes   (assoc :max-plot-bytes max-plot-bytes)
       plot-timeout     (assoc :plot-timeout-ms plot-timeout)
       max-result       (assoc :max-result-bytes max-result)
-      (:name opts)     (assoc :name (str (:name opts))))))
+      (:name opts)     (assoc :name (str (:name opts)))
+      ;; Passed as given: the native side refuses a bad one by name.
+      (some? (:threads opts)) (assoc :threads (:threads opts)))))
 
 (defn- op-finder
   "A function from an op's :index (its position, when ops have no :index) to

@@ -14,7 +14,8 @@
 
 use std::sync::Arc;
 
-use super::read::{Deferred, EdnReader, Progress, ValueState};
+use super::pieces::{Pieces, Split};
+use super::read::{Deferred, EdnReader, OpFields, Progress, ValueState};
 use super::scan::*;
 use crate::error::{Error, ParseError};
 use crate::history::build::{Arg, BuildOptions, Builder, ListBase, ListHint, RawTxn, TxnMeta};
@@ -36,21 +37,39 @@ pub(super) struct Held {
     pub(super) deferred: Vec<Deferred>,
 }
 
-/// Reads a Jepsen EDN history.
+/// Reads a Jepsen EDN history: a large one in pieces on the current rayon
+/// pool ([`Split::for_file`]).
 pub fn read(
     source: &Arc<Source>,
     opts: BuildOptions,
     progress: Option<Progress<'_>>,
 ) -> Result<(History, Vec<crate::anomaly::Anomaly>), Error> {
+    read_split(
+        source,
+        opts,
+        progress,
+        Split::for_file(source.bytes().len()),
+    )
+}
+
+/// [`read`], split as told: the same history and the same first error
+/// however split (what the tests compare).
+pub fn read_split(
+    source: &Arc<Source>,
+    opts: BuildOptions,
+    progress: Option<Progress<'_>>,
+    split: Split,
+) -> Result<(History, Vec<crate::anomaly::Anomaly>), Error> {
     let mut r = EdnReader::new(source.bytes(), Builder::new(source.name(), opts));
     r.source = Some(source);
-    r.run(progress).map_err(|e| Error::from(e.locate(source)))?;
+    r.run(progress, split)
+        .map_err(|e| Error::from(e.locate(source)))?;
     Ok(r.sink.finish())
 }
 
 impl<'a> EdnReader<'a, Builder> {
-    fn run(&mut self, progress: Option<Progress<'_>>) -> Result<(), ParseError> {
-        match self.run_ops(progress) {
+    fn run(&mut self, progress: Option<Progress<'_>>, split: Split) -> Result<(), ParseError> {
+        match self.run_ops(progress, split) {
             Ok(()) => self.flush(),
             // The transactions still held come first in the file, and
             // their errors first in what is reported.
@@ -121,44 +140,22 @@ impl<'a> EdnReader<'a, Builder> {
         Ok(())
     }
 
-    fn run_ops(&mut self, progress: Option<Progress<'_>>) -> Result<(), ParseError> {
+    fn run_ops(&mut self, progress: Option<Progress<'_>>, split: Split) -> Result<(), ParseError> {
         self.open()?;
         // An invocation's micro-ops are re-read at its offset when needed.
         let mut pairer: Pairer<()> = Pairer::default();
         let mut n: u64 = 0;
-        while self.at_op()? {
-            n += 1;
-            if self.cur.pos - self.released >= RELEASE_EVERY
-                && let Some(source) = self.source
-            {
-                // Released input still reads (its pages fault back in);
-                // keeping the last stretch saves that for the invocations
-                // still pending, which are re-read at their completion.
-                let upto = self.cur.pos - RELEASE_EVERY / 2;
-                source.release(self.released, upto);
-                self.released = upto;
-            }
-            if n.is_multiple_of(65536)
-                && let Some(p) = progress
-            {
-                p(self.cur.pos as u64);
-            }
-            self.raw.clear();
-            let mut op = self.read_op()?;
-            self.number(&mut op)?;
-            self.sink.stats().ops += 1;
-            let Some((op, bad)) = self.client_op(&op)? else {
-                self.sink.stats().skipped_ops += 1;
-                continue;
-            };
-            self.sink.stats().client_ops += 1;
-            match pairer.op(&op, bad, on_line, || ())? {
-                Paired::Pending => {}
-                Paired::Txn(meta, None) => self.submit(meta)?,
-                Paired::Txn(meta, Some(inv)) => {
-                    self.reread_value(inv.start)?;
-                    self.submit(meta)?;
+        match split {
+            Split::Sequential => {
+                while self.at_op()? {
+                    self.raw.clear();
+                    let op = self.read_op()?;
+                    self.take_op(op, &mut pairer, &mut n, progress)?;
                 }
+            }
+            Split::Pieces { bytes, threads } => {
+                Pieces::new(self.src, self.cur.pos, bytes, threads)
+                    .run(self, |r, op| r.take_op(op, &mut pairer, &mut n, progress))?;
             }
         }
         // Invocations that never completed may or may not have happened.
@@ -168,6 +165,49 @@ impl<'a> EdnReader<'a, Builder> {
             self.sink.stats().dangling_invokes += 1;
         }
         self.sink.stats().completions_only = pairer.completions_only();
+        Ok(())
+    }
+
+    /// Takes an op just read (its micro-ops in the buffer, the cursor past
+    /// it): numbered, paired, and a transaction it completes submitted.
+    fn take_op(
+        &mut self,
+        mut op: OpFields,
+        pairer: &mut Pairer<()>,
+        n: &mut u64,
+        progress: Option<Progress<'_>>,
+    ) -> Result<(), ParseError> {
+        *n += 1;
+        if self.cur.pos - self.released >= RELEASE_EVERY
+            && let Some(source) = self.source
+        {
+            // Released input still reads (its pages fault back in);
+            // keeping the last stretch saves that for the invocations
+            // still pending, which are re-read at their completion.
+            let upto = self.cur.pos - RELEASE_EVERY / 2;
+            source.release(self.released, upto);
+            self.released = upto;
+        }
+        if n.is_multiple_of(65536)
+            && let Some(p) = progress
+        {
+            p(self.cur.pos as u64);
+        }
+        self.number(&mut op)?;
+        self.sink.stats().ops += 1;
+        let Some((op, bad)) = self.client_op(&op)? else {
+            self.sink.stats().skipped_ops += 1;
+            return Ok(());
+        };
+        self.sink.stats().client_ops += 1;
+        match pairer.op(&op, bad, on_line, || ())? {
+            Paired::Pending => {}
+            Paired::Txn(meta, None) => self.submit(meta)?,
+            Paired::Txn(meta, Some(inv)) => {
+                self.reread_value(inv.start)?;
+                self.submit(meta)?;
+            }
+        }
         Ok(())
     }
 

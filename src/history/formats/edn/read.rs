@@ -66,12 +66,13 @@ pub(super) struct OpFields {
     time: Option<i64>,
     typ: Option<OpType>,
     process: Process,
-    f: Val,
+    pub(super) f: Val,
     pub(super) value: ValueState,
 }
 
-/// A progress callback, given the byte offset reached.
-pub type Progress<'a> = &'a dyn Fn(u64);
+/// A progress callback, given the byte offset reached (Sync: a file read
+/// in pieces calls it from a thread of the pool).
+pub type Progress<'a> = &'a (dyn Fn(u64) + Sync);
 
 /// The op reader: Jepsen's op maps, from EDN bytes, as [`ClientOp`]s with
 /// their micro-ops in a buffer. Over a file it compiles into a [`Builder`]
@@ -93,7 +94,7 @@ pub struct EdnReader<'a, S> {
     pub(super) sink: S,
     /// The closing bracket of a whole-file vector or list, and where it
     /// opened.
-    wrapped: Option<(u8, usize)>,
+    pub(super) wrapped: Option<(u8, usize)>,
     pub(super) raw: RawTxn,
     /// Jepsen's `:index` rule over the ops read so far.
     indices: Indices,
