@@ -270,7 +270,12 @@ pub fn run(
         })
         .map(|level| {
             let _stage = crate::check::progress::Stage::enter(|| level.name().to_string());
-            (level, check(h, level, budget))
+            let mut o = check(h, level, budget);
+            if !o.timed_out {
+                // A level is decided by its whole polygraph alone.
+                o.stats.decision = Some(super::Decision::Whole { bounded: false });
+            }
+            (level, o)
         })
         .collect()
 }

@@ -593,6 +593,19 @@ impl Variant {
             && self.realtime >= weaker.realtime
     }
 
+    /// The model Elle names this variant by (`serializable`,
+    /// `strong-session-snapshot-isolation`, ...).
+    pub fn model_name(self) -> &'static str {
+        match (self.serializable, self.session, self.realtime) {
+            (false, _, true) => "strong-snapshot-isolation",
+            (false, true, false) => "strong-session-snapshot-isolation",
+            (false, false, false) => "snapshot-isolation",
+            (true, _, true) => "strict-serializable",
+            (true, true, false) => "strong-session-serializable",
+            (true, false, false) => "serializable",
+        }
+    }
+
     /// Elle's name for "some cycle of this model's graph exists".
     pub fn cycle_exists(self) -> &'static str {
         match (self.serializable, self.session, self.realtime) {

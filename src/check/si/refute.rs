@@ -58,7 +58,8 @@ use std::ops::ControlFlow;
 use super::polygraph::{Scope, Variant};
 use super::solve::time_keys;
 use super::witness::Cycles;
-use super::{Outcome, Telling, check_polygraph_in};
+use super::plan::Strategy;
+use super::{Decision, Outcome, Telling, check_polygraph_in};
 use crate::check::deps::included;
 use crate::history::model::*;
 
@@ -108,6 +109,33 @@ pub struct Part {
 }
 
 impl Part {
+    /// What `-v` says of the part that refuted a check named `name`.
+    pub fn note(&self, name: &str) -> String {
+        let Part {
+            size,
+            from,
+            of,
+            keys,
+            after_whole,
+        } = *self;
+        if let Some((k, all)) = keys {
+            format!(
+                "{name}: refuted on {k} of {all} keys, by the {size} transactions that touch \
+                 them from place {from} of {of} in time order; the whole polygraph was not built"
+            )
+        } else if after_whole {
+            format!(
+                "{name}: the whole polygraph's solver stalled ({WHOLE_DECISIONS} decisions); \
+                 refuted within {size} of {of} transactions (from place {from} in time order)"
+            )
+        } else {
+            format!(
+                "{name}: refuted within {size} of {of} transactions (from place {from} in time \
+                 order); the whole polygraph was not built"
+            )
+        }
+    }
+
     /// The window of `order`'s places `lo..hi` (`of` of them in all), all
     /// keys kept.
     fn window(lo: usize, hi: usize, of: usize, after_whole: bool) -> Part {
@@ -262,7 +290,7 @@ pub(super) fn windows(h: &History, variant: Variant, budget: Budget) -> Option<O
 
 /// [`windows`], each window given at most `each`.
 fn windows_within(h: &History, variant: Variant, budget: Budget, each: u64) -> Option<Outcome> {
-    let mut w = Windows::new(h, variant)?;
+    let mut w = Windows::new(h, variant, Strategy::Windows)?;
     let mut lo = 0;
     let all = budget.within(BUDGET);
     while lo < w.order.len() {
@@ -332,7 +360,11 @@ pub(super) fn around(
     if found_at.is_empty() {
         return None;
     }
-    let mut w = Windows::new(h, variant)?;
+    let by = match which {
+        Around::Clusters => Strategy::AroundClusters,
+        Around::Lone => Strategy::AroundLone,
+    };
+    let mut w = Windows::new(h, variant, by)?;
     let place = places(&w.order, h.txns.len());
     let mut at: Vec<usize> = found_at
         .iter()
@@ -395,6 +427,8 @@ struct Windows<'a> {
     /// Wide windows are hunted by pruning alone ([`HUNT`]); the one that
     /// refutes is then told in full.
     hunt: Telling,
+    /// The strategy checking them.
+    by: Strategy,
 }
 
 /// What checking one window showed.
@@ -410,7 +444,7 @@ enum Checked {
 
 impl<'a> Windows<'a> {
     /// The windows of a variant [`windows`] takes, else `None`.
-    fn new(h: &'a History, variant: Variant) -> Option<Windows<'a>> {
+    fn new(h: &'a History, variant: Variant, by: Strategy) -> Option<Windows<'a>> {
         let (inc, order) = refuted_first(h, variant)?;
         let size = window_size(order.len());
         let hunt = if size == WIDE_WINDOW {
@@ -426,6 +460,7 @@ impl<'a> Windows<'a> {
             order,
             size,
             hunt,
+            by,
         })
     }
 
@@ -464,7 +499,8 @@ impl<'a> Windows<'a> {
                 o = again;
             }
         }
-        o.stats.part = Some(Part::window(lo, hi, self.order.len(), false));
+        let part = Part::window(lo, hi, self.order.len(), false);
+        o.stats.decision = Some(Decision::Part { by: self.by, part });
         Checked::Refuted(Box::new(o))
     }
 }
@@ -558,7 +594,10 @@ fn growing(
                 telling,
             );
             if !o.timed_out && !o.anomalies.is_empty() {
-                o.stats.part = Some(Part::window(lo, hi, order.len(), true));
+                o.stats.decision = Some(Decision::Part {
+                    by: Strategy::GrowingWindows,
+                    part: Part::window(lo, hi, order.len(), true),
+                });
                 return Some(o);
             }
             if hi == order.len() {
@@ -641,6 +680,7 @@ pub(super) fn by_keys(
     budget: Budget,
     cycles: &Cycles,
     looks: Looks,
+    by: Strategy,
 ) -> Option<Outcome> {
     if variant.session {
         return None;
@@ -650,7 +690,7 @@ pub(super) fn by_keys(
     let pairs = pairs(h, inc);
     if large_with(inc.iter().filter(|&&i| i).count(), pairs) {
         let suspects = Suspects::Cycles(cycles, SUSPECTS, looks);
-        return suspected(h, variant, budget, (inc, &order()), suspects);
+        return suspected(h, variant, budget, (inc, &order()), (suspects, by));
     }
     if looks == Looks::Glance {
         return None;
@@ -672,7 +712,7 @@ pub(super) fn by_keys(
         variant,
         budget,
         (inc, &order()),
-        Suspects::LostUpdates(lost),
+        (Suspects::LostUpdates(lost), by),
     )
 }
 
@@ -728,7 +768,7 @@ fn suspected(
     variant: Variant,
     budget: Budget,
     (inc, order): (&[bool], &[TxnId]),
-    suspects: Suspects,
+    (suspects, by): (Suspects, Strategy),
 ) -> Option<Outcome> {
     let timed = matches!(suspects, Suspects::Cycles(..));
     let glance = matches!(suspects, Suspects::Cycles(_, _, Looks::Glance));
@@ -807,13 +847,14 @@ fn suspected(
                 continue;
             }
             if !o.timed_out && !o.anomalies.is_empty() {
-                o.stats.part = Some(Part {
+                let part = Part {
                     size: size as u32,
                     from: lo as u32,
                     of: order.len() as u32,
                     keys: Some((ks.len() as u32, h.keys.len() as u32)),
                     after_whole: false,
-                });
+                };
+                o.stats.decision = Some(Decision::Part { by, part });
                 break Some(o);
             }
             if widen && !o.timed_out && !o.stats.too_big && span < SPAN {
@@ -916,7 +957,7 @@ mod tests {
                     // Only a violation carries over, and the whole sees it.
                     assert!(!o.anomalies.is_empty() && !o.timed_out);
                     assert!(!whole.anomalies.is_empty(), "{v:?} {db:?} seed {seed}");
-                    let part = o.stats.part.expect("a part");
+                    let part = o.stats.part().expect("a part");
                     assert!(part.size >= 16 && part.size < part.of && part.keys.is_none());
                     for a in &o.anomalies {
                         if let Some(c) = &a.cycle {
@@ -997,7 +1038,7 @@ mod tests {
         let o = windows_within(&h, PLAIN_SER, Budget::NONE, 30 * WINDOW_WORK)
             .expect("a window refutes");
         assert!(!o.timed_out && !o.anomalies.is_empty());
-        let part = o.stats.part.expect("a part");
+        let part = o.stats.part().expect("a part");
         assert_eq!(
             (part.size, part.from, part.of),
             (WIDE_WINDOW as u32, 0, 46_800)
@@ -1067,7 +1108,7 @@ mod tests {
                 .expect("a window refutes");
             assert!(!o.timed_out && !o.anomalies.is_empty(), "{v:?}");
             // The window holds one of the places looked around.
-            let part = o.stats.part.expect("a part");
+            let part = o.stats.part().expect("a part");
             let (lo, hi) = (part.from as usize, (part.from + part.size) as usize);
             assert!(part.size < part.of, "{v:?}");
             assert!(
@@ -1131,7 +1172,10 @@ mod tests {
                         v,
                         Budget::NONE,
                         (&inc, &order),
-                        Suspects::Cycles(&cycles, SUSPECTS, Looks::All),
+                        (
+                            Suspects::Cycles(&cycles, SUSPECTS, Looks::All),
+                            Strategy::Suspects,
+                        ),
                     ) else {
                         continue;
                     };
@@ -1139,7 +1183,7 @@ mod tests {
                     // Only a violation carries over, and the whole sees it.
                     assert!(!o.anomalies.is_empty() && !o.timed_out);
                     assert!(!whole.anomalies.is_empty(), "{v:?} seed {seed}");
-                    let part = o.stats.part.expect("a part");
+                    let part = o.stats.part().expect("a part");
                     assert!(part.keys.is_some_and(|(k, all)| k >= 1 && k < all));
                     for a in &o.anomalies {
                         let c = a.cycle.as_ref().expect("a cycle");
@@ -1175,9 +1219,16 @@ mod tests {
         assert!(at > FIRST_SPAN, "{at}");
         for v in [PLAIN_SI, PLAIN_SER] {
             let suspects = Suspects::LostUpdates(lost.clone());
-            let o = suspected(&h, v, Budget::NONE, (&inc, &order), suspects).expect("refuted");
+            let o = suspected(
+                &h,
+                v,
+                Budget::NONE,
+                (&inc, &order),
+                (suspects, Strategy::Suspects),
+            )
+            .expect("refuted");
             assert!(!o.anomalies.is_empty() && !o.timed_out);
-            let part = o.stats.part.expect("a part");
+            let part = o.stats.part().expect("a part");
             // The part reached back to the first transaction, past the
             // first span.
             assert_eq!(part.from, 0, "{v:?}");
@@ -1209,10 +1260,10 @@ mod tests {
             Guess::Release { cycles, .. } => cycles,
             _ => panic!("{v:?}: the logged order should close cycles"),
         };
-        let o = by_keys(&h, PLAIN_SI, Budget::NONE, &cycles(PLAIN_SI), Looks::All)
+        let o = by_keys(&h, PLAIN_SI, Budget::NONE, &cycles(PLAIN_SI), Looks::All, Strategy::Suspects)
             .expect("refuted on its suspects' keys");
         assert!(!o.anomalies.is_empty() && !o.timed_out);
-        let part = o.stats.part.expect("a part");
+        let part = o.stats.part().expect("a part");
         assert!(part.keys.is_some_and(|(k, all)| k >= 1 && k < all));
         assert!(part.size < part.of, "{} of {}", part.size, part.of);
         for a in &o.anomalies {
@@ -1222,6 +1273,6 @@ mod tests {
         // At serializability its known edges close a cycle: the whole is
         // told instead.
         assert!(super::super::polygraph::known_cycle(&h, PLAIN_SER));
-        assert!(by_keys(&h, PLAIN_SER, Budget::NONE, &cycles(PLAIN_SER), Looks::All).is_none());
+        assert!(by_keys(&h, PLAIN_SER, Budget::NONE, &cycles(PLAIN_SER), Looks::All, Strategy::Suspects).is_none());
     }
 }

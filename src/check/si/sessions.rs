@@ -472,7 +472,10 @@ pub fn decide(
         Verdict::Valid => Outcome {
             anomalies: Vec::new(),
             timed_out: false,
-            stats: Default::default(),
+            stats: super::Stats {
+                decision: Some(super::Decision::SessionSearch),
+                ..Default::default()
+            },
         },
         Verdict::Undecided => sat(budget, telling),
         Verdict::Invalid(stuck) => {
@@ -486,6 +489,9 @@ pub fn decide(
                 }
             };
             if !named.timed_out && !named.anomalies.is_empty() {
+                // The search decided; the whole polygraph named it.
+                let mut named = named;
+                named.stats.decision = Some(super::Decision::SessionSearch);
                 return named;
             }
             let mut a = Anomaly::new(variant.cycle_exists()).field(
@@ -496,6 +502,7 @@ pub fn decide(
                 a = a.txn(t);
             }
             let mut stats = named.stats;
+            stats.decision = Some(super::Decision::SessionSearch);
             // Not named: the budget ran out, or the solver's bound.
             if budget.expired() {
                 stats.explain_cut = true;

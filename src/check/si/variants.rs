@@ -28,7 +28,7 @@ use rustc_hash::FxHashSet;
 use super::cycles::claims_of;
 use super::plan::{self, Ctx, Look};
 use super::polygraph::Variant;
-use super::{Outcome, Telling};
+use super::{Decision, Outcome, Telling};
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::history::model::{History, Status, TxnId, from};
 use crate::spec::AnomalyType;
@@ -168,7 +168,11 @@ impl<'h> Checks<'h> {
         };
         if bare != v {
             let i = self.settle(bare, until, telling)?;
-            let outcome = self.decided[i].outcome.clone();
+            let mut outcome = self.outcome_of(i, bare);
+            outcome.stats.decision = outcome.stats.decision.map(|by| Decision::Without {
+                variant: bare,
+                by: Box::new(by),
+            });
             return Ok(self.keep(v, outcome, until, telling));
         }
         if !v.realtime && !self.decided.iter().any(|d| d.variant == v) && !self.sure_to_reject(v) {
@@ -272,10 +276,24 @@ impl<'h> Checks<'h> {
         }) || super::polygraph::known_cycle(h, v)
     }
 
+    /// The outcome kept at `i` ([`Checks::settle`]) as variant `v`'s: a
+    /// stronger variant's pass says it decided.
+    fn outcome_of(&self, i: usize, v: Variant) -> Outcome {
+        let d = &self.decided[i];
+        let mut o = d.outcome.clone();
+        if d.variant != v {
+            o.stats.decision = o.stats.decision.map(|by| Decision::Stronger {
+                variant: d.variant,
+                by: Box::new(by),
+            });
+        }
+        o
+    }
+
     /// The variant's outcome, its cycles named by their steps.
     pub fn check(&mut self, v: Variant) -> Outcome {
         match self.settle(v, self.budget, Telling::FULL) {
-            Ok(i) => self.decided[i].outcome.clone(),
+            Ok(i) => self.outcome_of(i, v),
             Err(stats) => Outcome {
                 anomalies: Vec::new(),
                 timed_out: true,
@@ -633,7 +651,7 @@ mod tests {
             let mut c = Checks::new(&h, None);
             let o = c.check(v);
             assert!(!o.anomalies.is_empty() && !o.timed_out, "{v:?}");
-            let part = o.stats.part.expect("refuted on a part");
+            let part = o.stats.part().expect("refuted on a part");
             assert!(part.keys.is_some(), "{v:?}");
             assert_eq!(decided(&c), vec![v]);
         }
