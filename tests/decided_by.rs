@@ -25,7 +25,7 @@ fn the_result_map_names_the_deciding_strategy_with_v_only() {
                :by {:strategy :logged-order}}, :prefix {:strategy :whole}}}";
     assert!(out.starts_with(map), "{out}");
     assert!(
-        out.contains("serializable: decided by the logged order of writes as a witness"),
+        out.contains("PL-3: decided by the logged order of writes as a witness"),
         "{out}"
     );
     let (_, json) = common::run_on("t.txt", TURNS, &["check", "-c", "ser", "-o", "json", "-v"]);
@@ -69,7 +69,10 @@ fn an_invalid_verdict_names_its_strategy_the_same_on_any_threads() {
             .arg(&file)
             .output()
             .expect("run elle-si");
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
     };
     let (code, out) = run("1");
     assert_eq!(code, Some(1), "{out}");

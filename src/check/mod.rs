@@ -14,6 +14,7 @@ pub mod progress;
 mod settle;
 pub(crate) mod si;
 pub mod stages;
+pub mod tuning;
 
 use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;

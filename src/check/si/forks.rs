@@ -55,6 +55,7 @@
 //! its claim narrowed to the model checked.
 
 use crate::check::budget::Budget;
+use crate::check::tuning::{MAX_LEMMAS_PER_MODEL, MAX_WITNESS_SEARCHES};
 
 use batsat::{Lit, lbool};
 
@@ -533,13 +534,6 @@ fn psi_violations(
     }
     clauses
 }
-
-/// Most clauses taken from one model: enough to steer the solver, few
-/// enough that a model with many violations costs no more than a search.
-pub(super) const MAX_LEMMAS_PER_MODEL: usize = 256;
-
-/// Most cycle searches when telling a violation.
-const MAX_WITNESS_SEARCHES: usize = 256;
 
 /// A forbidden cycle of one full choice (`pick[c]`: constraint `c` takes
 /// its `either` side; `sel`: the selectors that hold), as Elle names its

@@ -96,38 +96,37 @@ pub enum Decision {
     Whole { bounded: bool },
     /// A stronger variant passed (its pass proves this one's), decided as
     /// `by` says ([`variants::Checks`]).
-    Stronger {
-        variant: Variant,
-        by: Box<Decision>,
-    },
+    Stronger { variant: Variant, by: Box<Decision> },
     /// The variant's session order or real time orders no two
     /// transactions: the variant without it decided, as `by` says.
-    Without {
-        variant: Variant,
-        by: Box<Decision>,
-    },
+    Without { variant: Variant, by: Box<Decision> },
 }
 
 impl Decision {
     /// What `-v` says decided.
     pub fn describe(&self) -> String {
         match self {
-            Decision::Witness { kept: Kept::Whole } => plan::Strategy::LoggedOrder.describe().into(),
-            Decision::Witness { kept: Kept::Released } => {
-                plan::Strategy::ReleasedWitness.describe().into()
+            Decision::Witness { kept: Kept::Whole } => {
+                plan::Strategy::LoggedOrder.describe().into()
             }
-            Decision::Witness { kept: Kept::Banded } => plan::Strategy::BandedWitness.describe().into(),
+            Decision::Witness {
+                kept: Kept::Released,
+            } => plan::Strategy::ReleasedWitness.describe().into(),
+            Decision::Witness { kept: Kept::Banded } => {
+                plan::Strategy::BandedWitness.describe().into()
+            }
             Decision::Part { by, .. } => by.describe().into(),
             Decision::SessionSearch => "the bounded-sessions search".into(),
             Decision::Whole { bounded: true } => "the whole polygraph, its solver bounded".into(),
             Decision::Whole { bounded: false } => "the whole polygraph".into(),
             Decision::Stronger { variant, by } => format!(
-                "{} passing (it implies this one), by {}",
+                "{} passing, which implies this one ({})",
                 variant.model_name(),
                 by.describe()
             ),
             Decision::Without { variant, by } => format!(
-                "{} (session order or real time orders no two transactions), by {}",
+                "{}'s check, as session order or real time orders no two transactions \
+                 here ({})",
                 variant.model_name(),
                 by.describe()
             ),
@@ -214,7 +213,7 @@ pub struct Stats {
     pub solver_conflicts: u64,
     /// Work done ([`crate::check::budget`]): build, prune and solve.
     pub work: u64,
-    /// The polygraph would exceed [`polygraph::MAX_PAIRS`] writer pairs.
+    /// The polygraph would exceed [`crate::check::tuning::MAX_PAIRS`] writer pairs.
     pub too_big: bool,
     /// The budget ran out while the violation found was being told: the
     /// verdict stands, but cycles may be left untold (or, when none was
@@ -302,8 +301,8 @@ impl Stats {
             notes.push(format!(
                 "{}: more than {} unordered writer pairs or {} edges; no verdict",
                 name,
-                polygraph::MAX_PAIRS,
-                polygraph::MAX_EDGES
+                crate::check::tuning::MAX_PAIRS,
+                crate::check::tuning::MAX_EDGES
             ));
         }
         notes

@@ -75,7 +75,7 @@ pub enum Strategy {
     /// ([`refute::windows`]).
     Windows,
     /// A small sessionless history's whole polygraph, its solver bounded
-    /// ([`refute::WHOLE_DECISIONS`]).
+    /// ([`crate::check::tuning::WHOLE_DECISIONS`]).
     StalledWhole,
     /// Windows of growing size, when that whole stalled
     /// ([`refute::stalled`]).
@@ -325,7 +325,7 @@ impl Strategy {
             Strategy::AroundLone => refute::around(h, v, budget, &c.stronger, Around::Lone),
             Strategy::Windows => refute::windows(h, v, budget),
             Strategy::StalledWhole => {
-                let first = telling.within(refute::WHOLE_DECISIONS);
+                let first = telling.within(crate::check::tuning::WHOLE_DECISIONS);
                 let mut o = check_polygraph_telling(h, v, budget, polygraph::Scope::WHOLE, first);
                 if !o.timed_out || o.stats.too_big || budget.expired() || first == telling {
                     o.stats.decision = Some(Decision::Whole { bounded: true });
@@ -343,7 +343,7 @@ impl Strategy {
                 // bound cuts it.
                 let bounded = refute::large_sessionless(h, v);
                 let telling = if bounded {
-                    telling.within(refute::LARGE_WHOLE_DECISIONS)
+                    telling.within(crate::check::tuning::LARGE_WHOLE_DECISIONS)
                 } else {
                     telling
                 };
@@ -482,6 +482,40 @@ mod tests {
         assert_eq!(
             o.stats.decision,
             Some(Decision::Witness { kept: Kept::Whole })
+        );
+    }
+
+    #[test]
+    fn a_decision_reads_in_the_result_map_as_documented() {
+        let part = refute::Part {
+            size: 812,
+            from: 0,
+            of: 3000,
+            keys: Some((2, 20)),
+            after_whole: false,
+        };
+        let strict = Variant {
+            serializable: true,
+            session: true,
+            realtime: true,
+        };
+        let d = Decision::Stronger {
+            variant: strict,
+            by: Box::new(Decision::Part {
+                by: Strategy::Suspects,
+                part,
+            }),
+        };
+        assert_eq!(
+            d.value().to_string(),
+            "{:strategy :stronger, :model :strict-serializable, :by {:strategy :window, \
+             :by :suspects, :size 812, :from 0, :of 3000, :keys 2, :of-keys 20}}"
+        );
+        let d = Decision::Witness { kept: Kept::Banded };
+        assert_eq!(d.value().to_string(), "{:strategy :witness, :kept :banded}");
+        assert_eq!(
+            Decision::Whole { bounded: true }.value().to_string(),
+            "{:strategy :whole, :bounded true}"
         );
     }
 

@@ -46,6 +46,7 @@
 //! could not place.
 
 use crate::check::budget::Budget;
+use crate::check::tuning::{MAX_SESSIONS, MAX_STATES};
 
 use rustc_hash::FxHashSet;
 
@@ -54,17 +55,6 @@ use super::{Outcome, Telling};
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::check::deps::included;
 use crate::history::model::*;
-
-/// Most states (prefixes) the search enters before it gives up; also the
-/// largest state space (`∏(steps + 1)` over sessions) it takes on, so
-/// that where it runs it can always finish. Measured: with 10 sessions of
-/// 200 transactions (a PostgreSQL history invalid with session order) an
-/// unbounded space made the search thrash for minutes where the polygraph
-/// route answers in 0.4 s.
-pub const MAX_STATES: usize = 1 << 23;
-
-/// Most sessions the search takes on.
-pub const MAX_SESSIONS: usize = 16;
 
 /// Reads of the initial state stand for a writer that precedes everyone.
 const INITIAL: TxnId = TxnId::MAX;

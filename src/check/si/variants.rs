@@ -153,10 +153,10 @@ impl<'h> Checks<'h> {
         // transaction per session, as a format may give; a format without
         // times): the variant's polygraph is the one without it, whose
         // outcome it takes, with the shortcuts and witnesses only a
-        // sessionless variant without real time is given (the 32k
-        // causal-store text history with one session per transaction:
-        // no verdict in 60 s at strong-session or strict serializable,
-        // where serializable is VALID in 2 s). A variant that keeps real
+        // sessionless variant without real time is given (without them,
+        // one session per transaction left the session variants without a
+        // verdict where the sessionless one answered at once). A variant
+        // that keeps real
         // time keeps session order too: with it, the write orders real
         // time implies are known before any is guessed, and its cycles
         // are told through them.
@@ -183,8 +183,8 @@ impl<'h> Checks<'h> {
             // A glance of the variant's own comes first: its logged order
             // as a witness, or a violation on the keys of one of that
             // order's first few short cycles, is cheaper than any stronger
-            // variant's attempt (a 100k long fork at serializability:
-            // 0.1 s, against 0.5 s for each attempt). Not where reads are
+            // variant's attempt (a fraction of one, on the long forks
+            // measured). Not where reads are
             // narrowed first (the look is of the history as narrowed).
             let mut look = None;
             if self.h.candidates.is_empty() && (!v.session || self.timed()) {
@@ -217,12 +217,9 @@ impl<'h> Checks<'h> {
     /// rw-register history whose logged order closes cycles), then with
     /// session order. Real time orders most of a key's writers, where
     /// session order leaves every pair of two sessions' writers to a
-    /// constraint: a serializable store's 494,500-transaction history (99k
-    /// commits) builds 15k constraints with real time, 528k with session
-    /// order (12.1 -> 7.9 s at SI). List-append reads reveal the
-    /// writers' order, and real time adds an attempt that fails where
-    /// session order's does (a 10k causal store's list-append history at
-    /// SI: 1.13x).
+    /// constraint (some thirty times fewer constraints on the serializable
+    /// store measured). List-append reads reveal the writers' order, and
+    /// real time adds an attempt that fails where session order's does.
     fn shortcuts(&mut self, v: Variant, unordered: bool) -> Vec<Variant> {
         let mut out = Vec::new();
         if unordered && self.timed() {
@@ -240,9 +237,8 @@ impl<'h> Checks<'h> {
 
     /// Whether session order orders any two transactions, once looked for
     /// (where every transaction is its own session, the session variant
-    /// is the variant itself, with none of its shortcuts: a 32k-transaction
-    /// causal-store history at serializable ran past 5 minutes on it,
-    /// against 2 s for its own banded witness).
+    /// is the variant itself, with none of its shortcuts, which would
+    /// only repeat its own check: its banded witness decides instead).
     fn sessioned(&mut self) -> bool {
         let h = self.h;
         *self.sessions.get_or_insert_with(|| {
