@@ -749,7 +749,7 @@ fn tell_one(files: &[PathBuf], i: usize, checked: Checked, ask: &Ask, t: &mut To
     } else {
         Errors::Text
     };
-    let (l, r, deadline) = match checked {
+    let (l, mut r, deadline) = match checked {
         Checked::Done(lr, deadline) => {
             let (l, r) = *lr;
             (l, r, deadline)
@@ -776,6 +776,10 @@ fn tell_one(files: &[PathBuf], i: usize, checked: Checked, ask: &Ask, t: &mut To
         for n in &r.notes {
             say!("{}: {n}", l.source.name());
         }
+    } else {
+        // How each verdict was reached goes in the result map with -v
+        // only: otherwise the map is Elle's.
+        r.decided_by.clear();
     }
     let code = r.valid.exit_code() as u8;
     if t.worst != 3 && (code == 1 || (code == 2 && t.worst == 0)) {

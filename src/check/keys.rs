@@ -37,18 +37,14 @@
 //! contradiction is a component with two values. The write orders are
 //! then the graph's order among values some transaction installed, as
 //! few as keep it: each value's nearest such values, none implied by
-//! another ([`MAX_WORK`] bounds the search).
+//! another ([`KEY_ORDER_WORK`] bounds the search).
 
+use crate::check::tuning::KEY_ORDER_WORK;
 use rustc_hash::FxHashMap;
 
 use super::graph::{Digraph, sccs};
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::history::model::*;
-
-/// Most steps the search for the nearest installed values takes (pairs
-/// looked at, nodes walked): past it, the write orders are left
-/// incomplete ([`Inferred::cut`]) and the verdict at best unknown.
-pub const MAX_WORK: u64 = 200_000_000;
 
 /// What the history's key options infer, worked out once.
 pub fn inferred(h: &History) -> &Inferred {
@@ -385,7 +381,7 @@ fn infer(h: &History) -> Inferred {
 
 /// The write orders `ordering` makes among installed values, as few as
 /// keep its order: each value's nearest installed successors, none
-/// reachable from another. Whether [`MAX_WORK`] cut it short.
+/// reachable from another. Whether [`KEY_ORDER_WORK`] cut it short.
 fn nearest_writes(
     h: &History,
     nodes: &Nodes,
@@ -454,7 +450,7 @@ fn nearest_writes(
             }
         }
         nearest[x as usize] = kept;
-        if work > MAX_WORK {
+        if work > KEY_ORDER_WORK {
             return (collect(&writer, &nearest, h), true);
         }
     }

@@ -15,6 +15,7 @@ pub mod progress;
 mod settle;
 pub(crate) mod si;
 pub mod stages;
+pub mod tuning;
 
 use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
@@ -502,7 +503,14 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         .enumerate()
         .map(|(i, a)| (a.identity(), i))
         .collect();
+    // How each verdict the polygraph gave was reached.
+    let mut decided_by = Vec::new();
     for (v, outcome) in poly.variants {
+        if let Some((o, _)) = outcome.as_ref().filter(|(o, _)| !o.timed_out)
+            && let Some(d) = &o.stats.decision
+        {
+            decided_by.push((v.model_name(), d.clone()));
+        }
         let name = v.cycle_exists().trim_end_matches("-cycle-exists");
         let Some((outcome, deadline_passed)) = outcome else {
             notes.push(format!(
@@ -543,6 +551,11 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
             });
         }
         add_told(&mut found, &mut told, outcome.anomalies);
+    }
+    for (level, o) in &poly.forks {
+        if let Some(d) = o.stats.decision.as_ref().filter(|_| !o.timed_out) {
+            decided_by.push((level.name(), d.clone()));
+        }
     }
     si::forks::tell(poly.forks, &mut found, &mut notes);
     for (shapes, outcome) in poly.shapes {
@@ -603,6 +616,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
     }
     r.undecided = undecided;
     r.unknown = unknown;
+    r.decided_by = decided_by;
     r
 }
 

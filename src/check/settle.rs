@@ -4,6 +4,7 @@
 //! SI and serializability checkers weigh every writer). Called by
 //! `entry.rs` when the first check of such a history found a violation.
 
+use crate::check::tuning::{SETTLE_EXHAUSTIVE, SETTLE_SEARCH_CHECKS};
 use std::time::Instant;
 
 use rustc_hash::FxHashSet;
@@ -171,17 +172,10 @@ fn only(opts: &CheckOptions, models: Vec<Model>) -> CheckOptions {
     }
 }
 
-/// Most resolutions of the ambiguous reads tried one by one, every one of
-/// them when there are no more (work, not time: the same every run).
-const EXHAUSTIVE: usize = 64;
-
-/// Most checks the search for one resolution makes, when there are more.
-const SEARCH_CHECKS: usize = 64;
-
 /// The models asked, decided on histories whose ambiguous reads each read
 /// one of their candidates (each a history the guessing checkers decide
 /// exactly). Valid when one resolution satisfies them all: found among
-/// all resolutions when there are at most [`EXHAUSTIVE`], else searched
+/// all resolutions when there are at most [`SETTLE_EXHAUSTIVE`], else searched
 /// for from the likeliest writers ([`search`]). Invalid when every
 /// resolution (all tried) violates one model asked. None otherwise, or
 /// once the timeout has run out.
@@ -223,7 +217,7 @@ fn resolutions(
         Some(check_plan(&resolve(pick), &o, p))
     };
     let total = reads.iter().try_fold(1usize, |n, (_, c)| {
-        n.checked_mul(c.len()).filter(|&n| n <= EXHAUSTIVE)
+        n.checked_mul(c.len()).filter(|&n| n <= SETTLE_EXHAUSTIVE)
     });
     let Some(total) = total else {
         // A causally consistent choice is the likeliest witness; the
@@ -283,7 +277,7 @@ fn valid_by(mut r: CheckResult, which: &str) -> CheckResult {
 /// name), each other writer of those reads is tried in turn, and the
 /// first choice that leaves fewer violations kept (with the same choice
 /// for the transaction's other reads of the key); within
-/// [`SEARCH_CHECKS`] checks. Finds a witness or nothing: it never proves a
+/// [`SETTLE_SEARCH_CHECKS`] checks. Finds a witness or nothing: it never proves a
 /// violation.
 fn search(
     h: &History,
@@ -294,7 +288,7 @@ fn search(
     let mut pick = vec![0usize; reads.len()];
     let mut cur = check(&pick)?;
     let mut checks = 1;
-    while checks < SEARCH_CHECKS {
+    while checks < SETTLE_SEARCH_CHECKS {
         if cur.valid == Valid::True {
             return Some(valid_by(
                 cur,
@@ -305,7 +299,7 @@ fn search(
         let mut better = None;
         'try_flips: for &i in &suspects {
             for alt in 1..reads[i].1.len() {
-                if checks >= SEARCH_CHECKS {
+                if checks >= SETTLE_SEARCH_CHECKS {
                     break 'try_flips;
                 }
                 // The transaction's other reads of the key observe the
@@ -435,8 +429,9 @@ const SETTLING: [Model; 4] = [
 /// result (each within what is left of the run's timeout); None when
 /// there is none. Valid under a model, the history is valid under every
 /// model it implies, whatever the causal levels' guessed writers made
-/// them find (VeriStrong's HD-10k at causal consistency: valid under
-/// strong-session serializability). As for several exact models asked
+/// them find (a dbcop history valid at causal consistency only with
+/// the right writers is valid under strong-session serializability). As
+/// for several exact models asked
 /// together, each model may hold with its own choice of writers.
 fn valid_when_stronger(
     l: &Loaded,

@@ -382,7 +382,7 @@ pub struct Inferred {
     /// inferred version order, and the sources (Elle's names) whose orders
     /// together close it; that source's orders are then left out.
     pub cyclic: Vec<(KeyId, Vec<Val>, Vec<&'static str>)>,
-    /// The inference ran out of work (`check::keys::MAX_WORK`): `ww` may
+    /// The inference ran out of work (`crate::check::tuning::KEY_ORDER_WORK`): `ww` may
     /// lack orders, so a check that finds no violation cannot say valid.
     pub cut: bool,
 }

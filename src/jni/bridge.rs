@@ -117,11 +117,14 @@ pub(super) fn check_loaded(
 ) -> Result<String, String> {
     let t0 = Instant::now();
     let deadline = copts.timeout.and_then(|t| t0.checked_add(t));
-    let result = check::entry::check_loaded(loaded, copts).unwrap_or_else(|e| {
+    let mut result = check::entry::check_loaded(loaded, copts).unwrap_or_else(|e| {
         let mut r = check::check(loaded, copts);
         r.notes.push(e.to_string());
         r
     });
+    if !opts.decided_by {
+        result.decided_by.clear();
+    }
     let check_time = t0.elapsed();
     if let Some(dir) = &opts.directory {
         folder::write_folder(

@@ -29,6 +29,9 @@ pub struct BridgeOptions {
     pub name: Option<String>,
     /// Add `:elle-si/timings` (decode, check, render, in ns) to the result.
     pub timings: bool,
+    /// `:decided-by true`: keep `:elle-si/decided-by` (how each polygraph
+    /// verdict was reached) in the result.
+    pub decided_by: bool,
     /// Render each op in the anomalies as `#elle-si/op <index>`: the JVM
     /// holds the history and puts its own op there, and a result with many
     /// anomalies does not repeat whole ops (reading them back was most of
@@ -62,6 +65,7 @@ impl Default for BridgeOptions {
             workload: None,
             name: None,
             timings: false,
+            decided_by: false,
             op_refs: false,
             directory: None,
             plot: folder::PlotOptions::default(),
@@ -153,6 +157,7 @@ impl BridgeOptions {
                     other => return Err(format!(":name must be a string, found {other}")),
                 },
                 "timings" => o.timings = matches!(v, Value::Bool(true)),
+                "decided-by" => o.decided_by = flag(v, k)?,
                 "linearizable-keys" => o.keys.linearizable = flag(v, k)?,
                 "sequential-keys" => o.keys.sequential = flag(v, k)?,
                 "wfr-keys" => o.keys.wfr = flag(v, k)?,

@@ -176,6 +176,12 @@ pub struct CheckResult {
     /// Violations that rest on a guess that could not be settled
     /// ([`Unknown::Guess`]), by type: reported as unconfirmed, not found.
     pub unconfirmed: BTreeMap<String, Vec<Anomaly>>,
+    /// How the polygraph's checkers reached each verdict they gave, by
+    /// the model whose graph was checked (in the order checked): the
+    /// result map's `:elle-si/decided-by`, when the caller asks for it
+    /// (`-v`, the JNI's `:decided-by true`; the edges clear it otherwise,
+    /// so that a result map is Elle's unless asked).
+    pub decided_by: Vec<(&'static str, crate::check::si::Decision)>,
 }
 
 impl CheckResult {
@@ -422,6 +428,7 @@ pub fn result_map(
             ruled_out,
             unknown: Vec::new(),
             unconfirmed: BTreeMap::new(),
+            decided_by: Vec::new(),
         };
     }
     let (not, also_not) = lattice::boundary(&all);
@@ -437,6 +444,7 @@ pub fn result_map(
         ruled_out,
         unknown: Vec::new(),
         unconfirmed: BTreeMap::new(),
+        decided_by: Vec::new(),
     }
 }
 

@@ -687,8 +687,9 @@ fn given_as_true(t: &str) -> bool {
 
 /// Elle's result map, and elle-si's `:elle-si/unknown-reason` (why an
 /// unknown verdict is: `[{:cause :deadline, :reason "..."}]`),
-/// `:elle-si/unconfirmed` (violations resting on a guess not settled) and
-/// `:elle-si/ambiguous-reads` ([`ambiguous_reads`]).
+/// `:elle-si/unconfirmed` (violations resting on a guess not settled),
+/// `:elle-si/ambiguous-reads` ([`ambiguous_reads`]) and, when kept,
+/// `:elle-si/decided-by` ([`crate::check::si::Decision::value`]).
 pub fn result_value(h: &History, r: &CheckResult) -> Value {
     result_with(h, r, &|list| {
         Value::Vector(list.iter().map(|a| anomaly_value(h, a)).collect())
@@ -752,6 +753,10 @@ fn result_with(h: &History, r: &CheckResult, list: &dyn Fn(&[Anomaly]) -> Value)
     }
     if let Some(v) = ambiguous_reads(h) {
         m.push((kw("elle-si/ambiguous-reads"), v));
+    }
+    if !r.decided_by.is_empty() {
+        let by = r.decided_by.iter().map(|(m, d)| (kw(m), d.value()));
+        m.push((kw("elle-si/decided-by"), Value::Map(by.collect())));
     }
     Value::Map(m)
 }

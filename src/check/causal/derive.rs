@@ -8,10 +8,8 @@
 
 use super::driver::{Ctx, INIT, Level, Triangle};
 use crate::check::deps::{external_source, outside_from};
+use crate::check::tuning::WINDOW_SCAN;
 use crate::history::model::*;
-
-/// Widest window of session positions scanned rather than searched.
-const WINDOW_SCAN: u32 = 8;
 
 /// Enumerates the derived edges of a level: for each external read `r` of
 /// `x` in `t3` from `t1` (or the initial state), the writers `t2` of `x`

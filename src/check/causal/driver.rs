@@ -5,6 +5,7 @@
 //! which derives the level's edges (see `derive`), finds the cycles of
 //! the level's graph and hands them to `findings` to be named.
 
+use crate::check::tuning::CAUSAL_MAX_PATHS;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::derive::{co_edges, derive};
@@ -200,9 +201,6 @@ impl Ledger {
 }
 
 pub(super) const INIT: u32 = u32::MAX;
-
-/// Most instances that get a full path in their report.
-pub(super) const MAX_PATHS: usize = 1000;
 
 /// Most instances of one name built; those past it are counted (see
 /// [`check`]): the bound every result's lists keep.
@@ -469,7 +467,7 @@ pub fn check(
             continue;
         }
         *built += 1;
-        let with_path = i < MAX_PATHS && !ctx.expired();
+        let with_path = i < CAUSAL_MAX_PATHS && !ctx.expired();
         out.push(instance(&ctx, &g, &comps.comp, tri, k, with_path));
     }
 

@@ -11,10 +11,11 @@
 
 use rustc_hash::FxHashSet;
 
-use super::driver::{Ctx, INIT, Level, MAX_PATHS, Triangle};
+use super::driver::{Ctx, INIT, Level, Triangle};
 use crate::anomaly::{Anomaly, Datum, Field, Grounds, On, Path, Step};
 use crate::check::deps::{external_source, outside_from, wr_edges};
 use crate::check::graph::{Digraph, sccs, shortest_path};
+use crate::check::tuning::CAUSAL_MAX_PATHS;
 use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
 
@@ -338,7 +339,7 @@ pub(super) fn sessionless(
                     before || after || {
                         // A search each: bounded, as the paths reported are.
                         searches += 1;
-                        searches <= MAX_PATHS
+                        searches <= CAUSAL_MAX_PATHS
                             && !ctx.expired()
                             && shortest_path(&wrg, tri.t2, t3, |_| true).is_some()
                     }

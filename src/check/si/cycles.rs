@@ -22,6 +22,9 @@
 //! the same cycles.
 
 use crate::check::budget::Budget;
+use crate::check::tuning::{
+    MAX_CYCLES_PER_SCC, MAX_NONADJACENT_MISSES_PER_SCC, MAX_SEARCH_STATES, OTHER_ORDER_STEPS,
+};
 use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
 
@@ -61,16 +64,6 @@ pub(super) fn cycle_through(
     path.rotate_right(1);
     Some(path)
 }
-
-/// Most cycles reported per strongly connected component.
-pub(super) const MAX_CYCLES_PER_SCC: usize = 20;
-
-/// Searches for a G-nonadjacent-item cycle that may find none in a
-/// component before its pass gives up there. Each search walks the whole
-/// component (four states per transaction), and in a large component most
-/// rw edges lie on no such cycle: without a bound, a strict-serializable
-/// check of Elle's huge-scc history took four times as long.
-pub(super) const MAX_NONADJACENT_MISSES_PER_SCC: usize = 64;
 
 /// The cycle searches, in the order Elle's searches go and from the cycle
 /// that proves most to the one that proves least: write cycles (G0), write
@@ -636,10 +629,6 @@ fn second_labels(pa: &PassAdjacency) -> Vec<(u32, u32)> {
     label
 }
 
-/// States kept in the searches of one [`Components`] (about 24 bytes
-/// each, in a hash map).
-pub(super) const MAX_SEARCH_STATES: usize = 1 << 22;
-
 impl Components {
     /// The key of the graph of `adj`'s edges whose kinds `mask` keeps,
     /// made when first asked for (see [`Components::by_kinds`]).
@@ -950,9 +939,8 @@ pub(super) fn known_cycles(
         }
         // A G-single-item or G-nonadjacent-item pass searches from no rw
         // edge that lies on no cycle of its shapes: in a store whose
-        // violations are all write skews, none of its millions (a 262k
-        // causal store at strict serializability: 5 s of its 12 s of
-        // telling, in searches that found nothing).
+        // violations are all write skews, none of its millions (searches
+        // that would find nothing, most of such a store's telling).
         if shape != Shape::Any
             && let Some(pa) = searches.by_kinds.get_mut(&key)
         {
@@ -1210,11 +1198,6 @@ pub(super) struct Inferred {
     /// found among the history's own edges).
     other: RefCell<FxHashMap<usize, Option<BTreeSet<crate::spec::Model>>>>,
 }
-
-/// Work the searches for the other orders' cycles may take in all, a
-/// fraction of a telling's ([`Telling::TELL_STEPS`]); past it a cycle's
-/// claim is narrowed.
-const OTHER_ORDER_STEPS: u64 = 20_000_000;
 
 impl Inferred {
     /// The edges of `g` pruning added: its known edges after the first

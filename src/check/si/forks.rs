@@ -55,6 +55,7 @@
 //! its claim narrowed to the model checked.
 
 use crate::check::budget::Budget;
+use crate::check::tuning::{MAX_LEMMAS_PER_MODEL, MAX_WITNESS_SEARCHES};
 
 use batsat::{Lit, lbool};
 
@@ -270,7 +271,12 @@ pub fn run(
         })
         .map(|level| {
             let _stage = crate::check::progress::Stage::enter(|| level.name().to_string());
-            (level, check(h, level, budget))
+            let mut o = check(h, level, budget);
+            if !o.timed_out {
+                // A level is decided by its whole polygraph alone.
+                o.stats.decision = Some(super::Decision::Whole { bounded: false });
+            }
+            (level, o)
         })
         .collect()
 }
@@ -528,13 +534,6 @@ fn psi_violations(
     }
     clauses
 }
-
-/// Most clauses taken from one model: enough to steer the solver, few
-/// enough that a model with many violations costs no more than a search.
-pub(super) const MAX_LEMMAS_PER_MODEL: usize = 256;
-
-/// Most cycle searches when telling a violation.
-const MAX_WITNESS_SEARCHES: usize = 256;
 
 /// A forbidden cycle of one full choice (`pick[c]`: constraint `c` takes
 /// its `either` side; `sel`: the selectors that hold), as Elle names its

@@ -16,10 +16,9 @@
 //! overwriter `b`; whether write-read and write-write edges alone (what
 //! every variant knows) order `w` before `b`, by a breadth-first search
 //! within the transactions that reach `b` through data and session order
-//! (vector clocks over those edges prune it), cut after [`SEARCH_BUDGET`]
-//! transactions looked at (then taken as not: the cycle claims less; on
-//! the 262k causal store at strict serializability 256 cost a tenth of
-//! the check, and 32 names the differential histories alike); else whether
+//! (vector clocks over those edges prune it), cut after [`GROUNDS_SEARCH_BUDGET`]
+//! transactions looked at (then taken as not: the cycle claims less; a
+//! wider search costs more than it names); else whether
 //! data and session order do (the clocks say); else real time does.
 //!
 //! Pruning's inferences ([`DataOrders`]), under every variant: a pair of
@@ -29,11 +28,12 @@
 //! G1c cycle, which every model that prohibits a G1c prohibits too. A
 //! cycle through such steps claims what its name claims, where that is no
 //! more than a G1c claims; found by a breadth-first search over the
-//! observed write-read and write-write edges, cut after [`DATA_BUDGET`]
+//! observed write-read and write-write edges, cut after [`GROUNDS_DATA_BUDGET`]
 //! transactions, asked only of the steps of cycles told. (The telling
 //! also asks, for other inferred steps, what the other order's own cycle
 //! claims: `cycles::Inferred`, from each step's [`DataOrders::other_side`].)
 
+use crate::check::tuning::{GROUNDS_DATA_BUDGET, GROUNDS_SEARCH_BUDGET};
 use std::cell::{Cell, RefCell};
 
 use rustc_hash::FxHashMap;
@@ -41,14 +41,6 @@ use rustc_hash::FxHashMap;
 use super::polygraph::{DepClock, EdgeId, EdgeKind, Polygraph, Through, Variant};
 use crate::check::graph::{Digraph, shortest_path};
 use crate::history::model::*;
-
-/// Most transactions one search for a data path looks at.
-pub(super) const SEARCH_BUDGET: usize = 32;
-
-/// Most transactions one search for a data path behind one of pruning's
-/// inferences looks at (no clock prunes it; asked once per pair of
-/// writers on a cycle told).
-pub(super) const DATA_BUDGET: usize = 256;
 
 /// What each of `g`'s derived anti-dependencies rests on beside reads and
 /// writes (`g` built for `variant` on `h`, the edges the history shows
@@ -107,12 +99,12 @@ fn read_from(h: &History, b: TxnId, key: KeyId, w: TxnId) -> bool {
 }
 
 /// Whether write-read and write-write edges lead from `w` to `b`, found
-/// within [`SEARCH_BUDGET`] transactions that reach `b` by `clock`.
+/// within [`GROUNDS_SEARCH_BUDGET`] transactions that reach `b` by `clock`.
 fn data_path(adj: &Digraph, clock: &DepClock, w: TxnId, b: TxnId) -> bool {
     let entered = Cell::new(0usize);
     let within = |t: u32| {
         entered.set(entered.get() + 1);
-        entered.get() <= SEARCH_BUDGET && clock.reaches(t, b)
+        entered.get() <= GROUNDS_SEARCH_BUDGET && clock.reaches(t, b)
     };
     adj.out(w).contains(&b) || shortest_path(adj, w, b, within).is_some()
 }
@@ -183,7 +175,7 @@ impl DataOrders {
             let entered = Cell::new(0usize);
             let within = |_| {
                 entered.set(entered.get() + 1);
-                entered.get() <= DATA_BUDGET
+                entered.get() <= GROUNDS_DATA_BUDGET
             };
             self.adj.out(w).contains(&b) || shortest_path(&self.adj, w, b, within).is_some()
         })

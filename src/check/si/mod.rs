@@ -65,14 +65,137 @@ pub(crate) fn narrowed_by_sessions(
 }
 
 /// How much of the logged order of writes a witness kept
-/// ([`Stats::witnessed`]).
+/// ([`Decision::Witness`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kept {
-    /// All of it: no polygraph built.
+    /// All of it: no polygraph built ([`plan::Strategy::LoggedOrder`]).
     Whole,
-    /// Part of it, the rest solved ([`witness::released`],
-    /// [`witness::banded`]).
-    Part,
+    /// Where it closes no cycle, the rest solved ([`witness::released`]).
+    Released,
+    /// For writers far apart, in rounds, the rest solved
+    /// ([`witness::banded`]).
+    Banded,
+}
+
+/// How a verdict was reached: the typed evidence `-v` prints and the
+/// result map keeps under `:elle-si/decided-by` ([`Decision::value`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// A witness: the history satisfies the variant with its keys' writes
+    /// in the order they were logged, wholly or in part.
+    Witness { kept: Kept },
+    /// A violation found in a part of the history by strategy `by` (the
+    /// keys of a suspect, a window); the whole polygraph was not built, or
+    /// its solver stalled first ([`Part::after_whole`]).
+    Part { by: plan::Strategy, part: Part },
+    /// The bounded-sessions search ([`sessions`]).
+    SessionSearch,
+    /// The whole polygraph; `bounded`: its solver within a bound of
+    /// decisions ([`plan::Strategy::StalledWhole`], or a large sessionless
+    /// history's [`plan::Strategy::Whole`]).
+    Whole { bounded: bool },
+    /// A stronger variant passed (its pass proves this one's), decided as
+    /// `by` says ([`variants::Checks`]).
+    Stronger { variant: Variant, by: Box<Decision> },
+    /// The variant's session order or real time orders no two
+    /// transactions: the variant without it decided, as `by` says.
+    Without { variant: Variant, by: Box<Decision> },
+}
+
+impl Decision {
+    /// What `-v` says decided.
+    pub fn describe(&self) -> String {
+        match self {
+            Decision::Witness { kept: Kept::Whole } => {
+                plan::Strategy::LoggedOrder.describe().into()
+            }
+            Decision::Witness {
+                kept: Kept::Released,
+            } => plan::Strategy::ReleasedWitness.describe().into(),
+            Decision::Witness { kept: Kept::Banded } => {
+                plan::Strategy::BandedWitness.describe().into()
+            }
+            Decision::Part { by, .. } => by.describe().into(),
+            Decision::SessionSearch => "the bounded-sessions search".into(),
+            Decision::Whole { bounded: true } => "the whole polygraph, its solver bounded".into(),
+            Decision::Whole { bounded: false } => "the whole polygraph".into(),
+            Decision::Stronger { variant, by } => format!(
+                "{} passing, which implies this one ({})",
+                variant.model_name(),
+                by.describe()
+            ),
+            Decision::Without { variant, by } => format!(
+                "{}'s check, as session order or real time orders no two transactions \
+                 here ({})",
+                variant.model_name(),
+                by.describe()
+            ),
+        }
+    }
+
+    /// The result map's value: `{:strategy :logged-order}`, `{:strategy
+    /// :witness, :kept :released}`, `{:strategy :window, :by :windows,
+    /// :size 40, :from 120, :of 3000}` (`:keys 2, :of-keys 20` when the
+    /// part kept some keys, `:after-whole true` when the whole stalled
+    /// first), `{:strategy :session-search}`, `{:strategy :whole}`
+    /// (`:bounded true`), `{:strategy :stronger, :model
+    /// :strict-serializable, :by {...}}`, `{:strategy :without, :model
+    /// :serializable, :by {...}}`.
+    pub fn value(&self) -> crate::edn::Value {
+        use crate::edn::Value;
+        let kw = |s: &str| Value::Keyword(s.into());
+        let int = |n: u32| Value::Int(i64::from(n));
+        let strategy = |s: &str| (kw("strategy"), kw(s));
+        let m = match self {
+            Decision::Witness { kept: Kept::Whole } => vec![strategy("logged-order")],
+            Decision::Witness { kept } => vec![
+                strategy("witness"),
+                (
+                    kw("kept"),
+                    kw(if *kept == Kept::Released {
+                        "released"
+                    } else {
+                        "banded"
+                    }),
+                ),
+            ],
+            Decision::Part { by, part } => {
+                let mut m = vec![
+                    strategy("window"),
+                    (kw("by"), kw(by.keyword())),
+                    (kw("size"), int(part.size)),
+                    (kw("from"), int(part.from)),
+                    (kw("of"), int(part.of)),
+                ];
+                if let Some((k, all)) = part.keys {
+                    m.push((kw("keys"), int(k)));
+                    m.push((kw("of-keys"), int(all)));
+                }
+                if part.after_whole {
+                    m.push((kw("after-whole"), Value::Bool(true)));
+                }
+                m
+            }
+            Decision::SessionSearch => vec![strategy("session-search")],
+            Decision::Whole { bounded } => {
+                let mut m = vec![strategy("whole")];
+                if *bounded {
+                    m.push((kw("bounded"), Value::Bool(true)));
+                }
+                m
+            }
+            Decision::Stronger { variant, by } | Decision::Without { variant, by } => vec![
+                strategy(if matches!(self, Decision::Stronger { .. }) {
+                    "stronger"
+                } else {
+                    "without"
+                }),
+                (kw("model"), kw(variant.model_name())),
+                (kw("by"), by.value()),
+            ],
+        };
+        Value::Map(m)
+    }
 }
 
 /// Figures for benchmarks (PolySI's Table 3, and time per stage).
@@ -90,7 +213,7 @@ pub struct Stats {
     pub solver_conflicts: u64,
     /// Work done ([`crate::check::budget`]): build, prune and solve.
     pub work: u64,
-    /// The polygraph would exceed [`polygraph::MAX_PAIRS`] writer pairs.
+    /// The polygraph would exceed [`crate::check::tuning::MAX_PAIRS`] writer pairs.
     pub too_big: bool,
     /// The budget ran out while the violation found was being told: the
     /// verdict stands, but cycles may be left untold (or, when none was
@@ -100,12 +223,6 @@ pub struct Stats {
     /// violations found (contradictions, cyclic components) it told no
     /// cycle of. Deterministic, unlike [`Stats::explain_cut`].
     pub untold: usize,
-    /// The violation was found in a window of the history (see
-    /// [`refute`]); the whole polygraph was not built.
-    pub part: Option<refute::Part>,
-    /// The history satisfies the variant with its keys' writes in the
-    /// order they were logged, wholly or in part (see [`witness`]).
-    pub witnessed: Option<Kept>,
     /// Reads of values written more than once: how many (read, writer)
     /// choices there were, and how many known dependencies left on the
     /// reads that still have several writers ([`narrow`]), when they left
@@ -118,11 +235,22 @@ pub struct Stats {
     /// met, or of each cyclic component of the known edges. A weaker
     /// variant looks there first ([`refute::around`]).
     pub found_at: Vec<TxnId>,
-    /// The strategy of the plan that decided ([`plan::PLAN`]).
-    pub decided_by: Option<plan::Strategy>,
+    /// How the verdict was reached ([`Decision`]): the strategy of the
+    /// plan that decided ([`plan::PLAN`]), and what it decided on.
+    pub decision: Option<Decision>,
 }
 
 impl Stats {
+    /// The part of the history a violation was found in, when one was
+    /// ([`Decision::Part`]).
+    #[cfg(test)]
+    pub fn part(&self) -> Option<Part> {
+        match self.decision {
+            Some(Decision::Part { part, .. }) => Some(part),
+            _ => None,
+        }
+    }
+
     /// The notes a run gives of one check under `name`: its figures
     /// (`conflicts` says what the solver count counts) and, when the
     /// polygraph was too big, why there is no verdict.
@@ -145,8 +273,8 @@ impl Stats {
             self.interpret_s,
             self.work
         )];
-        if let Some(s) = self.decided_by {
-            notes.push(format!("{name}: decided by {}", s.describe()));
+        if let Some(d) = &self.decision {
+            notes.push(format!("{name}: decided by {}", d.describe()));
         }
         if let Some((before, after)) = self.narrowed {
             notes.push(format!(
@@ -154,45 +282,17 @@ impl Stats {
                  choices; known dependencies left {after} on reads with several writers"
             ));
         }
-        match self.witnessed {
-            Some(Kept::Whole) => notes.push(format!(
+        match &self.decision {
+            Some(Decision::Witness { kept: Kept::Whole }) => notes.push(format!(
                 "{name}: satisfied with each key's writes in the order they were logged; \
                  no polygraph built"
             )),
-            Some(Kept::Part) => notes.push(format!(
+            Some(Decision::Witness { .. }) => notes.push(format!(
                 "{name}: satisfied with part of the logged order of writes kept (the \
                  constraints above solved the rest)"
             )),
-            None => {}
-        }
-        if let Some(Part {
-            size,
-            from,
-            of,
-            keys: Some((k, all)),
-            ..
-        }) = self.part
-        {
-            notes.push(format!(
-                "{name}: refuted on {k} of {all} keys, by the {size} transactions that touch \
-                 them from place {from} of {of} in time order; the whole polygraph was not built"
-            ));
-        } else if let Some(p) = self.part.filter(|p| p.after_whole) {
-            notes.push(format!(
-                "{}: the whole polygraph's solver stalled ({} decisions); refuted within {} of {} \
-                 transactions (from place {} in time order)",
-                name,
-                refute::WHOLE_DECISIONS,
-                p.size,
-                p.of,
-                p.from
-            ));
-        } else if let Some(p) = self.part {
-            notes.push(format!(
-                "{}: refuted within {} of {} transactions (from place {} in time order); \
-                 the whole polygraph was not built",
-                name, p.size, p.of, p.from
-            ));
+            Some(Decision::Part { part, .. }) => notes.push(part.note(name)),
+            _ => {}
         }
         if let Some(r) = self.banded {
             notes.push(r.note(name));
@@ -201,8 +301,8 @@ impl Stats {
             notes.push(format!(
                 "{}: more than {} unordered writer pairs or {} edges; no verdict",
                 name,
-                polygraph::MAX_PAIRS,
-                polygraph::MAX_EDGES
+                crate::check::tuning::MAX_PAIRS,
+                crate::check::tuning::MAX_EDGES
             ));
         }
         notes

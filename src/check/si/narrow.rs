@@ -28,6 +28,7 @@
 //! the last one reaching the reader per session) -> the narrowed
 //! candidates, again until nothing changes.
 
+use crate::check::tuning::NARROW_ROUNDS;
 use rustc_hash::FxHashMap;
 
 use super::polygraph::{DepClock, SplitScratch, Variant, final_writes};
@@ -44,11 +45,6 @@ pub(super) struct Narrowed {
     pub before: usize,
     pub after: usize,
 }
-
-/// Most rounds of the fixpoint (each after the first narrows only the
-/// reads a newly plain read reaches; on VeriStrong's HD-10k the sixth
-/// changes nothing).
-const ROUNDS: usize = 16;
 
 /// `h` narrowed for `variant` (see the module doc); None when it has no
 /// reads with several writers, the variant keeps no session order, nothing
@@ -74,7 +70,7 @@ pub(super) fn narrow(h: &History, variant: Variant, budget: Budget) -> Option<Na
     reads.sort_unstable_by_key(|&r| (n.mops[r as usize].key, r));
     let mut scratch = SplitScratch::default();
     let mut changed = false;
-    for _ in 0..ROUNDS {
+    for _ in 0..NARROW_ROUNDS {
         if budget.expired() {
             return None;
         }

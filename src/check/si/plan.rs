@@ -4,8 +4,8 @@
 //!
 //! A variant is decided by the first strategy of [`PLAN`] that applies
 //! and reaches a verdict ([`Strategy::applies`], [`Strategy::run`]); the
-//! outcome says which one it was ([`super::Stats::decided_by`], printed
-//! by `-v`). Every strategy that builds a polygraph goes through the one
+//! outcome says which one it was and on what ([`super::Decision`], in
+//! [`super::Stats::decision`]: printed by `-v`, kept in the result map). Every strategy that builds a polygraph goes through the one
 //! pipeline, [`super::check_polygraph_telling`] (build, prune, solve,
 //! tell), over a [`super::polygraph::Scope`]: the whole history, a window
 //! of it, the keys of a suspect, or a guessed order of writes. Each is
@@ -40,7 +40,9 @@
 
 use super::polygraph::{self, Variant};
 use super::refute::{self, Around, Looks};
-use super::{Kept, Outcome, Stats, Telling, check_polygraph_telling, narrow, sessions, witness};
+use super::{
+    Decision, Kept, Outcome, Stats, Telling, check_polygraph_telling, narrow, sessions, witness,
+};
 use crate::check::budget::Budget;
 use crate::history::model::*;
 
@@ -73,7 +75,7 @@ pub enum Strategy {
     /// ([`refute::windows`]).
     Windows,
     /// A small sessionless history's whole polygraph, its solver bounded
-    /// ([`refute::WHOLE_DECISIONS`]).
+    /// ([`crate::check::tuning::WHOLE_DECISIONS`]).
     StalledWhole,
     /// Windows of growing size, when that whole stalled
     /// ([`refute::stalled`]).
@@ -196,7 +198,10 @@ impl<'h> Ctx<'h> {
             }
             let _stage = crate::check::progress::Stage::enter(|| s.describe().to_string());
             if let Some(mut o) = s.run(self) {
-                o.stats.decided_by = Some(s);
+                debug_assert!(
+                    o.timed_out || o.stats.decision.is_some(),
+                    "{s:?} decided and did not say how"
+                );
                 o.stats.banded = o.stats.banded.or(self.rounds);
                 return Some(o);
             }
@@ -239,6 +244,23 @@ impl Strategy {
         }
     }
 
+    /// Its keyword in the result map (`:elle-si/decided-by`'s `:by`).
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Strategy::LoggedOrder => "logged-order",
+            Strategy::Suspects => "suspects",
+            Strategy::AroundClusters => "around-clusters",
+            Strategy::MoreSuspects => "more-suspects",
+            Strategy::ReleasedWitness => "released-witness",
+            Strategy::BandedWitness => "banded-witness",
+            Strategy::AroundLone => "around-lone",
+            Strategy::Windows => "windows",
+            Strategy::StalledWhole => "stalled-whole",
+            Strategy::GrowingWindows => "growing-windows",
+            Strategy::Whole => "whole",
+        }
+    }
+
     /// Whether the strategy may decide this variant, given what the
     /// strategies before it left.
     fn applies(self, c: &Ctx) -> bool {
@@ -270,19 +292,19 @@ impl Strategy {
             },
             Strategy::Suspects => {
                 let g = c.guessed.as_ref()?;
-                refute::by_keys(h, v, budget, &g.cycles, c.looks)
+                refute::by_keys(h, v, budget, &g.cycles, c.looks, self)
             }
             Strategy::AroundClusters => refute::around(h, v, budget, &c.stronger, Around::Clusters),
             Strategy::MoreSuspects => {
                 let g = c.guessed.as_ref()?;
-                refute::by_keys(h, v, budget, &g.cycles, Looks::All)
+                refute::by_keys(h, v, budget, &g.cycles, Looks::All, self)
             }
             Strategy::ReleasedWitness => {
                 let Guessed { keys, cycles } = c.guessed.take()?;
                 let (when, inc) = cycles.into_order();
                 match witness::route(h, &keys, &inc) {
                     witness::Route::Released => witness::released(h, v, budget, &keys, &when)
-                        .map(|stats| witnessed(stats, Kept::Part)),
+                        .map(|stats| witnessed(stats, Kept::Released)),
                     witness::Route::Banded if telling.cycles => {
                         c.band = Some((keys, when, inc));
                         None
@@ -293,7 +315,7 @@ impl Strategy {
             Strategy::BandedWitness => {
                 let (keys, when, inc) = c.band.take()?;
                 match witness::banded(h, v, budget, &keys, (&when, &inc)) {
-                    Ok(stats) => Some(witnessed(stats, Kept::Part)),
+                    Ok(stats) => Some(witnessed(stats, Kept::Banded)),
                     Err(r) => {
                         c.rounds = (r.end != witness::RoundsEnd::NotTried).then_some(r);
                         None
@@ -303,9 +325,10 @@ impl Strategy {
             Strategy::AroundLone => refute::around(h, v, budget, &c.stronger, Around::Lone),
             Strategy::Windows => refute::windows(h, v, budget),
             Strategy::StalledWhole => {
-                let first = telling.within(refute::WHOLE_DECISIONS);
-                let o = check_polygraph_telling(h, v, budget, polygraph::Scope::WHOLE, first);
+                let first = telling.within(crate::check::tuning::WHOLE_DECISIONS);
+                let mut o = check_polygraph_telling(h, v, budget, polygraph::Scope::WHOLE, first);
                 if !o.timed_out || o.stats.too_big || budget.expired() || first == telling {
+                    o.stats.decision = Some(Decision::Whole { bounded: true });
                     return Some(o);
                 }
                 c.stalled = true;
@@ -318,14 +341,17 @@ impl Strategy {
                 // pruning's reach, and its solver, unbounded, may not
                 // return. Bounded in decisions, it ends, unknown where the
                 // bound cuts it.
-                let telling = if refute::large_sessionless(h, v) {
-                    telling.within(refute::LARGE_WHOLE_DECISIONS)
+                let bounded = refute::large_sessionless(h, v);
+                let telling = if bounded {
+                    telling.within(crate::check::tuning::LARGE_WHOLE_DECISIONS)
                 } else {
                     telling
                 };
-                Some(sessions::decide(h, v, budget, telling, |d, t| {
+                let mut o = sessions::decide(h, v, budget, telling, |d, t| {
                     check_polygraph_telling(h, v, d, polygraph::Scope::WHOLE, t)
-                }))
+                });
+                o.stats.decision.get_or_insert(Decision::Whole { bounded });
+                Some(o)
             }
         }
     }
@@ -337,7 +363,7 @@ fn witnessed(stats: Stats, kept: Kept) -> Outcome {
         anomalies: Vec::new(),
         timed_out: false,
         stats: Stats {
-            witnessed: Some(kept),
+            decision: Some(Decision::Witness { kept }),
             ..stats
         },
     }
@@ -453,7 +479,44 @@ mod tests {
         );
         let o = Checks::new(&valid, None).check(PLAIN_SER);
         assert!(o.anomalies.is_empty() && !o.timed_out);
-        assert_eq!(o.stats.decided_by, Some(Strategy::LoggedOrder));
+        assert_eq!(
+            o.stats.decision,
+            Some(Decision::Witness { kept: Kept::Whole })
+        );
+    }
+
+    #[test]
+    fn a_decision_reads_in_the_result_map_as_documented() {
+        let part = refute::Part {
+            size: 812,
+            from: 0,
+            of: 3000,
+            keys: Some((2, 20)),
+            after_whole: false,
+        };
+        let strict = Variant {
+            serializable: true,
+            session: true,
+            realtime: true,
+        };
+        let d = Decision::Stronger {
+            variant: strict,
+            by: Box::new(Decision::Part {
+                by: Strategy::Suspects,
+                part,
+            }),
+        };
+        assert_eq!(
+            d.value().to_string(),
+            "{:strategy :stronger, :model :strict-serializable, :by {:strategy :window, \
+             :by :suspects, :size 812, :from 0, :of 3000, :keys 2, :of-keys 20}}"
+        );
+        let d = Decision::Witness { kept: Kept::Banded };
+        assert_eq!(d.value().to_string(), "{:strategy :witness, :kept :banded}");
+        assert_eq!(
+            Decision::Whole { bounded: true }.value().to_string(),
+            "{:strategy :whole, :bounded true}"
+        );
     }
 
     /// The same history gets the same outcome and spends the same work on
@@ -470,7 +533,7 @@ mod tests {
             (
                 told,
                 o.timed_out,
-                o.stats.decided_by,
+                o.stats.decision,
                 budget::spent() - before,
             )
         };

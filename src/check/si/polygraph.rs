@@ -19,6 +19,7 @@
 //! selector; its anti-dependency on a later writer under the selector and
 //! that write order (a known order, or a constraint's side).
 
+use crate::check::tuning::{MAX_CLOCK_ENTRIES, MAX_EDGES, MAX_PAIRS};
 use rustc_hash::FxHashMap;
 
 use crate::check::budget::{self, Budget};
@@ -160,20 +161,6 @@ impl Through {
     }
 }
 
-/// Most unordered writer pairs a polygraph holds (each is a constraint
-/// with its anti-dependencies): beyond this the variant answers unknown
-/// rather than run out of memory.
-pub const MAX_PAIRS: usize = 20_000_000;
-
-/// Most edges a polygraph holds (32 bytes each): beyond this the variant
-/// answers unknown rather than run out of memory. Writer pairs alone do
-/// not bound them where reads may have observed any of several writers
-/// (each such read adds an anti-dependency per pair): a 10k dbcop
-/// history with 1,500 duplicated values wanted 184M of them (5.9 GB) at
-/// strong-session SI. Measured: 15.2M at 262,144 causal-store
-/// transactions at strict serializability, 30.2M at 1M (its peak 3.5 GB).
-pub const MAX_EDGES: usize = 50_000_000;
-
 /// Which part of a history a polygraph covers, and how many unordered
 /// writer pairs it may hold before it gives up ([`Polygraph::too_big`]).
 ///
@@ -284,11 +271,6 @@ pub(super) struct DepClock {
     pos: Vec<u32>,
 }
 
-/// Most clock entries a [`DepClock`] holds (4 bytes each: 1 GiB): a
-/// history whose chains would take more gets no clock, and its writers
-/// are ordered by known edges and pruning alone.
-pub(super) const MAX_CLOCK_ENTRIES: usize = 1 << 28;
-
 impl DepClock {
     fn new(h: &History, inc: &[bool], g: &Polygraph) -> Option<DepClock> {
         let edges: Vec<(u32, u32)> = g
@@ -376,8 +358,8 @@ impl DepClock {
     /// same session reaches a shorter suffix and is reached by a longer
     /// prefix, so each boundary is searched from where the session's
     /// previous writer left it ([`gallop`]): a hot key's writers cost
-    /// about one step per session each, not a binary search (the 262k
-    /// causal store at strict serializability: a third of its check).
+    /// about one step per session each, not a binary search (which was a
+    /// large share of a large causal store's check).
     fn split<'s>(
         &self,
         ws: &[(TxnId, Val)],
@@ -591,6 +573,19 @@ impl Variant {
         self.serializable >= weaker.serializable
             && self.session >= weaker.session
             && self.realtime >= weaker.realtime
+    }
+
+    /// The model Elle names this variant by (`serializable`,
+    /// `strong-session-snapshot-isolation`, ...).
+    pub fn model_name(self) -> &'static str {
+        match (self.serializable, self.session, self.realtime) {
+            (false, _, true) => "strong-snapshot-isolation",
+            (false, true, false) => "strong-session-snapshot-isolation",
+            (false, false, false) => "snapshot-isolation",
+            (true, _, true) => "strict-serializable",
+            (true, true, false) => "strong-session-serializable",
+            (true, false, false) => "serializable",
+        }
     }
 
     /// Elle's name for "some cycle of this model's graph exists".
@@ -1514,8 +1509,8 @@ fn build_with(
     };
     // With session order, only a whole history with a lost update (invalid
     // whatever the order) is worth the extra pass: an invalid history's
-    // constraints serve only to tell its cycles (the 262k causal-store
-    // history at strict serializability: over 4 GB of them).
+    // constraints serve only to tell its cycles (gigabytes of them on a
+    // large causal store).
     let likely_cyclic = || {
         scope.part.is_none()
             && scope.keys.is_none()

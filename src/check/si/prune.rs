@@ -31,10 +31,8 @@ use crate::check::budget::{self, Budget};
 use crate::check::clocks::{Vectors, chains};
 use crate::check::graph::{Digraph, topo_order};
 use crate::check::si::polygraph::{EdgeId, Polygraph, Variant};
+use crate::check::tuning::{BITSET_LIMIT, LONG_PRUNING, MIN_ROUND_SHARE};
 use crate::history::model::*;
-
-/// Largest history (in transactions) for bitset reachability: n²/8 bytes.
-pub const BITSET_LIMIT: usize = 40_000;
 
 /// Known adjacency, by kind: what a side's check walks (reachability
 /// comes from G2, [`oracle`]).
@@ -136,7 +134,7 @@ pub fn session_oracle(h: &History, g2: &Digraph, topo: &[u32], variant: Variant)
     // One entry per chain of first copies (sessions among them).
     let first = |a: u32| (variant.g2_node(txn(a)) == a).then(|| h.txns[txn(a) as usize].session);
     let cover = chains(g2, topo, first, h.sessions.len());
-    if cover.count.saturating_mul(g2.len()) > super::polygraph::MAX_CLOCK_ENTRIES {
+    if cover.count.saturating_mul(g2.len()) > crate::check::tuning::MAX_CLOCK_ENTRIES {
         return Oracle::None;
     }
     let at = |t: usize| variant.g2_node(t as TxnId) as usize;
@@ -365,22 +363,6 @@ pub struct Pruned {
     /// with both at hand.
     pub graph: Option<(Digraph, Vec<u32>)>,
 }
-
-/// A pruning for a verdict alone (no cycle to tell) of at least
-/// [`LONG_PRUNING`] open constraints stops once a round settles fewer than
-/// one in this many: the rounds after it settle a few each, and each costs
-/// what the first did (a 99k-commit serializable-store history's
-/// strong-session attempt at SI: rounds 6 to 11 settled 248 of 84,575
-/// constraints, 3 s of its 6 s of pruning); the solver takes the rest. A
-/// cycle to tell is pruned to the fixpoint: a violation the later rounds
-/// find is told by its cycle, which the solver's core may not name (a
-/// 100k long-fork history at SI: a G-nonadjacent-item, else
-/// `PL-SI-cycle-exists`).
-pub(super) const MIN_ROUND_SHARE: usize = 64;
-
-/// The open constraints below which pruning goes on to its fixpoint
-/// whatever it is for: its rounds cost little there.
-pub(super) const LONG_PRUNING: usize = 32_768;
 
 /// Prunes to a fixpoint, moving forced sides into `g.known`; for a
 /// verdict alone (`to_fixpoint` false), only while its rounds settle

@@ -10,8 +10,8 @@
 //!
 //! Why. Without session order nothing orders two writers of a key but the
 //! reads, so the whole polygraph holds a constraint for nearly every pair
-//! of writers of a hot key: 262,144 transactions of the causal store make
-//! tens of millions of them (6.6 GB, no verdict in 90 s). But the
+//! of writers of a hot key: a large causal store's make tens of millions
+//! of them, beyond memory and the solver's reach. But the
 //! violations a Jepsen user is after are local: transactions that ran
 //! concurrently and saw each other wrongly.
 //!
@@ -32,7 +32,7 @@
 //! [`HUNT`], and told in full only when it refutes); a window's
 //! polygraph may hold at most [`WINDOW_PAIRS`] unordered writer pairs,
 //! else the window halves (down to [`MIN_WINDOW`]). Each window gets at
-//! most [`WINDOW_WORK`], all of them [`BUDGET`]; the first that finds a
+//! most [`WINDOW_WORK`], all of them [`WINDOWS_BUDGET`]; the first that finds a
 //! violation decides. Windows [`around`] a stronger variant's violations
 //! (a transaction of each, [`super::Stats::found_at`]) are the same
 //! windows, centred on them and checked before the sweep. Memory is that
@@ -44,51 +44,25 @@
 //! (pruning, unbounded, finds the local violations there), and only when
 //! that does not decide are windows of [`FIRST_PART`], then about 1.4
 //! times as many transactions, and so on, each given [`PART_DECISIONS`],
-//! looked at before the whole is solved unbounded. Measured on issue 19's
-//! 2-session history at serializability (2,000 transactions, 20 keys,
-//! about 50 writers per key): the whole stalls (no verdict in 60 s); in
-//! windows with half overlap, those of 256, 358 and 501 transactions all
-//! pass, one of 701 refutes it, and so does one of 512 placed elsewhere
-//! (places 1,024 to 1,536): its violations rest on write orders forced
-//! over hundreds of transactions, not on a few.
+//! looked at before the whole is solved unbounded: such a history's
+//! violations may rest on write orders forced over hundreds of
+//! transactions, not on a few, so the windows grow.
 
 use crate::check::budget::Budget;
+use crate::check::tuning::{
+    AROUND, FEW_SUSPECTS, FIRST_PART, FIRST_SPAN, GLANCE_PAIRS, GLANCES, LOOKS, MIN_PAIRS,
+    MIN_WINDOW, PART_DECISIONS, SPAN, SUSPECTS, WHOLE_DECISIONS, WIDE_WINDOW, WINDOW, WINDOW_PAIRS,
+    WINDOW_WORK, WINDOWS_BUDGET,
+};
 use std::ops::ControlFlow;
 
+use super::plan::Strategy;
 use super::polygraph::{Scope, Variant};
 use super::solve::time_keys;
 use super::witness::Cycles;
-use super::{Outcome, Telling, check_polygraph_in};
+use super::{Decision, Outcome, Telling, check_polygraph_in};
 use crate::check::deps::included;
 use crate::history::model::*;
-
-/// Transactions per window.
-pub const WINDOW: usize = 8192;
-
-/// Transactions per window of a history beyond pruning's reach (more than
-/// [`super::prune::BITSET_LIMIT`] transactions, whose whole polygraph the
-/// solver gets unpruned): half that limit, so that each window is pruned
-/// (its bitsets a quarter of the limit's, 50 MB).
-pub const WIDE_WINDOW: usize = super::prune::BITSET_LIMIT / 2;
-
-/// The fewest pairs of writers of a key (over all keys) for which a
-/// history is refuted this way: smaller ones are checked whole at once, as
-/// fast, with the whole's cycles to tell (but see [`by_keys`]).
-pub const MIN_PAIRS: usize = 4 * WINDOW_PAIRS;
-
-/// The smallest window tried when hot keys make a window too big.
-pub const MIN_WINDOW: usize = 512;
-
-/// Most unordered writer pairs in a window's polygraph.
-pub const WINDOW_PAIRS: usize = 400_000;
-
-/// Most work one window may take ([`crate::check::budget`]: about 2 s
-/// on this project's machines).
-pub const WINDOW_WORK: u64 = 400_000_000;
-
-/// Most work all windows together may take before the whole is checked
-/// (about 10 s).
-pub const BUDGET: u64 = 2_000_000_000;
 
 /// Where a violation was found: the window's size, its first place in
 /// time order, and how many transactions were in that order.
@@ -108,6 +82,33 @@ pub struct Part {
 }
 
 impl Part {
+    /// What `-v` says of the part that refuted a check named `name`.
+    pub fn note(&self, name: &str) -> String {
+        let Part {
+            size,
+            from,
+            of,
+            keys,
+            after_whole,
+        } = *self;
+        if let Some((k, all)) = keys {
+            format!(
+                "{name}: refuted on {k} of {all} keys, by the {size} transactions that touch \
+                 them from place {from} of {of} in time order; the whole polygraph was not built"
+            )
+        } else if after_whole {
+            format!(
+                "{name}: the whole polygraph's solver stalled ({WHOLE_DECISIONS} decisions); \
+                 refuted within {size} of {of} transactions (from place {from} in time order)"
+            )
+        } else {
+            format!(
+                "{name}: refuted within {size} of {of} transactions (from place {from} in time \
+                 order); the whole polygraph was not built"
+            )
+        }
+    }
+
     /// The window of `order`'s places `lo..hi` (`of` of them in all), all
     /// keys kept.
     fn window(lo: usize, hi: usize, of: usize, after_whole: bool) -> Part {
@@ -183,20 +184,10 @@ fn large_with(n: usize, pairs: usize) -> bool {
 
 /// Whether a sessionless variant of this history takes the route of
 /// large ones ([`by_keys`]' suspects, [`windows`]); its whole polygraph
-/// is then solved within [`LARGE_WHOLE_DECISIONS`].
+/// is then solved within [`crate::check::tuning::LARGE_WHOLE_DECISIONS`].
 pub(super) fn large_sessionless(h: &History, variant: Variant) -> bool {
     !variant.session && large(h, &included(h))
 }
-
-/// Solver decisions the whole polygraph of a large sessionless history
-/// gets when nothing else decided it: enough to set every constraint of
-/// the largest polygraph built twice over ([`super::polygraph::MAX_PAIRS`]
-/// pairs), so that only a search that is lost is cut. Measured on a 65k
-/// causal store at serializability (3.4M constraints, no pruning beyond
-/// [`super::prune::BITSET_LIMIT`] transactions): 2M decisions in 3.2 s of
-/// solving, 10M in 6.9 s (213 conflicts), these 40M in 19 s (747), each
-/// undecided; unbounded, no verdict in 10 min.
-pub const LARGE_WHOLE_DECISIONS: u64 = 2 * super::polygraph::MAX_PAIRS as u64;
 
 /// The pairs of writers of a key, over all keys, among the included
 /// transactions `inc`.
@@ -233,19 +224,11 @@ fn window(
 }
 
 /// Transactions per window of a history of `n` included ones: [`WINDOW`],
-/// or [`WIDE_WINDOW`] beyond pruning's reach. Measured (2026-11-28) on
-/// issue 19's 262,144-transaction causal store at serializability: its
-/// windows of 8,192 refute nothing within their [`BUDGET`]; of its 26
-/// windows of 20,000 (each overlapping the next by half), checked each as
-/// a history of its own, 11 are invalid (1-2 s each) and 4 undecided in
-/// 20 s. Here the fourth is the first to refute (places 30,000 to 50,000:
-/// 5 pruning rounds in 1.0 s, a cycle of five transactions whose two
-/// anti-dependencies rest on write orders other transactions' reads
-/// force), the three before it each stopped at [`WINDOW_WORK`] while
-/// pruning (since [`HUNT`], each sooner, its pruning stopped once a
-/// round settles little); its 65,536-transaction sibling likewise.
+/// or [`WIDE_WINDOW`] beyond pruning's reach, where a violation's
+/// anti-dependencies may rest on write orders other transactions' reads
+/// force over a wider span than [`WINDOW`] holds.
 fn window_size(n: usize) -> usize {
-    if n > super::prune::BITSET_LIMIT {
+    if n > crate::check::tuning::BITSET_LIMIT {
         WIDE_WINDOW
     } else {
         WINDOW
@@ -262,9 +245,9 @@ pub(super) fn windows(h: &History, variant: Variant, budget: Budget) -> Option<O
 
 /// [`windows`], each window given at most `each`.
 fn windows_within(h: &History, variant: Variant, budget: Budget, each: u64) -> Option<Outcome> {
-    let mut w = Windows::new(h, variant)?;
+    let mut w = Windows::new(h, variant, Strategy::Windows)?;
     let mut lo = 0;
-    let all = budget.within(BUDGET);
+    let all = budget.within(WINDOWS_BUDGET);
     while lo < w.order.len() {
         if all.expired() {
             return None;
@@ -286,9 +269,6 @@ fn windows_within(h: &History, variant: Variant, budget: Budget, each: u64) -> O
     None
 }
 
-/// Most windows [`around`] checks, of each [`Around`].
-pub const AROUND: usize = 4;
-
 /// Which of the windows around a stronger variant's violations
 /// [`around`] checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -298,9 +278,8 @@ pub(super) enum Around {
     /// first look's suspects are.
     Clusters,
     /// Those that hold one: looked at once the witness failed, before the
-    /// windows in time order (a valid history would spend their time: the
-    /// 65k causal store at plain SI has one, 2 s, and then its witness in
-    /// the first banded round).
+    /// windows in time order (a valid history would spend their time
+    /// before its witness).
     Lone,
 }
 
@@ -313,15 +292,8 @@ pub(super) enum Around {
 /// lies: [`AROUND`] of them at most (those that hold as `which` asks),
 /// those that hold the most of the stronger's violations first, each
 /// within [`WINDOW_WORK`] and hunted as [`windows`] are, all within
-/// [`BUDGET`]. Measured (2026-11-29) on issue 19's 262,144-transaction
-/// causal store: at SI, strong-session SI's pruning meets 8
-/// contradictions, at places 110k to 250k, and of the windows of 20,000
-/// centred on them only the one on the contradiction at place 236,965
-/// refutes (3 pruning rounds, 0.7 s; the others stop at their 2 s while
-/// pruning; it holds three, as many as any), where none of the sweep's
-/// windows does (its violation spans places from about 229k to 245k); at
-/// serializability 17 of the 25 windows on strong-session
-/// serializability's cyclic components refute, in 0.2-0.6 s each.
+/// [`WINDOWS_BUDGET`]. A window centred there may refute where none of
+/// the sweep's windows does (a violation spanning two of them).
 pub(super) fn around(
     h: &History,
     variant: Variant,
@@ -332,7 +304,11 @@ pub(super) fn around(
     if found_at.is_empty() {
         return None;
     }
-    let mut w = Windows::new(h, variant)?;
+    let by = match which {
+        Around::Clusters => Strategy::AroundClusters,
+        Around::Lone => Strategy::AroundLone,
+    };
+    let mut w = Windows::new(h, variant, by)?;
     let place = places(&w.order, h.txns.len());
     let mut at: Vec<usize> = found_at
         .iter()
@@ -342,7 +318,7 @@ pub(super) fn around(
     at.sort_unstable();
     at.dedup();
     let n = w.order.len();
-    let all = budget.within(BUDGET);
+    let all = budget.within(WINDOWS_BUDGET);
     let mut checked: Vec<usize> = Vec::new();
     'rank: loop {
         let size = w.size.min(n);
@@ -395,6 +371,8 @@ struct Windows<'a> {
     /// Wide windows are hunted by pruning alone ([`HUNT`]); the one that
     /// refutes is then told in full.
     hunt: Telling,
+    /// The strategy checking them.
+    by: Strategy,
 }
 
 /// What checking one window showed.
@@ -410,7 +388,7 @@ enum Checked {
 
 impl<'a> Windows<'a> {
     /// The windows of a variant [`windows`] takes, else `None`.
-    fn new(h: &'a History, variant: Variant) -> Option<Windows<'a>> {
+    fn new(h: &'a History, variant: Variant, by: Strategy) -> Option<Windows<'a>> {
         let (inc, order) = refuted_first(h, variant)?;
         let size = window_size(order.len());
         let hunt = if size == WIDE_WINDOW {
@@ -426,6 +404,7 @@ impl<'a> Windows<'a> {
             order,
             size,
             hunt,
+            by,
         })
     }
 
@@ -464,45 +443,23 @@ impl<'a> Windows<'a> {
                 o = again;
             }
         }
-        o.stats.part = Some(Part::window(lo, hi, self.order.len(), false));
+        let part = Part::window(lo, hi, self.order.len(), false);
+        o.stats.decision = Some(Decision::Part { by: self.by, part });
         Checked::Refuted(Box::new(o))
     }
 }
 
 /// How a wide window ([`WIDE_WINDOW`]) is first checked: pruned for a
 /// verdict alone (its rounds stop once one settles little,
-/// [`super::prune::MIN_ROUND_SHARE`]), no solver decision, no cycle
-/// told. Measured (2026-11-28) on issue 19's 262,144-transaction causal
-/// store at serializability: its first three windows, pruned to their
-/// fixpoint (14 to 16 rounds, 1.5-1.7 s, 70k constraints left) and then
-/// solved, each stopped undecided at [`WINDOW_WORK`]; the fourth refutes
-/// by pruning, in its fifth round.
+/// [`crate::check::tuning::MIN_ROUND_SHARE`]), no solver decision, no cycle
+/// told: windows pruned to their fixpoint and then solved may each stop
+/// undecided at [`WINDOW_WORK`] where the one that refutes does so by
+/// pruning, in its first few rounds.
 const HUNT: Telling = Telling {
     cycles: false,
     steps: 0,
     decisions: Some(0),
 };
-
-/// Solver decisions the whole polygraph of a small sessionless history
-/// gets before it is refuted in windows ([`stalled`]): histories decided
-/// within them are told exactly as before, whatever their parts hold.
-/// Decisions are work, not time, so the route taken does not depend on
-/// the host's load. Measured: the 2-session history's whole takes them
-/// in 0.2 s and stays undecided.
-pub const WHOLE_DECISIONS: u64 = 300_000;
-
-/// Solver decisions each window of [`stalled`] gets. Measured on the
-/// 2-session history: windows of 700 to 900 transactions are decided
-/// within 1M (the refuting one in 0.5-1.5 s), and none within 300k.
-pub const PART_DECISIONS: u64 = 1_000_000;
-
-/// The first window size [`stalled`] tries; each next one is about 1.4
-/// times the last (so that a violation spread over a given span falls in
-/// a window of at most about twice as many transactions, each shifted by
-/// half). Smaller windows hold what pruning already finds in the whole's
-/// first attempt; on the 2-session history those of 256 and 358
-/// transactions cost 2.2 s and refuted nothing.
-pub const FIRST_PART: usize = 512;
 
 /// Whether a sessionless variant of this history is refuted in windows
 /// when its whole stalls ([`stalled`]): one that [`windows`] does not take
@@ -516,7 +473,7 @@ pub(super) fn stalls_first(h: &History, variant: Variant) -> bool {
 /// the module doc), telling as `telling` asks, its solver bounded by
 /// [`PART_DECISIONS`]; `None` when no window refutes (the whole is then
 /// to be solved). Sound by projection ([`Scope`]); a window that passes
-/// proves nothing. All windows together get at most [`BUDGET`].
+/// proves nothing. All windows together get at most [`WINDOWS_BUDGET`].
 pub(super) fn stalled(
     h: &History,
     variant: Variant,
@@ -540,7 +497,7 @@ fn growing(
     let inc = included(h);
     let order = time_order(h, &inc);
     let telling = telling.within(PART_DECISIONS);
-    let all = budget.within(BUDGET);
+    let all = budget.within(WINDOWS_BUDGET);
     let mut part = vec![false; h.txns.len()];
     let mut size = first.max(2);
     while size < order.len() {
@@ -558,7 +515,10 @@ fn growing(
                 telling,
             );
             if !o.timed_out && !o.anomalies.is_empty() {
-                o.stats.part = Some(Part::window(lo, hi, order.len(), true));
+                o.stats.decision = Some(Decision::Part {
+                    by: Strategy::GrowingWindows,
+                    part: Part::window(lo, hi, order.len(), true),
+                });
                 return Some(o);
             }
             if hi == order.len() {
@@ -571,40 +531,6 @@ fn growing(
     None
 }
 
-/// The first part checked around a suspect (places either way), widened
-/// four-fold while it passes, up to [`SPAN`]: a violation is most often
-/// near its suspect, and a part's polygraph grows with the square of its
-/// writers (the causal store at SI, 10k transactions: 184k constraints at
-/// 4,096 places, 0.24 s in all; 0.11 s from 1,024). A suspect whose first
-/// part passes costs a second, wider one; each part also costs a pass
-/// over the whole history's micro-ops (their values, for the build).
-pub const FIRST_SPAN: usize = 1024;
-
-/// Suspects looked for: short cycles of the logged order of writes.
-pub const SUSPECTS: usize = 256;
-
-/// Most of them whose parts are checked, in their order (fewest keys
-/// first): where none of these refutes, the history is most likely valid,
-/// and the rest cost its witness their time. Measured (2026-11-27): the
-/// large invalid histories tried (the causal store at 100k and 262k
-/// transactions, with and without causality violations; the SI store's
-/// lost updates and long forks at 100k; at SI and SER) are each refuted by
-/// one of their first 4; a valid 65k causal store passed 124 parts in
-/// 3.7 s, a 262k one spent the whole [`BUDGET`] on them.
-pub const LOOKS: usize = 32;
-
-/// Lost updates looked at in a history below the windows' size (see
-/// [`by_keys`]): the first refutes but where its version's writer is far
-/// from it in time, or its key's part is too big for a window. Each part
-/// is bounded in decisions, so at most this many times two parts'
-/// [`PART_DECISIONS`] are spent (every part measured was decided by
-/// pruning, with none).
-pub const FEW_SUSPECTS: usize = 16;
-
-/// How far in time order (transactions, either way) a suspect cycle is
-/// looked for, and the widest part checked around one.
-pub const SPAN: usize = 4096;
-
 /// The first violation found on a few keys, for a sessionless variant of a
 /// history whose writers make at least [`MIN_PAIRS`] pairs (the same
 /// histories as [`windows`]), on the keys of its logged order's short
@@ -612,9 +538,8 @@ pub const SPAN: usize = 4096;
 /// [`WINDOW_PAIRS`] pairs and whose known edges close no cycle, on the key
 /// of each of its first [`FEW_SUSPECTS`] lost updates (the whole's
 /// polygraph is then large, and telling the violation a part finds costs
-/// what that part does: the SI store's lost updates at SI, 10k
-/// transactions of which 3,539 committed, 608k writer pairs, 0.95 s whole,
-/// 0.08 s here); `None` when the variant does not take this route or no
+/// what that part does, a tenth of the whole's on the lost updates
+/// measured); `None` when the variant does not take this route or no
 /// suspect refutes.
 ///
 /// Where to look comes from the logged order of writes ([`super::witness`]):
@@ -632,7 +557,7 @@ pub const SPAN: usize = 4096;
 /// transactions and onto keys): a violation of the part is one of the
 /// whole, with the same steps; a part that passes proves nothing. The
 /// first [`LOOKS`] cycles' parts are checked, each within [`WINDOW_WORK`],
-/// all within [`BUDGET`]; each part of a lost update within
+/// all within [`WINDOWS_BUDGET`]; each part of a lost update within
 /// [`PART_DECISIONS`] solver decisions. Memory: the guessed graph (one
 /// edge per read and write) and one part's polygraph.
 pub(super) fn by_keys(
@@ -641,6 +566,7 @@ pub(super) fn by_keys(
     budget: Budget,
     cycles: &Cycles,
     looks: Looks,
+    by: Strategy,
 ) -> Option<Outcome> {
     if variant.session {
         return None;
@@ -650,7 +576,7 @@ pub(super) fn by_keys(
     let pairs = pairs(h, inc);
     if large_with(inc.iter().filter(|&&i| i).count(), pairs) {
         let suspects = Suspects::Cycles(cycles, SUSPECTS, looks);
-        return suspected(h, variant, budget, (inc, &order()), suspects);
+        return suspected(h, variant, budget, (inc, &order()), (suspects, by));
     }
     if looks == Looks::Glance {
         return None;
@@ -672,7 +598,7 @@ pub(super) fn by_keys(
         variant,
         budget,
         (inc, &order()),
-        Suspects::LostUpdates(lost),
+        (Suspects::LostUpdates(lost), by),
     )
 }
 
@@ -695,23 +621,11 @@ pub(super) enum Looks {
     Glance,
 }
 
-/// Short cycles' parts a glance ([`Looks::Glance`]) checks: what a valid
-/// history pays before its stronger variants' attempts (0.1-0.5 s a part
-/// at 100k transactions). The SI store's 100k long forks and the causal
-/// store's 100k causality violations are refuted by their second.
-pub const GLANCES: usize = 2;
-
-/// Most writer pairs in a glance's part: a valid history's parts pass, and
-/// cost it their time (the SI store's valid 100k rw-register history at
-/// SI: the 32 parts of a full look, of up to [`WINDOW_PAIRS`] each, took
-/// 10 s of its 11.7 s).
-pub const GLANCE_PAIRS: usize = WINDOW_PAIRS / 8;
-
 /// Where [`suspected`] looks.
 enum Suspects<'a> {
     /// The logged order's short cycles, at most this many sampled and
     /// [`LOOKS`] (or [`GLANCES`]) checked; each part within
-    /// [`WINDOW_WORK`], all within [`BUDGET`].
+    /// [`WINDOW_WORK`], all within [`WINDOWS_BUDGET`].
     Cycles(&'a Cycles, usize, Looks),
     /// Lost updates: each key, around the first transaction of its group;
     /// each part within [`PART_DECISIONS`] solver decisions (a part with a
@@ -728,7 +642,7 @@ fn suspected(
     variant: Variant,
     budget: Budget,
     (inc, order): (&[bool], &[TxnId]),
-    suspects: Suspects,
+    (suspects, by): (Suspects, Strategy),
 ) -> Option<Outcome> {
     let timed = matches!(suspects, Suspects::Cycles(..));
     let glance = matches!(suspects, Suspects::Cycles(_, _, Looks::Glance));
@@ -737,7 +651,7 @@ fn suspected(
     } else {
         (LOOKS, WINDOW_PAIRS)
     };
-    let all = budget.within(BUDGET);
+    let all = budget.within(WINDOWS_BUDGET);
     let place = places(order, h.txns.len());
     let mut keys = vec![false; h.keys.len()];
     let mut part = vec![false; h.txns.len()];
@@ -807,13 +721,14 @@ fn suspected(
                 continue;
             }
             if !o.timed_out && !o.anomalies.is_empty() {
-                o.stats.part = Some(Part {
+                let part = Part {
                     size: size as u32,
                     from: lo as u32,
                     of: order.len() as u32,
                     keys: Some((ks.len() as u32, h.keys.len() as u32)),
                     after_whole: false,
-                });
+                };
+                o.stats.decision = Some(Decision::Part { by, part });
                 break Some(o);
             }
             if widen && !o.timed_out && !o.stats.too_big && span < SPAN {
@@ -916,7 +831,7 @@ mod tests {
                     // Only a violation carries over, and the whole sees it.
                     assert!(!o.anomalies.is_empty() && !o.timed_out);
                     assert!(!whole.anomalies.is_empty(), "{v:?} {db:?} seed {seed}");
-                    let part = o.stats.part.expect("a part");
+                    let part = o.stats.part().expect("a part");
                     assert!(part.size >= 16 && part.size < part.of && part.keys.is_none());
                     for a in &o.anomalies {
                         if let Some(c) = &a.cycle {
@@ -992,12 +907,12 @@ mod tests {
         let h = load_text(&without_first(&String::from_utf8_lossy(&text), 30_000));
         assert_eq!(h.txns.len(), 46_800);
         assert_eq!(window_size(h.txns.len()), WIDE_WINDOW);
-        assert_eq!(window_size(super::super::prune::BITSET_LIMIT), WINDOW);
+        assert_eq!(window_size(crate::check::tuning::BITSET_LIMIT), WINDOW);
         // The window's own time is not what is tested here.
         let o = windows_within(&h, PLAIN_SER, Budget::NONE, 30 * WINDOW_WORK)
             .expect("a window refutes");
         assert!(!o.timed_out && !o.anomalies.is_empty());
-        let part = o.stats.part.expect("a part");
+        let part = o.stats.part().expect("a part");
         assert_eq!(
             (part.size, part.from, part.of),
             (WIDE_WINDOW as u32, 0, 46_800)
@@ -1067,7 +982,7 @@ mod tests {
                 .expect("a window refutes");
             assert!(!o.timed_out && !o.anomalies.is_empty(), "{v:?}");
             // The window holds one of the places looked around.
-            let part = o.stats.part.expect("a part");
+            let part = o.stats.part().expect("a part");
             let (lo, hi) = (part.from as usize, (part.from + part.size) as usize);
             assert!(part.size < part.of, "{v:?}");
             assert!(
@@ -1131,7 +1046,10 @@ mod tests {
                         v,
                         Budget::NONE,
                         (&inc, &order),
-                        Suspects::Cycles(&cycles, SUSPECTS, Looks::All),
+                        (
+                            Suspects::Cycles(&cycles, SUSPECTS, Looks::All),
+                            Strategy::Suspects,
+                        ),
                     ) else {
                         continue;
                     };
@@ -1139,7 +1057,7 @@ mod tests {
                     // Only a violation carries over, and the whole sees it.
                     assert!(!o.anomalies.is_empty() && !o.timed_out);
                     assert!(!whole.anomalies.is_empty(), "{v:?} seed {seed}");
-                    let part = o.stats.part.expect("a part");
+                    let part = o.stats.part().expect("a part");
                     assert!(part.keys.is_some_and(|(k, all)| k >= 1 && k < all));
                     for a in &o.anomalies {
                         let c = a.cycle.as_ref().expect("a cycle");
@@ -1175,9 +1093,16 @@ mod tests {
         assert!(at > FIRST_SPAN, "{at}");
         for v in [PLAIN_SI, PLAIN_SER] {
             let suspects = Suspects::LostUpdates(lost.clone());
-            let o = suspected(&h, v, Budget::NONE, (&inc, &order), suspects).expect("refuted");
+            let o = suspected(
+                &h,
+                v,
+                Budget::NONE,
+                (&inc, &order),
+                (suspects, Strategy::Suspects),
+            )
+            .expect("refuted");
             assert!(!o.anomalies.is_empty() && !o.timed_out);
-            let part = o.stats.part.expect("a part");
+            let part = o.stats.part().expect("a part");
             // The part reached back to the first transaction, past the
             // first span.
             assert_eq!(part.from, 0, "{v:?}");
@@ -1209,10 +1134,17 @@ mod tests {
             Guess::Release { cycles, .. } => cycles,
             _ => panic!("{v:?}: the logged order should close cycles"),
         };
-        let o = by_keys(&h, PLAIN_SI, Budget::NONE, &cycles(PLAIN_SI), Looks::All)
-            .expect("refuted on its suspects' keys");
+        let o = by_keys(
+            &h,
+            PLAIN_SI,
+            Budget::NONE,
+            &cycles(PLAIN_SI),
+            Looks::All,
+            Strategy::Suspects,
+        )
+        .expect("refuted on its suspects' keys");
         assert!(!o.anomalies.is_empty() && !o.timed_out);
-        let part = o.stats.part.expect("a part");
+        let part = o.stats.part().expect("a part");
         assert!(part.keys.is_some_and(|(k, all)| k >= 1 && k < all));
         assert!(part.size < part.of, "{} of {}", part.size, part.of);
         for a in &o.anomalies {
@@ -1222,6 +1154,16 @@ mod tests {
         // At serializability its known edges close a cycle: the whole is
         // told instead.
         assert!(super::super::polygraph::known_cycle(&h, PLAIN_SER));
-        assert!(by_keys(&h, PLAIN_SER, Budget::NONE, &cycles(PLAIN_SER), Looks::All).is_none());
+        assert!(
+            by_keys(
+                &h,
+                PLAIN_SER,
+                Budget::NONE,
+                &cycles(PLAIN_SER),
+                Looks::All,
+                Strategy::Suspects
+            )
+            .is_none()
+        );
     }
 }

@@ -46,6 +46,7 @@
 //! could not place.
 
 use crate::check::budget::Budget;
+use crate::check::tuning::{MAX_SESSIONS, MAX_STATES};
 
 use rustc_hash::FxHashSet;
 
@@ -54,17 +55,6 @@ use super::{Outcome, Telling};
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::check::deps::included;
 use crate::history::model::*;
-
-/// Most states (prefixes) the search enters before it gives up; also the
-/// largest state space (`∏(steps + 1)` over sessions) it takes on, so
-/// that where it runs it can always finish. Measured: with 10 sessions of
-/// 200 transactions (a PostgreSQL history invalid with session order) an
-/// unbounded space made the search thrash for minutes where the polygraph
-/// route answers in 0.4 s.
-pub const MAX_STATES: usize = 1 << 23;
-
-/// Most sessions the search takes on.
-pub const MAX_SESSIONS: usize = 16;
 
 /// Reads of the initial state stand for a writer that precedes everyone.
 const INITIAL: TxnId = TxnId::MAX;
@@ -472,7 +462,10 @@ pub fn decide(
         Verdict::Valid => Outcome {
             anomalies: Vec::new(),
             timed_out: false,
-            stats: Default::default(),
+            stats: super::Stats {
+                decision: Some(super::Decision::SessionSearch),
+                ..Default::default()
+            },
         },
         Verdict::Undecided => sat(budget, telling),
         Verdict::Invalid(stuck) => {
@@ -486,6 +479,9 @@ pub fn decide(
                 }
             };
             if !named.timed_out && !named.anomalies.is_empty() {
+                // The search decided; the whole polygraph named it.
+                let mut named = named;
+                named.stats.decision = Some(super::Decision::SessionSearch);
                 return named;
             }
             let mut a = Anomaly::new(variant.cycle_exists()).field(
@@ -496,6 +492,7 @@ pub fn decide(
                 a = a.txn(t);
             }
             let mut stats = named.stats;
+            stats.decision = Some(super::Decision::SessionSearch);
             // Not named: the budget ran out, or the solver's bound.
             if budget.expired() {
                 stats.explain_cut = true;

@@ -40,11 +40,11 @@
 //! claim [`Shapes::claim`] (every order closes one of the cycles, not
 //! necessarily this one's type).
 
+use crate::check::tuning::{MAX_TELL, PRUNE_LIMIT, SHAPES_WORK, SIMPLE_SEARCH_STEPS};
 use batsat::{Lit, lbool};
 
 use super::acyclic::Order;
 use super::cycles::mark_steps;
-use super::forks::MAX_LEMMAS_PER_MODEL;
 use super::lemmas::{self, Pruned, Solved, encode, first_writers, force_round, solve};
 use super::polygraph::{self, Edge, EdgeId, EdgeKind, Polygraph, Rules, Variant};
 use super::solve::time_keys;
@@ -55,28 +55,10 @@ use crate::anomaly::{Anomaly, Datum, Field, Grounds};
 use crate::check::budget::{self, Budget};
 use crate::check::deps::{realtime_edges, so_edges};
 use crate::check::graph::{Closure, Digraph, sccs, topo_order, topo_order_by};
+use crate::check::tuning::MAX_LEMMAS_PER_MODEL;
 use crate::history::model::*;
 use crate::spec::Checker;
 use crate::spec::cycles::{DepCycles, RwCycles, Shapes, Through};
-
-/// Work a check may spend ([`crate::check::budget`] units) before it
-/// answers undecided: build, pruning, the solver's decisions and the
-/// searches of each solution. Counted, never timed, so the same history
-/// always gets the same answer.
-pub const WORK: u64 = 4_000_000_000;
-
-/// Most product-graph nodes (transactions times states) pruning takes
-/// bitsets for (a word per node per component: 32 MiB at this size);
-/// beyond it the solver decides alone.
-const PRUNE_LIMIT: usize = 16_384;
-
-/// Most steps one depth-first search for a simple G-nonadjacent-item
-/// cycle takes; past it the search is cut and a solution it found nothing
-/// in proves nothing.
-const SIMPLE_SEARCH_STEPS: u64 = 200_000;
-
-/// Most cycle searches when telling the violation.
-const MAX_TELL: usize = 256;
 
 /// What a level's cycles are made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -560,7 +542,7 @@ pub fn run(
 }
 
 /// Decides whether some version order of `h` closes none of the cycles
-/// `shapes` rules out, within [`WORK`]; a violation comes with one cycle
+/// `shapes` rules out, within [`SHAPES_WORK`]; a violation comes with one cycle
 /// of the latest order tried (every order closes one).
 ///
 /// One kind of edge the polygraph holds may not be Adya's: the
@@ -583,7 +565,7 @@ pub fn run(
 /// version's writer, then the reader, then the edge's writer, on that
 /// key), where the reader's path to that writer is its write-write step.
 pub fn check(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
-    let budget = budget.within(WORK);
+    let budget = budget.within(SHAPES_WORK);
     let safe = levels(&shapes)
         .iter()
         .filter(|l| l.starts_at_rw())

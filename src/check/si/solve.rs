@@ -11,6 +11,7 @@
 //! for another round.
 
 use crate::check::budget::{self, Budget};
+use crate::check::tuning::{DECISION_WORK, PROPAGATE_AFTER, PROPAGATION_WALK};
 
 use batsat::interface::SolverInterface;
 use batsat::{Lit, lbool};
@@ -353,26 +354,6 @@ pub(super) fn by_selector(
     }
     out
 }
-
-/// Nodes each of the theory's propagation walks may reach
-/// ([`Acyclic::budget`]), once [`PROPAGATE_AFTER`] conflicts show the
-/// search is hard. Measured (CPU, loaded 2-core host): the first 1,400
-/// lines of issue 19's 2-session history at serializability, 6.1 s and
-/// 174k conflicts without propagation, 1.2 s and 183 conflicts with walks
-/// of 64 nodes from the start (2.3 s at 16), 0.85 s and 10k conflicts
-/// from the 10,000th; its first 1,500 lines, more than 20 s and 370k
-/// conflicts before, 1.6-3.3 s after.
-const PROPAGATION_WALK: usize = 64;
-
-/// Conflicts before the theory starts propagating: below it, the walks
-/// cost more than the conflicts they spare (VeriStrong's write-heavy
-/// 10k history at serializability: 0.86 -> 7.4 s CPU with propagation
-/// from the start, 1,110 conflicts in all; blind-write 0.41 -> 3.0 s).
-const PROPAGATE_AFTER: u64 = 10_000;
-
-/// Work counted for each of the solver's checks for a reason to stop (one
-/// per decision and per restart), beside what its theory counts.
-const DECISION_WORK: u64 = 16;
 
 /// A SAT solver that gives up when the budget runs out.
 pub(super) fn solver_until(budget: Budget) -> batsat::Solver<batsat::callbacks::Basic> {

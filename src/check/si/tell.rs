@@ -35,18 +35,11 @@ impl Telling {
         decisions: None,
     };
 
-    /// What telling one variant's violation may look at: about a second
-    /// of searching here, far above what the corpus and the benchmarks
-    /// take (general-rw's 23 contradictions at serializability: 230k).
-    pub const TELL_STEPS: u64 = 200_000_000;
+    /// [`crate::check::tuning::TELL_STEPS`].
+    pub const TELL_STEPS: u64 = crate::check::tuning::TELL_STEPS;
 
-    /// Solver decisions a verdict that only serves to name another's
-    /// cycles may take (a weaker variant consulted for a suffix, the
-    /// polygraph route naming what the sessions search refuted). Measured:
-    /// the corpus's and benchmarks' weaker variants decide in under 100k
-    /// (most by pruning, with none); 2M take about 2 s on a 2,000
-    /// transaction, 2-session history, which no budget decides.
-    pub const NAMING_DECISIONS: u64 = 2_000_000;
+    /// [`crate::check::tuning::NAMING_DECISIONS`].
+    pub const NAMING_DECISIONS: u64 = crate::check::tuning::NAMING_DECISIONS;
 
     /// Whether the variant is rejected, no cycle told, the solver bounded
     /// by [`Telling::NAMING_DECISIONS`].

@@ -28,7 +28,7 @@ use rustc_hash::FxHashSet;
 use super::cycles::claims_of;
 use super::plan::{self, Ctx, Look};
 use super::polygraph::Variant;
-use super::{Outcome, Telling};
+use super::{Decision, Outcome, Telling};
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::history::model::{History, Status, TxnId, from};
 use crate::spec::AnomalyType;
@@ -153,10 +153,10 @@ impl<'h> Checks<'h> {
         // transaction per session, as a format may give; a format without
         // times): the variant's polygraph is the one without it, whose
         // outcome it takes, with the shortcuts and witnesses only a
-        // sessionless variant without real time is given (the 32k
-        // causal-store text history with one session per transaction:
-        // no verdict in 60 s at strong-session or strict serializable,
-        // where serializable is VALID in 2 s). A variant that keeps real
+        // sessionless variant without real time is given (without them,
+        // one session per transaction left the session variants without a
+        // verdict where the sessionless one answered at once). A variant
+        // that keeps real
         // time keeps session order too: with it, the write orders real
         // time implies are known before any is guessed, and its cycles
         // are told through them.
@@ -168,7 +168,11 @@ impl<'h> Checks<'h> {
         };
         if bare != v {
             let i = self.settle(bare, until, telling)?;
-            let outcome = self.decided[i].outcome.clone();
+            let mut outcome = self.outcome_of(i, bare);
+            outcome.stats.decision = outcome.stats.decision.map(|by| Decision::Without {
+                variant: bare,
+                by: Box::new(by),
+            });
             return Ok(self.keep(v, outcome, until, telling));
         }
         if !v.realtime && !self.decided.iter().any(|d| d.variant == v) && !self.sure_to_reject(v) {
@@ -179,8 +183,8 @@ impl<'h> Checks<'h> {
             // A glance of the variant's own comes first: its logged order
             // as a witness, or a violation on the keys of one of that
             // order's first few short cycles, is cheaper than any stronger
-            // variant's attempt (a 100k long fork at serializability:
-            // 0.1 s, against 0.5 s for each attempt). Not where reads are
+            // variant's attempt (a fraction of one, on the long forks
+            // measured). Not where reads are
             // narrowed first (the look is of the history as narrowed).
             let mut look = None;
             if self.h.candidates.is_empty() && (!v.session || self.timed()) {
@@ -213,12 +217,9 @@ impl<'h> Checks<'h> {
     /// rw-register history whose logged order closes cycles), then with
     /// session order. Real time orders most of a key's writers, where
     /// session order leaves every pair of two sessions' writers to a
-    /// constraint: a serializable store's 494,500-transaction history (99k
-    /// commits) builds 15k constraints with real time, 528k with session
-    /// order (12.1 -> 7.9 s at SI). List-append reads reveal the
-    /// writers' order, and real time adds an attempt that fails where
-    /// session order's does (a 10k causal store's list-append history at
-    /// SI: 1.13x).
+    /// constraint (some thirty times fewer constraints on the serializable
+    /// store measured). List-append reads reveal the writers' order, and
+    /// real time adds an attempt that fails where session order's does.
     fn shortcuts(&mut self, v: Variant, unordered: bool) -> Vec<Variant> {
         let mut out = Vec::new();
         if unordered && self.timed() {
@@ -236,9 +237,8 @@ impl<'h> Checks<'h> {
 
     /// Whether session order orders any two transactions, once looked for
     /// (where every transaction is its own session, the session variant
-    /// is the variant itself, with none of its shortcuts: a 32k-transaction
-    /// causal-store history at serializable ran past 5 minutes on it,
-    /// against 2 s for its own banded witness).
+    /// is the variant itself, with none of its shortcuts, which would
+    /// only repeat its own check: its banded witness decides instead).
     fn sessioned(&mut self) -> bool {
         let h = self.h;
         *self.sessions.get_or_insert_with(|| {
@@ -272,10 +272,24 @@ impl<'h> Checks<'h> {
         }) || super::polygraph::known_cycle(h, v)
     }
 
+    /// The outcome kept at `i` ([`Checks::settle`]) as variant `v`'s: a
+    /// stronger variant's pass says it decided.
+    fn outcome_of(&self, i: usize, v: Variant) -> Outcome {
+        let d = &self.decided[i];
+        let mut o = d.outcome.clone();
+        if d.variant != v {
+            o.stats.decision = o.stats.decision.map(|by| Decision::Stronger {
+                variant: d.variant,
+                by: Box::new(by),
+            });
+        }
+        o
+    }
+
     /// The variant's outcome, its cycles named by their steps.
     pub fn check(&mut self, v: Variant) -> Outcome {
         match self.settle(v, self.budget, Telling::FULL) {
-            Ok(i) => self.decided[i].outcome.clone(),
+            Ok(i) => self.outcome_of(i, v),
             Err(stats) => Outcome {
                 anomalies: Vec::new(),
                 timed_out: true,
@@ -633,7 +647,7 @@ mod tests {
             let mut c = Checks::new(&h, None);
             let o = c.check(v);
             assert!(!o.anomalies.is_empty() && !o.timed_out, "{v:?}");
-            let part = o.stats.part.expect("refuted on a part");
+            let part = o.stats.part().expect("refuted on a part");
             assert!(part.keys.is_some(), "{v:?}");
             assert_eq!(decided(&c), vec![v]);
         }

@@ -29,6 +29,10 @@
 //! can be guessed ([`super::solve::time_keys`]); list-append histories
 //! reveal their version orders and need no guess.
 
+use crate::check::tuning::{
+    BAND, BAND_DECISIONS, BANDED_ROUNDS, MAX_CULPRIT_PATHS, MAX_RELEASED_PAIRS,
+    RELEASED_PAIRS_SHARE, RELEASED_SHARE, RELEASED_WORK,
+};
 use std::ops::ControlFlow;
 
 use super::polygraph::{Edge, EdgeKind, Variant};
@@ -320,7 +324,7 @@ pub(super) fn route(h: &History, released: &[bool], inc: &[bool]) -> Route {
 }
 
 /// A witness with the guess kept where it closed no cycle and the
-/// released keys' writers solved, within [`WORK`]: the polygraph's
+/// released keys' writers solved, within [`RELEASED_WORK`]: the polygraph's
 /// figures when it has a solution; `None` proves nothing.
 pub(super) fn released(
     h: &History,
@@ -342,7 +346,7 @@ pub(super) fn released(
         }),
         included: None,
     };
-    let until = budget.within(WORK);
+    let until = budget.within(RELEASED_WORK);
     let o = super::check_polygraph_in(h, variant, until, scope);
     (!o.timed_out && o.anomalies.is_empty()).then_some(o.stats)
 }
@@ -366,7 +370,7 @@ fn near(released: &[bool], open: u64) -> Vec<u64> {
 /// guessed edges lie on the cycles that rule a solution out (a cycle of
 /// known edges, a constraint neither side of which fits, an unsatisfiable
 /// core) are then released whole, and the polygraph built again, at most
-/// [`ROUNDS`] times, each solver bounded by [`BAND_DECISIONS`]. A
+/// [`BANDED_ROUNDS`] times, each solver bounded by [`BAND_DECISIONS`]. A
 /// solution's figures when one was found, else how the rounds went
 /// ([`Rounds`]): nothing but a solution proves anything.
 ///
@@ -407,7 +411,7 @@ pub enum RoundsEnd {
     Undecided,
     /// The last round's cycles run through keys already released.
     NothingNew,
-    /// [`ROUNDS`] rounds, each with keys to release.
+    /// [`BANDED_ROUNDS`] rounds, each with keys to release.
     Limit,
     /// The budget ran out.
     Expired,
@@ -462,7 +466,7 @@ fn banded_by(
     let stale = stale_reads(h, inc, &place);
     let until = budget;
     rounds.end = RoundsEnd::Limit;
-    for _ in 0..ROUNDS {
+    for _ in 0..BANDED_ROUNDS {
         if until.expired() {
             rounds.end = RoundsEnd::Expired;
             return Err(rounds);
@@ -570,11 +574,9 @@ fn places(n: usize, when: &[u64]) -> Vec<u64> {
 ///
 /// Why. A causal store's replicas lag: most stale reads lie within a few
 /// dozen places of the write that overwrote them, but one in a hundred
-/// lies thousands back (issue 19's 65,536-transaction history: 5,283 of
-/// 262k reads stale, median 26 places, 99th percentile 3,434, farthest
-/// 8,821), beyond any band. Each such read closed a cycle the band could
-/// not undo, and the rounds found their keys a few at a time; these
-/// readers add ~1 open pair each (4,940 there, against 6,745 in the band).
+/// lies thousands back, beyond any band. Each such read closed a cycle
+/// the band could not undo, and the rounds found their keys a few at a
+/// time; these readers add about one open pair each.
 fn stale_reads(h: &History, inc: &[bool], place: &[u64]) -> Vec<(KeyId, TxnId, u64)> {
     let Accesses { writes, reads } = accesses(h, inc);
     let mut writes: Vec<(KeyId, u64)> = writes
@@ -599,26 +601,6 @@ fn stale_reads(h: &History, inc: &[bool], place: &[u64]) -> Vec<(KeyId, TxnId, u
     out.dedup_by_key(|e| (e.0, e.1));
     out
 }
-
-/// Places in the guessed order within which two writers of a key are left
-/// open by [`banded`]. Measured on issue 19's 2-session history at plain
-/// SI (2,000 transactions, 20 keys, a writer every ~40 places): 16 puts
-/// every key on a cycle (the whole polygraph, no answer in 20 s), 256
-/// leaves 23k constraints the solver does not decide in 20 s, 64 finds a
-/// witness in two rounds (3.1 s CPU); the 8k and 32k causal-store
-/// histories at plain serializability: witnesses in 0.08 s and 1.1 s.
-pub(super) const BAND: u64 = 64;
-
-/// Most polygraphs [`banded`] builds (each releasing the culprits of the
-/// last). Measured: 2-3 suffice where it decides; on the 262,144-txn
-/// causal-store history every round of 14 released 2-10 more keys.
-pub(super) const ROUNDS: usize = 8;
-
-/// Solver decisions each round of [`banded`] may take: a bound in work,
-/// not time, so that whether a witness is found does not depend on the
-/// host's load (a 10 s bound in time made issue 19's 2-session history at
-/// plain SI, 3.4 s CPU alone, `:unknown` on a loaded host).
-pub(super) const BAND_DECISIONS: u64 = super::refute::PART_DECISIONS;
 
 /// What one polygraph under a partly guessed order showed.
 enum Attempt {
@@ -750,33 +732,6 @@ fn keys_on_cycles(
     keys.dedup();
     keys
 }
-
-/// Most cycles [`keys_on_cycles`] looks for through a contradiction's or
-/// an unsatisfiable core's sides (each a breadth-first search of the known
-/// graph; measured: cores of 1-3 constraints, a few dozen side edges, on
-/// the 262,144-txn causal-store history).
-const MAX_CULPRIT_PATHS: usize = 256;
-
-/// Most unordered writer pairs of the released keys.
-pub(super) const MAX_RELEASED_PAIRS: usize = 2_000_000;
-
-/// Most work the released keys' solving may take
-/// ([`crate::check::budget`]: about 5 s on this project's machines).
-pub(super) const WORK: u64 = 1_000_000_000;
-
-/// The guess is kept only where at most one key in this many is released:
-/// beyond that the released keys hold most of the pairs the whole
-/// polygraph would, and solving them is no cheaper (measured: 16,384
-/// causal-store transactions release 98% of their keys).
-pub(super) const RELEASED_SHARE: usize = 10;
-
-/// The released keys' witness is tried only where they hold at most one
-/// writer pair in this many: beyond that its polygraph is nearly the
-/// whole's, and a violation is found and told there once rather than
-/// found in the attempt first (measured: PolySI's general-rw preset at
-/// serializability, its hot keys released, 96% of the pairs, 528k of
-/// 551k: the attempt was 0.45 s of 0.82 s CPU).
-pub(super) const RELEASED_PAIRS_SHARE: usize = 2;
 
 #[cfg(test)]
 mod tests {
@@ -970,7 +925,7 @@ mod tests {
                 // reason of their own.
                 assert!(r.rounds >= 2 && r.released >= 1, "{v:?}: {r:?}");
                 assert!(
-                    r.rounds <= ROUNDS && r.end != RoundsEnd::NotTried,
+                    r.rounds <= BANDED_ROUNDS && r.end != RoundsEnd::NotTried,
                     "{v:?}: {r:?}"
                 );
                 let note = r.note("PL-SI");
