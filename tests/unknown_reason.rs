@@ -298,23 +298,23 @@ fn past_the_deadline_a_check_costs_about_what_reading_costs() {
 }
 
 /// Settling the causal levels' guessed writers is bounded by the run's
-/// `--timeout` like every other check: a prefix-consistent store's history
+/// `--timeout` like every other check: a read-atomic store's history
 /// with repeated values, whose causal check the last-writer guess makes
-/// violated and settling searches (many checks, none finding a witness),
+/// violated and settling searches (many checks, none settling it),
 /// costs a fraction of its CPU when the timeout is an eighth of that CPU
 /// (CPU, not wall time: the run may use two threads), and says the
 /// deadline stopped it.
 #[cfg(unix)]
 #[test]
 fn settling_stops_at_the_deadline() {
-    let f = scratch("prefix-repeated.edn");
+    let f = scratch("read-atomic-repeated.edn");
     common::generate(
         &f,
         &[
             "--workload",
             "rw-register",
             "--db",
-            "prefix",
+            "read-atomic",
             "--sessions",
             "5",
             "--txns-per-session",
@@ -324,7 +324,7 @@ fn settling_stops_at_the_deadline() {
             "--keys",
             "8",
             "--seed",
-            "2",
+            "36",
             "--repeat-values",
             "0.3",
             "--info-rate",

@@ -29,15 +29,8 @@ use rustc_hash::FxHashMap;
 use super::budget;
 use super::deps::{included, outside_from, so_edges};
 use super::graph::{Closure, Digraph, sccs, shortest_path};
+use super::tuning::{CC_WITNESS_MAX_TXNS as MAX_TXNS, CC_WITNESS_ROUNDS as ROUNDS};
 use crate::history::model::{History, KeyId, MopId, TxnId, from};
-
-/// Most resolutions tried: each costs a closure of the history's
-/// transactions, and a history whose reads need more is left undecided.
-const ROUNDS: usize = 512;
-
-/// Most transactions the search takes (the closure costs a word per 64
-/// transactions per component): past it, nothing is searched.
-const MAX_TXNS: usize = 20_000;
 
 /// The pick (an index into each read's candidates, as `reads` lists them)
 /// of a causally consistent resolution, if one is found.

@@ -283,6 +283,14 @@ pub const SETTLE_EXHAUSTIVE: usize = 64;
 /// Most checks the search for one resolution makes, when there are more.
 pub const SETTLE_SEARCH_CHECKS: usize = 64;
 
+/// Most resolutions the SAT search for a causally consistent one tries
+/// (`check::cc_witness`): each costs a closure of the history.
+pub const CC_WITNESS_ROUNDS: usize = 512;
+
+/// Most transactions that search takes (its closure costs a word per 64
+/// transactions per component).
+pub const CC_WITNESS_MAX_TXNS: usize = 20_000;
+
 // Key options (`check::keys`).
 
 /// Most steps the search for the nearest installed values takes (pairs
