@@ -75,6 +75,22 @@ pub fn search(h: &History, reads: &[(MopId, Vec<MopId>)]) -> Option<Vec<usize>> 
             }
         }
     }
+    // The committed reads, in the history's order: (reader, key, the
+    // write observed, or which ambiguous read it is). The same every
+    // round; only the ambiguous ones' writers change.
+    let slots: Vec<(TxnId, KeyId, Result<u32, usize>)> = h
+        .mops
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.is_read() && inc[m.txn as usize])
+        .filter_map(|(i, m)| {
+            let src = match at.get(&(i as MopId)) {
+                Some(&r) => Err(r),
+                None => Ok(outside_from(h, i)?),
+            };
+            Some((m.txn, m.key, src))
+        })
+        .collect();
     for _ in 0..ROUNDS {
         if solver.solve_limited(&[]) != lbool::TRUE {
             return None;
@@ -91,24 +107,18 @@ pub fn search(h: &History, reads: &[(MopId, Vec<MopId>)]) -> Option<Vec<usize>> 
         // Each committed read: (reader, key, its writer or None for the
         // initial state, its selector).
         let mut obs: Vec<(TxnId, KeyId, Option<TxnId>, Option<Lit>)> = Vec::new();
-        for (i, m) in h.mops.iter().enumerate() {
-            if !m.is_read() || !inc[m.txn as usize] {
-                continue;
-            }
-            let (w, lit) = match at.get(&(i as MopId)) {
-                Some(&r) => (reads[r].1[pick[r]], Some(lit_of(r))),
-                None => match outside_from(h, i) {
-                    Some(w) => (w, None),
-                    None => continue,
-                },
+        for &(t3, k, src) in &slots {
+            let (w, lit) = match src {
+                Err(r) => (reads[r].1[pick[r]], Some(lit_of(r))),
+                Ok(w) => (w, None),
             };
             let writer = match w {
                 from::INITIAL => None,
                 w if w < from::THIN_AIR => Some(h.txn_of(w)),
                 _ => continue,
             };
-            if writer != Some(m.txn) {
-                obs.push((m.txn, m.key, writer, lit));
+            if writer != Some(t3) {
+                obs.push((t3, k, writer, lit));
             }
         }
         // SO ∪ WR, each edge with the selector it rests on (none beats one).
