@@ -299,8 +299,9 @@ fn past_the_deadline_a_check_costs_about_what_reading_costs() {
 
 /// Settling the causal levels' guessed writers is bounded by the run's
 /// `--timeout` like every other check: a read-atomic store's history
-/// with repeated values, whose causal check the last-writer guess makes
-/// violated and settling searches (many checks, none settling it),
+/// with repeated values (1,000 transactions), whose causal check the
+/// last-writer guess makes violated and settling searches (SAT over the
+/// reads' writers to its bound, then many checks, none settling it),
 /// costs a fraction of its CPU when the timeout is an eighth of that CPU
 /// (CPU, not wall time: the run may use two threads), and says the
 /// deadline stopped it.
@@ -318,13 +319,13 @@ fn settling_stops_at_the_deadline() {
             "--sessions",
             "5",
             "--txns-per-session",
-            "40",
+            "200",
             "--ops-per-txn",
             "4",
             "--keys",
             "8",
             "--seed",
-            "36",
+            "1",
             "--repeat-values",
             "0.3",
             "--info-rate",

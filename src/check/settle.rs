@@ -9,6 +9,8 @@ use std::time::Instant;
 
 use rustc_hash::FxHashSet;
 
+use super::cc_witness::Axiom;
+use super::cc_witness::Search::{Consistent, Inconsistent, Undecided};
 use super::{CheckOptions, Plan, check_plan, plan};
 use crate::anomaly::{Datum, Field, On, Rel};
 use crate::history::Loaded;
@@ -175,10 +177,12 @@ fn only(opts: &CheckOptions, models: Vec<Model>) -> CheckOptions {
 /// The models asked, decided on histories whose ambiguous reads each read
 /// one of their candidates (each a history the guessing checkers decide
 /// exactly). Valid when one resolution satisfies them all: found among
-/// all resolutions when there are at most [`SETTLE_EXHAUSTIVE`], else searched
-/// for from the likeliest writers ([`search`]). Invalid when every
-/// resolution (all tried) violates one model asked. None otherwise, or
-/// once the timeout has run out.
+/// all resolutions when there are at most [`SETTLE_EXHAUSTIVE`], else a
+/// causally consistent (or read atomic) one found by SAT
+/// ([`super::cc_witness`]) or searched for from the likeliest writers
+/// ([`search`]). Invalid when every resolution (all tried) violates one
+/// model asked, or when none satisfies an axiom every model asked implies.
+/// None otherwise, or once the timeout has run out.
 fn resolutions(
     l: &Loaded,
     copts: &CheckOptions,
@@ -220,16 +224,45 @@ fn resolutions(
         n.checked_mul(c.len()).filter(|&n| n <= SETTLE_EXHAUSTIVE)
     });
     let Some(total) = total else {
-        // A causally consistent choice is the likeliest witness; the
-        // checkers asked confirm it.
-        if let Some(pick) = super::cc_witness::search(h, &reads) {
-            let rx = check(&pick)?;
-            if rx.valid == Valid::True {
-                return Some(valid_by(
-                    rx,
-                    "a causally consistent choice, found by SAT over the reads' writers",
-                ));
+        // A choice satisfying the strongest of Biswas & Enea's axioms
+        // every model asked implies (causality, else read atomicity) is
+        // the likeliest witness; the checkers asked confirm it. None at
+        // all violates every model asked, if each implies that axiom.
+        let causal = copts
+            .models
+            .iter()
+            .all(|&m| implies(m, Model::CausalCerone));
+        let axiom = if causal {
+            Axiom::Causal
+        } else {
+            Axiom::ReadAtomic
+        };
+        let proves = causal || copts.models.iter().all(|&m| implies(m, Model::ReadAtomic));
+        match super::cc_witness::search(h, &reads, axiom, deadline) {
+            Consistent(pick) => {
+                let rx = check(&pick)?;
+                if rx.valid == Valid::True {
+                    return Some(valid_by(
+                        rx,
+                        &format!(
+                            "a {} choice, found by SAT over the reads' writers",
+                            axiom.name()
+                        ),
+                    ));
+                }
             }
+            Inconsistent if proves => {
+                let mut rx = check(&vec![0; reads.len()])?;
+                if rx.valid == Valid::False {
+                    rx.notes.push(format!(
+                        "violated whichever write each of the {} ambiguous reads of a repeated value observed: no choice of writers is {} (SAT over the reads' writers found none); the anomalies shown are those of the likeliest choice",
+                        reads.len(),
+                        axiom.name()
+                    ));
+                    return Some(rx);
+                }
+            }
+            Inconsistent | Undecided => {}
         }
         return search(h, &reads, check);
     };
@@ -261,6 +294,11 @@ fn resolutions(
         "violated whichever write each ambiguous read of a repeated value observed (all {total} resolutions tried; the anomalies shown are one's)"
     ));
     Some(r)
+}
+
+/// Whether model `m` implies model `weaker`.
+fn implies(m: Model, weaker: Model) -> bool {
+    implied_models(&[m]).contains(&weaker)
 }
 
 /// `r`, valid with each ambiguous read observing one writer (`which`).
