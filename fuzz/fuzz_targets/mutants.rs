@@ -7,11 +7,11 @@
 //! reused after an :info). Each mutant goes through the EDN reader,
 //! every model the CLI accepts under a timeout, every rendering, and the JNI
 //! bridge's decoder: no panic, no hang, refusals are located input errors.
-//! The mutator and the run are the property test's (`tests/prop_mutants.rs`),
+//! The mutator and the run are the property test's (`tests/it/prop_mutants.rs`),
 //! shared by path.
 #![no_main]
 
-#[path = "../../tests/mutant_support/mod.rs"]
+#[path = "../../tests/it/support/mutant.rs"]
 mod mutant_support;
 
 use libfuzzer_sys::fuzz_target;

@@ -50,7 +50,7 @@ pub fn passed(deadline: Option<Instant>) -> bool {
 /// Runs `f` with every SI / serializability run it starts on this thread
 /// ([`Budget::for_run`]) bounded to `units` of work besides its deadline:
 /// how a test makes the engine's work run out on a small history, which
-/// its strategies' own marks never cut (`tests/unknown_reason.rs`).
+/// its strategies' own marks never cut (`tests/it/unknown_reason.rs`).
 /// Nothing else sets it; the bound is work, so the same `units` give the
 /// same outcome on every host.
 pub fn runs_within<T>(units: u64, f: impl FnOnce() -> T) -> T {

@@ -540,7 +540,7 @@ pub(super) mod tests {
 
     /// x = 1 written twice; read from the last writer the reader misses
     /// what that writer saw (a causal violation), from the first nothing
-    /// is wrong (`tests/unknown_reason.rs` has it beside a long fork).
+    /// is wrong (`tests/it/unknown_reason.rs` has it beside a long fork).
     pub(in crate::check) const GUESSED: &str =
         "[x:=1]\n[y:=5]\n---\n[y==5 x:=1]\n---\n[x==1 y==?]\n";
 

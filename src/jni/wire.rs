@@ -274,7 +274,7 @@ pub(super) fn op_type(bits: u8) -> OpType {
 }
 
 /// Writes `x` as the encoding's `uv` (LEB128), for encoders written in
-/// Rust: the tests' and the semantic mutants' (`tests/mutant_support`).
+/// Rust: the tests' and the semantic mutants' (`tests/it/support/mutant.rs`).
 pub fn write_uv(out: &mut Vec<u8>, mut x: u64) {
     loop {
         let b = (x & 0x7f) as u8;

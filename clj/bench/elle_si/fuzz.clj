@@ -15,7 +15,7 @@
   frame) is a failure, and the JVM must live to the end.
 
     FUZZ_MUTANTS=/tmp/mutants FUZZ_COUNT=5000 \\
-      cargo test --release --test fuzz_cli -- --ignored write_mutants
+      cargo test --release --test it fuzz_cli::write_mutants -- --ignored
     cargo build --release --features jni --lib
     lein fuzz /tmp/mutants 1800 [seed]
 
