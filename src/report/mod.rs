@@ -267,7 +267,7 @@ pub fn names_of(a: &Anomaly) -> Vec<AnomalyType> {
 
 /// The types an anomaly's own steps name, whatever its narrowed claim.
 fn told_names(a: &Anomaly) -> Vec<AnomalyType> {
-    AnomalyType::parse(a.told_name()).into_iter().collect()
+    a.told.unwrap_or(a.kind).anomaly().into_iter().collect()
 }
 
 /// How a part of a request is decided (see [`verdict_under`]).
