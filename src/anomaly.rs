@@ -5,7 +5,7 @@
 //! `explain/` render it.
 
 use crate::history::model::{KeyId, MopId, TxnId, Val};
-use crate::spec::AnomalyType;
+use crate::spec::{AnomalyType, Kind, Marker, Pattern};
 
 /// A step's relation, as Elle labels it (`:ww`, `:wr`, `:rw`, `:process`,
 /// `:realtime`), and C4's `:ao`: the arbitration order, which for two
@@ -186,7 +186,7 @@ pub enum Datum {
     Path(Path),
     /// The other cycle a choice closes: the type it tells and the cycle,
     /// rendered as `{:type :G0, :cycle [...], :steps [...]}`.
-    Alternative(String, Option<Path>),
+    Alternative(Kind, Option<Path>),
 }
 
 impl Datum {
@@ -292,19 +292,20 @@ impl Field {
 /// One anomaly instance.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Anomaly {
-    /// Elle's anomaly type, e.g. `G1a`, `internal`, `G-single-item-process`.
-    pub name: String,
+    /// Elle's anomaly type, e.g. `G1a`, `internal`, `G-single-item-process`
+    /// (or a marker: `empty-transaction-graph`, `cycle-search-timeout`).
+    pub kind: Kind,
     /// The C4/Plume pattern name, e.g. `AbortedRead`, when one applies.
-    pub pattern: Option<&'static str>,
+    pub pattern: Option<Pattern>,
     /// The transactions involved, the principal one first.
     pub txns: Vec<TxnId>,
     /// The lattice name to rule models out by, when the pattern's own
     /// level would claim too much (an AO-family pattern found at a stronger
     /// level than the pattern's nominal one).
-    pub rules_out: Option<&'static str>,
+    pub rules_out: Option<AnomalyType>,
     /// The type the anomaly's own steps tell (say G0), when it is filed
     /// under its narrowed claim instead (see [`Anomaly::filed`]).
-    pub told: Option<String>,
+    pub told: Option<Kind>,
     /// The dependency cycle, when the anomaly is one (rendered first, as
     /// Elle's `:cycle` and `:steps`).
     pub cycle: Option<Path>,
@@ -316,7 +317,7 @@ pub struct Anomaly {
 /// cycle two checkers (or two variants) tell is told once, from whichever
 /// transaction each starts; the same cycle told under another claim is
 /// kept, as each claim decides its own models.
-pub type Identity = (String, Vec<TxnId>, Option<&'static str>);
+pub type Identity = (Kind, Vec<TxnId>, Option<AnomalyType>);
 
 impl Anomaly {
     /// The finding's [`Identity`].
@@ -332,13 +333,13 @@ impl Anomaly {
         {
             txns.rotate_left(first);
         }
-        (self.name.clone(), txns, self.rules_out)
+        (self.kind, txns, self.rules_out)
     }
 
     /// An anomaly of this type, with nothing else yet.
-    pub fn new(name: impl Into<String>) -> Anomaly {
+    pub fn new(kind: impl Into<Kind>) -> Anomaly {
         Anomaly {
-            name: name.into(),
+            kind: kind.into(),
             pattern: None,
             txns: Vec::new(),
             rules_out: None,
@@ -352,7 +353,7 @@ impl Anomaly {
     /// within the time or the work it was given: `what` names the check
     /// (its `*-cycle-exists`, or the causal level).
     pub fn search_timeout(what: &str) -> Anomaly {
-        Anomaly::new("cycle-search-timeout")
+        Anomaly::new(Marker::CycleSearchTimeout)
             .field(Field::AnomalySpecType, Datum::kw(what))
             .field(Field::DoesNotContain, Datum::List(Vec::new()))
     }
@@ -366,7 +367,7 @@ impl Anomaly {
             "the deadline came while telling the {what} violation: \
              the cycles told may not be its strongest, and more may exist"
         );
-        Anomaly::new("cycle-search-timeout")
+        Anomaly::new(Marker::CycleSearchTimeout)
             .field(Field::DoesNotContain, Datum::List(Vec::new()))
             .field(Field::Reason, Datum::Str(why))
     }
@@ -374,14 +375,14 @@ impl Anomaly {
     /// Whether this is a [`Anomaly::telling_cut`] (a verdict given, its
     /// telling cut short) rather than a check that gave none.
     pub fn is_telling_cut(&self) -> bool {
-        self.name == "cycle-search-timeout" && self.get(Field::Reason).is_some()
+        self.kind == Kind::Marker(Marker::CycleSearchTimeout) && self.get(Field::Reason).is_some()
     }
 
     /// For a check that gave no verdict ([`Anomaly::search_timeout`]),
     /// the claim it was deciding when it names one (a variant's
     /// `*-cycle-exists`; a causal level names no anomaly).
     pub fn undecided_claim(&self) -> Option<AnomalyType> {
-        if self.name != "cycle-search-timeout" {
+        if self.kind != Kind::Marker(Marker::CycleSearchTimeout) {
             return None;
         }
         match self.get(Field::AnomalySpecType) {
@@ -391,7 +392,7 @@ impl Anomaly {
     }
 
     /// The anomaly with this C4 pattern.
-    pub fn pattern(mut self, p: &'static str) -> Anomaly {
+    pub fn pattern(mut self, p: Pattern) -> Anomaly {
         self.pattern = Some(p);
         self
     }
@@ -423,17 +424,22 @@ impl Anomaly {
     /// `told`. Filing twice changes nothing.
     pub fn filed(mut self) -> Anomaly {
         if let Some(r) = self.rules_out
-            && r != self.name
+            && Kind::Anomaly(r) != self.kind
         {
-            self.told = Some(std::mem::replace(&mut self.name, r.to_string()));
+            self.told = Some(std::mem::replace(&mut self.kind, r.into()));
         }
         self
     }
 
     /// The type the anomaly's steps tell: `told` when it is filed under a
     /// narrowed claim, else its type.
-    pub fn told_name(&self) -> &str {
-        self.told.as_deref().unwrap_or(&self.name)
+    pub fn told_name(&self) -> &'static str {
+        self.told.unwrap_or(self.kind).name()
+    }
+
+    /// Elle's name of its type (or marker).
+    pub fn name(&self) -> &'static str {
+        self.kind.name()
     }
 
     /// The positions of the cycle's steps elle-si inferred.
@@ -471,8 +477,8 @@ pub fn cap(list: &mut Vec<Anomaly>) {
     if list.len() <= MAX_INSTANCES {
         return;
     }
-    type Claim = (Option<&'static str>, Option<&'static str>, Option<String>);
-    let claim = |a: &Anomaly| -> Claim { (a.pattern, a.rules_out, a.told.clone()) };
+    type Claim = (Option<Pattern>, Option<AnomalyType>, Option<Kind>);
+    let claim = |a: &Anomaly| -> Claim { (a.pattern, a.rules_out, a.told) };
     let mut claims: Vec<Claim> = Vec::new();
     let mut more = 0u64;
     let mut kept = 0;

@@ -27,6 +27,7 @@ use elle_si::error::Error;
 use elle_si::history::{self, Duplicates, Format, LoadOptions, Loaded, Workload};
 use elle_si::report::{CheckResult, Valid, folder, render};
 use elle_si::spec::{AnomalyType, Model};
+use elle_si::spec::{Kind, Marker};
 
 #[derive(Parser)]
 #[command(
@@ -613,24 +614,25 @@ fn text_summary(
             let pat = a.pattern.map(|p| format!(" ({p})")).unwrap_or_default();
             if let Some(elle_si::anomaly::Datum::Str(why)) = a.get(elle_si::anomaly::Field::Reason)
             {
-                out.push_str(&format!("    {}: {why}\n", a.name));
+                out.push_str(&format!("    {}: {why}\n", a.name()));
                 continue;
             }
-            if lines.is_empty() && a.name == "cycle-search-timeout" {
+            if lines.is_empty() && a.kind == Kind::Marker(Marker::CycleSearchTimeout) {
                 // Elle's map for it names no transaction: say what it means.
                 let of = match a.get(elle_si::anomaly::Field::AnomalySpecType) {
                     Some(elle_si::anomaly::Datum::Kw(w)) => {
-                        format!(" on {}", w.trim_end_matches("-cycle-exists"))
+                        let model = a.undecided_claim().and_then(|t| t.cycle_exists_model());
+                        format!(" on {}", model.unwrap_or(w))
                     }
                     _ => String::new(),
                 };
                 out.push_str(&format!(
                     "    {}: no verdict{of} within the time or the work the check was given\n",
-                    a.name
+                    a.name()
                 ));
                 continue;
             }
-            out.push_str(&format!("    {}{pat} at {}\n", a.name, lines.join(", ")));
+            out.push_str(&format!("    {}{pat} at {}\n", a.name(), lines.join(", ")));
             out.push_str(&elle_si::explain::text::explain(&l.history, a, "      "));
         }
         // Those shown above are the first three listed.

@@ -41,8 +41,8 @@ fn committed_reads(h: &History) -> impl Iterator<Item = (MopId, &Mop)> {
 
 fn aborted_read(h: &History, reader: &Mop, r: MopId, w: MopId, element: Option<Val>) -> Anomaly {
     let writer = h.txn_of(w);
-    let mut a = Anomaly::new("G1a")
-        .pattern("AbortedRead")
+    let mut a = Anomaly::new(crate::spec::AnomalyType::G1a)
+        .pattern(crate::spec::Pattern::AbortedRead)
         .txn(reader.txn)
         .txn(writer)
         .field(Field::Op, Datum::Txn(reader.txn))
@@ -55,8 +55,8 @@ fn aborted_read(h: &History, reader: &Mop, r: MopId, w: MopId, element: Option<V
 }
 
 fn thin_air(reader: &Mop, r: MopId, element: Val) -> Anomaly {
-    Anomaly::new("thin-air-read")
-        .pattern("ThinAirRead")
+    Anomaly::new(crate::spec::AnomalyType::ThinAirRead)
+        .pattern(crate::spec::Pattern::ThinAirRead)
         .txn(reader.txn)
         .field(Field::Op, Datum::Txn(reader.txn))
         .field(Field::Mop, Datum::Mop(r))
@@ -266,7 +266,7 @@ fn skipped_appends(h: &History, out: &mut Vec<Anomaly>) {
             .map(|m| m.val)
             .collect();
         out.push(
-            Anomaly::new("incompatible-order")
+            Anomaly::new(crate::spec::AnomalyType::IncompatibleOrder)
                 .txn(reader)
                 .txn(writer)
                 .field(Field::Key, Datum::Key(k))
@@ -301,7 +301,7 @@ fn intermediate_reads(h: &History, out: &mut Vec<Anomaly>) {
                 .find(|x| x.is_write() && x.key == wm.key)
             {
                 out.push(
-                    Anomaly::new("G-single-item")
+                    Anomaly::new(crate::spec::AnomalyType::GSingleItem)
                         .txn(writer)
                         .txn(m.txn)
                         .cycle(Path {
@@ -313,8 +313,8 @@ fn intermediate_reads(h: &History, out: &mut Vec<Anomaly>) {
                         }),
                 );
             }
-            let mut a = Anomaly::new("G1b")
-                .pattern("IntermediateRead")
+            let mut a = Anomaly::new(crate::spec::AnomalyType::G1b)
+                .pattern(crate::spec::Pattern::IntermediateRead)
                 .txn(m.txn)
                 .txn(writer)
                 .field(Field::Op, Datum::Txn(m.txn))
@@ -349,7 +349,7 @@ fn dirty_updates(h: &History, out: &mut Vec<Anomaly>) {
                         let first = h.txn_of(o.writes[s]);
                         let last = h.txn_of(w);
                         out.push(
-                            Anomaly::new("dirty-update")
+                            Anomaly::new(crate::spec::AnomalyType::DirtyUpdate)
                                 .txn(first)
                                 .txn(last)
                                 .field(Field::Key, Datum::Key(k as KeyId))
@@ -384,7 +384,7 @@ fn lost_updates(h: &History, out: &mut Vec<Anomaly>) {
         } else {
             Datum::Val(h.mops[v as usize].val)
         };
-        let mut a = Anomaly::new("lost-update")
+        let mut a = Anomaly::new(crate::spec::AnomalyType::LostUpdate)
             .field(Field::Key, Datum::Key(k))
             .field(Field::Value, value)
             .field(

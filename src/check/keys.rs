@@ -58,7 +58,7 @@ pub fn anomalies(h: &History) -> Vec<Anomaly> {
     let writers = writers(h);
     let mut out = Vec::new();
     for (k, vals, sources) in &inf.cyclic {
-        let mut a = Anomaly::new("cyclic-versions")
+        let mut a = Anomaly::new(crate::spec::AnomalyType::CyclicVersions)
             .field(Field::Key, Datum::Key(*k))
             .field(Field::Scc, Datum::Set(vals.clone()))
             .field(

@@ -214,7 +214,7 @@ fn empty_graph(h: &crate::history::model::History) -> Anomaly {
         count(Status::Indeterminate),
         count(Status::Aborted),
     );
-    Anomaly::new("empty-transaction-graph").field(
+    Anomaly::new(crate::spec::Marker::EmptyTransactionGraph).field(
         Field::Reason,
         Datum::Str(format!(
             "no committed transaction read a key another transaction wrote, so no \
@@ -251,11 +251,11 @@ fn merge_new(into: &mut Vec<Anomaly>, told: &mut FxHashMap<u64, Vec<usize>>, new
     use std::hash::{Hash, Hasher};
     for a in new {
         let mut hs = rustc_hash::FxHasher::default();
-        (&a.name, &a.txns, &a.cycle, &a.fields).hash(&mut hs);
+        (&a.kind, &a.txns, &a.cycle, &a.fields).hash(&mut hs);
         let same = told.entry(hs.finish()).or_default();
         if !same.iter().any(|&i| {
             let g = &into[i];
-            g.name == a.name && g.txns == a.txns && g.cycle == a.cycle && g.fields == a.fields
+            g.kind == a.kind && g.txns == a.txns && g.cycle == a.cycle && g.fields == a.fields
         }) {
             same.push(into.len());
             into.push(a);
@@ -379,7 +379,8 @@ fn polygraph_part(
         .map(|v| {
             let _stage = progress::Stage::enter(|| {
                 v.cycle_exists()
-                    .trim_end_matches("-cycle-exists")
+                    .cycle_exists_model()
+                    .unwrap_or_default()
                     .to_string()
             });
             // Past the deadline, a variant is not even set up.
@@ -511,12 +512,12 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         {
             decided_by.push((v.model_name(), d.clone()));
         }
-        let name = v.cycle_exists().trim_end_matches("-cycle-exists");
+        let name = v.cycle_exists().cycle_exists_model().unwrap_or_default();
         let Some((outcome, deadline_passed)) = outcome else {
             notes.push(format!(
                 "{name}: no verdict: the deadline came before it was checked"
             ));
-            found.push(Anomaly::search_timeout(v.cycle_exists()));
+            found.push(Anomaly::search_timeout(v.cycle_exists().name()));
             unknown.push(Unknown::Deadline(name.to_string()));
             continue;
         };
@@ -542,7 +543,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
             notes.push(format!(
                 "{name}: no verdict: the deadline or the solver's bound came first (the figures above are as far as it got)"
             ));
-            found.push(Anomaly::search_timeout(v.cycle_exists()));
+            found.push(Anomaly::search_timeout(v.cycle_exists().name()));
             // The deadline, or else the solver's bound, came first.
             unknown.push(if deadline_passed {
                 Unknown::Deadline(name.to_string())
@@ -640,7 +641,7 @@ mod tests {
     }
 
     fn cycle(name: &str, txns: &[u32], also: u64) -> Anomaly {
-        let mut a = Anomaly::new(name);
+        let mut a = Anomaly::new(AnomalyType::parse(name).expect("an anomaly type"));
         a.txns = txns.to_vec();
         if also > 0 {
             a = a.field(Field::Also, Datum::Int(also as i64));
@@ -661,8 +662,8 @@ mod tests {
             vec![cycle("G-single", &[3, 4], 0), cycle("G2-item", &[1, 2], 7)],
         );
         assert_eq!(found.len(), 2);
-        assert_eq!((found[0].name.as_str(), found[0].also()), ("G2-item", 7));
-        assert_eq!((found[1].name.as_str(), found[1].also()), ("G-single", 0));
+        assert_eq!((found[0].name(), found[0].also()), ("G2-item", 7));
+        assert_eq!((found[1].name(), found[1].also()), ("G-single", 0));
         assert_eq!(crate::anomaly::found(&found), 9);
         // A smaller count told later leaves the larger one.
         add_told(&mut found, &mut told, vec![cycle("G2-item", &[1, 2], 3)]);

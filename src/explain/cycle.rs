@@ -11,9 +11,10 @@
 //! - wr and ww only: G1c; ww only: G0.
 
 pub use crate::anomaly::Rel;
+use crate::spec::{AnomalyType, Order};
 
 /// Elle's anomaly type for a cycle with these steps, in order.
-pub fn name(steps: &[Rel]) -> String {
+pub fn name(steps: &[Rel]) -> AnomalyType {
     name_resting(steps, &[])
 }
 
@@ -22,30 +23,30 @@ pub fn name(steps: &[Rel]) -> String {
 /// a write order the steps need came from): the orders count toward the
 /// `-process` / `-realtime` suffix as steps of theirs would, not toward
 /// the cycle's shape.
-pub fn name_resting(steps: &[Rel], rests: &[Rel]) -> String {
+pub fn name_resting(steps: &[Rel], rests: &[Rel]) -> AnomalyType {
     let rw = steps.iter().filter(|&&r| r == Rel::Rw).count();
     let n = steps.len();
     let adjacent = (0..n).any(|i| steps[i] == Rel::Rw && steps[(i + 1) % n] == Rel::Rw);
     let base = if rw == 1 {
-        "G-single-item"
+        AnomalyType::GSingleItem
     } else if rw > 1 {
         if adjacent {
-            "G2-item"
+            AnomalyType::G2Item
         } else {
-            "G-nonadjacent-item"
+            AnomalyType::GNonadjacentItem
         }
     } else if steps.contains(&Rel::Wr) {
-        "G1c"
+        AnomalyType::G1c
     } else {
-        "G0"
+        AnomalyType::G0
     };
     let has = |r: Rel| steps.contains(&r) || rests.contains(&r);
     if has(Rel::Realtime) {
-        format!("{base}-realtime")
+        base.with_order(Order::Realtime)
     } else if has(Rel::Process) {
-        format!("{base}-process")
+        base.with_order(Order::Process)
     } else {
-        base.to_string()
+        base
     }
 }
 
@@ -75,15 +76,18 @@ mod tests {
 
     #[test]
     fn elle_names() {
-        assert_eq!(name(&[Rw, Ww]), "G-single-item");
-        assert_eq!(name(&[Wr, Rw, Wr, Rw]), "G-nonadjacent-item");
-        assert_eq!(name(&[Rw, Rw]), "G2-item");
-        assert_eq!(name(&[Ww, Wr]), "G1c");
-        assert_eq!(name(&[Ww, Ww]), "G0");
-        assert_eq!(name(&[Ww, Process]), "G0-process");
-        assert_eq!(name(&[Rw, Process, Realtime]), "G-single-item-realtime");
+        assert_eq!(name(&[Rw, Ww]).name(), "G-single-item");
+        assert_eq!(name(&[Wr, Rw, Wr, Rw]).name(), "G-nonadjacent-item");
+        assert_eq!(name(&[Rw, Rw]).name(), "G2-item");
+        assert_eq!(name(&[Ww, Wr]).name(), "G1c");
+        assert_eq!(name(&[Ww, Ww]).name(), "G0");
+        assert_eq!(name(&[Ww, Process]).name(), "G0-process");
+        assert_eq!(
+            name(&[Rw, Process, Realtime]).name(),
+            "G-single-item-realtime"
+        );
         // Adjacency wraps around.
-        assert_eq!(name(&[Rw, Wr, Rw]), "G2-item");
+        assert_eq!(name(&[Rw, Wr, Rw]).name(), "G2-item");
     }
 
     #[test]
@@ -91,18 +95,18 @@ mod tests {
         // Two rw steps adjacent across the wrap, one resting on session
         // order: a G2-item-process, not a G-nonadjacent one.
         assert_eq!(
-            name_resting(&[Rw, Process, Rw], &[Process]),
+            name_resting(&[Rw, Process, Rw], &[Process]).name(),
             "G2-item-process"
         );
         assert_eq!(
-            name_resting(&[Rw, Wr, Rw, Wr], &[Realtime]),
+            name_resting(&[Rw, Wr, Rw, Wr], &[Realtime]).name(),
             "G-nonadjacent-item-realtime"
         );
         assert_eq!(
-            name_resting(&[Rw, Wr], &[Process, Realtime]),
+            name_resting(&[Rw, Wr], &[Process, Realtime]).name(),
             "G-single-item-realtime"
         );
-        assert_eq!(name_resting(&[Rw, Rw], &[]), name(&[Rw, Rw]));
+        assert_eq!(name_resting(&[Rw, Rw], &[]).name(), name(&[Rw, Rw]).name());
     }
 
     #[test]

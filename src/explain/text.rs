@@ -11,7 +11,7 @@ use crate::edn::Value;
 use crate::history::model::*;
 use crate::report::picture::{MAX_ELEMS, Row, rows, short, show, shown, step_mops};
 use crate::report::render::{datum_value, mop_value_upto};
-use crate::spec::AnomalyType;
+use crate::spec::{AnomalyType, Kind};
 
 /// A few lines explaining `a`, each indented by `indent`.
 pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
@@ -49,7 +49,10 @@ pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
         }
         None => explain_fields(h, a, indent, &mut out),
     }
-    let cycle_claim = AnomalyType::parse(&a.name).is_ok_and(crate::spec::cycles::is_cycle_type);
+    let cycle_claim = a
+        .kind
+        .anomaly()
+        .is_some_and(crate::spec::cycles::is_cycle_type);
     match &a.told {
         // A claim that is a cycle type: anomalies asked for by name,
         // every order of the writes closing one of the cycles they
@@ -58,14 +61,14 @@ pub fn explain(h: &History, a: &Anomaly, indent: &str) -> String {
             let _ = writeln!(
                 out,
                 "{indent}(its steps tell a {t} in the write order assumed here; other orders close other prohibited cycles: it is filed as {}, what every order's cycle proves)",
-                a.name
+                a.name()
             );
         }
         Some(t) => {
             let _ = writeln!(
                 out,
                 "{indent}(its steps tell a {t}, but it rests on orders only the checked model forces: it is filed as {}, what it proves)",
-                a.name
+                a.name()
             );
         }
         None => {}
@@ -370,7 +373,7 @@ fn lead(h: &History, a: &Anomaly) -> Option<String> {
         let reader = place(h, h.mops[m as usize].txn);
         (reader, k, v)
     };
-    Some(match a.name.as_str() {
+    Some(match a.name() {
         "G1a" => {
             let (reader, k, v) = read(mop?);
             let writer = place(h, txn(Field::Writer)?);
@@ -488,7 +491,7 @@ fn explain_fields(h: &History, a: &Anomaly, indent: &str, out: &mut String) {
             place(h, *over)
         );
     }
-    if a.name == "lost-update" {
+    if a.kind == Kind::Anomaly(AnomalyType::LostUpdate) {
         lost_update_lead(h, a, indent, out);
     }
     if let Some(lead) = lead(h, a) {

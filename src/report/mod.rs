@@ -12,8 +12,8 @@ pub mod svg;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::anomaly::Anomaly;
-use crate::spec::anomaly::{finders, pattern_name, settled_without_polygraph};
-use crate::spec::{AnomalyType, Checker, Decider, Model, lattice};
+use crate::spec::anomaly::{finders, settled_without_polygraph};
+use crate::spec::{AnomalyType, Checker, Decider, Model, Pattern, lattice};
 
 /// Elle's three-valued verdict.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -212,7 +212,7 @@ impl CheckResult {
             add(Unknown::Undecided(m, s));
         }
         for a in self.anomalies.values().flatten() {
-            if a.told.is_some() && !UNKNOWN_TYPES.contains(&a.name.as_str()) {
+            if a.told.is_some() && !a.kind.is_marker() {
                 add(Unknown::Inferred(a.told_name().to_string()));
             }
         }
@@ -254,11 +254,10 @@ impl CheckResult {
 /// (`empty-transaction-graph`, ...) count under none.
 pub fn names_of(a: &Anomaly) -> Vec<AnomalyType> {
     if let Some(r) = a.rules_out {
-        return AnomalyType::parse(r).into_iter().collect();
+        return vec![r];
     }
-    let mut v: Vec<AnomalyType> = AnomalyType::parse(&a.name).into_iter().collect();
-    if let Some(p) = a.pattern
-        && let Ok(t) = AnomalyType::parse(&pattern_name(p))
+    let mut v: Vec<AnomalyType> = a.kind.anomaly().into_iter().collect();
+    if let Some(t) = a.pattern.map(Pattern::anomaly)
         && !v.contains(&t)
     {
         v.push(t);
@@ -268,7 +267,7 @@ pub fn names_of(a: &Anomaly) -> Vec<AnomalyType> {
 
 /// The types an anomaly's own steps name, whatever its narrowed claim.
 fn told_names(a: &Anomaly) -> Vec<AnomalyType> {
-    AnomalyType::parse(a.told_name()).into_iter().collect()
+    a.told.unwrap_or(a.kind).anomaly().into_iter().collect()
 }
 
 /// How a part of a request is decided (see [`verdict_under`]).
@@ -321,8 +320,8 @@ pub fn verdict_under(r: &CheckResult, prohibited: &BTreeSet<AnomalyType>, basis:
     };
     // Whether an anomaly whose claim was narrowed to a model's
     // `*-cycle-exists` came from one of this part's checkers.
-    let mine = |a: &Anomaly| match (basis, a.rules_out.map(AnomalyType::parse)) {
-        (Basis::Checked(finders), Some(Ok(claim))) => {
+    let mine = |a: &Anomaly| match (basis, a.rules_out) {
+        (Basis::Checked(finders), Some(claim)) => {
             claim.finders().iter().any(|c| finders.contains(c))
         }
         (Basis::Checked(_), _) => false,
@@ -408,12 +407,11 @@ pub fn result_map(
         let names = names_of(&a);
         let is_bad = names.iter().any(|n| prohibited.contains(n));
         let maybe = !is_bad && !settled && told_names(&a).iter().any(|n| prohibited.contains(n));
-        let unknown =
-            UNKNOWN_TYPES.contains(&a.name.as_str()) || names.iter().any(|n| reasons.contains(n));
+        let unknown = a.kind.is_marker() || names.iter().any(|n| reasons.contains(n));
         all.extend(names);
         if is_bad || maybe || unknown {
             bad |= is_bad;
-            anomalies.entry(a.name.clone()).or_default().push(a);
+            anomalies.entry(a.name().to_string()).or_default().push(a);
         }
     }
     if anomalies.is_empty() {
@@ -462,9 +460,9 @@ mod tests {
         let ser_basis = Basis::Checked(finders_of(Model::Serializable));
         // A cycle SI's checker told resting on orders SI forces, its steps
         // a G0; serializability's check out of time.
-        let mut inferred = Anomaly::new("G0");
+        let mut inferred = Anomaly::new(crate::spec::AnomalyType::G0);
         inferred.txns = vec![1, 2, 3];
-        inferred.rules_out = Some("PL-SI-cycle-exists");
+        inferred.rules_out = Some(AnomalyType::PlSiCycleExists);
         let timeout = Anomaly::search_timeout("PL-3-cycle-exists");
         let ruled_out: BTreeSet<AnomalyType> =
             [AnomalyType::G0, AnomalyType::G1c].into_iter().collect();

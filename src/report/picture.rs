@@ -42,6 +42,7 @@ use crate::anomaly::{Anomaly, Datum, Field, Grounds, On, Path, Rel, Step};
 use crate::edn::Value;
 use crate::history::model::*;
 use crate::report::render::{datum_value, mop_value_upto};
+use crate::spec::{AnomalyType, Kind};
 
 /// Micro-ops shown in a box before the rest is summarised.
 pub const MAX_MOPS: usize = 8;
@@ -695,9 +696,9 @@ pub fn picture(h: &History, a: &Anomaly) -> Option<Picture> {
     };
     if let Some(c) = &a.cycle {
         b.path(c);
-    } else if a.name == "lost-update" {
+    } else if a.kind == Kind::Anomaly(AnomalyType::LostUpdate) {
         lost_update(&mut b, a);
-    } else if a.name == "internal" {
+    } else if a.kind == Kind::Anomaly(AnomalyType::Internal) {
         internal(&mut b, a);
     } else if let (Some(reader), Some(writer)) = (txn(Field::Op), a.get(Field::Writer)) {
         let writer = match writer {

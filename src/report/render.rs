@@ -250,7 +250,7 @@ fn datum_in(h: &History, d: &Datum, seen: &mut Mentions) -> Value {
             (kw("steps"), steps_value(h, p, seen)),
         ]),
         Datum::Alternative(name, c) => Value::Map(vec![
-            (kw("type"), kw(name)),
+            (kw("type"), kw(name.name())),
             (
                 kw("cycle"),
                 c.as_ref()
@@ -372,7 +372,7 @@ fn step_in(h: &History, s: &Step, seen: &mut Mentions) -> Value {
 /// when it is filed under a narrowed claim, and `:pattern` when a C4
 /// pattern applies).
 pub fn anomaly_value(h: &History, a: &Anomaly) -> Value {
-    if given_as_true(&a.name) {
+    if given_as_true(a.name()) {
         return Value::Bool(true);
     }
     let mut m: Vec<(Value, Value)> = Vec::new();
@@ -386,12 +386,12 @@ pub fn anomaly_value(h: &History, a: &Anomaly) -> Value {
             .iter()
             .map(|(k, d)| (kw(k.name()), datum_in(h, d, seen))),
     );
-    m.push((kw("type"), kw(&a.name)));
+    m.push((kw("type"), kw(a.name())));
     if let Some(t) = &a.told {
-        m.push((kw("cycle-type"), kw(t)));
+        m.push((kw("cycle-type"), kw(t.name())));
     }
     if let Some(p) = a.pattern {
-        m.push((kw("pattern"), kw(p)));
+        m.push((kw("pattern"), kw(p.name())));
     }
     Value::Map(m)
 }

@@ -100,6 +100,117 @@ named! {
     }
 }
 
+named! {
+    /// A C4 (Plume) pattern, by its CamelCase name.
+    pub enum Pattern {
+        NotMyOwnWrite = "NotMyOwnWrite",
+        NotMyLastWrite = "NotMyLastWrite",
+        NonRepeatableRead = "NonRepeatableRead",
+        AbortedRead = "AbortedRead",
+        IntermediateRead = "IntermediateRead",
+        ThinAirRead = "ThinAirRead",
+        FutureRead = "FutureRead",
+        CyclicCo = "CyclicCO",
+        NonMonoReadCo = "NonMonoReadCO",
+        FracturedReadCo = "FracturedReadCO",
+        CoConflictAo = "COConflictAO",
+        NonMonoReadAo = "NonMonoReadAO",
+        FracturedReadAo = "FracturedReadAO",
+        ConflictAo = "ConflictAO",
+    }
+}
+
+impl Pattern {
+    /// The anomaly type of the pattern's kebab-case name.
+    pub fn anomaly(self) -> AnomalyType {
+        match self {
+            Pattern::NotMyOwnWrite => NotMyOwnWrite,
+            Pattern::NotMyLastWrite => NotMyLastWrite,
+            Pattern::NonRepeatableRead => NonRepeatableRead,
+            Pattern::AbortedRead => AbortedRead,
+            Pattern::IntermediateRead => IntermediateRead,
+            Pattern::ThinAirRead => ThinAirRead,
+            Pattern::FutureRead => FutureRead,
+            Pattern::CyclicCo => CyclicCo,
+            Pattern::NonMonoReadCo => NonMonoReadCo,
+            Pattern::FracturedReadCo => FracturedReadCo,
+            Pattern::CoConflictAo => CoConflictAo,
+            Pattern::NonMonoReadAo => NonMonoReadAo,
+            Pattern::FracturedReadAo => FracturedReadAo,
+            Pattern::ConflictAo => ConflictAo,
+        }
+    }
+}
+
+named! {
+    /// A finding that is no anomaly: why a check could not decide.
+    pub enum Marker {
+        EmptyTransactionGraph = "empty-transaction-graph",
+        CycleSearchTimeout = "cycle-search-timeout",
+    }
+}
+
+/// What a finding is: an anomaly type, or a marker saying why a check
+/// could not decide (Elle files both under `:anomaly-types`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// An anomaly type.
+    Anomaly(AnomalyType),
+    /// A marker: nothing to check, or no verdict in time.
+    Marker(Marker),
+}
+
+impl Kind {
+    /// The name Elle gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Anomaly(a) => a.name(),
+            Kind::Marker(m) => m.name(),
+        }
+    }
+
+    /// The anomaly type, when it is one.
+    pub fn anomaly(self) -> Option<AnomalyType> {
+        match self {
+            Kind::Anomaly(a) => Some(a),
+            Kind::Marker(_) => None,
+        }
+    }
+
+    /// Whether it is a marker.
+    pub fn is_marker(self) -> bool {
+        matches!(self, Kind::Marker(_))
+    }
+}
+
+impl From<AnomalyType> for Kind {
+    fn from(a: AnomalyType) -> Kind {
+        Kind::Anomaly(a)
+    }
+}
+
+impl From<Marker> for Kind {
+    fn from(m: Marker) -> Kind {
+        Kind::Marker(m)
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An order beyond the data's that closes a cycle: session order or real
+/// time (Elle's `-process` / `-realtime` suffixes).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Session (process) order.
+    Process,
+    /// Real-time order.
+    Realtime,
+}
+
 use AnomalyType::*;
 
 /// Anomaly -> the anomalies it is also an instance of: Elle's
@@ -167,6 +278,23 @@ pub(super) const IMPLIED: &[(AnomalyType, &[AnomalyType])] = &[
     (Pl3CycleExists, &[Pl299CycleExists]),
 ];
 
+/// Each cycle type with its `-process` and `-realtime` variants.
+const ORDERED: &[[AnomalyType; 3]] = &[
+    [G0, G0Process, G0Realtime],
+    [G1c, G1cProcess, G1cRealtime],
+    [G1, G1Process, G1Realtime],
+    [GSingleItem, GSingleItemProcess, GSingleItemRealtime],
+    [GSingle, GSingleProcess, GSingleRealtime],
+    [
+        GNonadjacentItem,
+        GNonadjacentItemProcess,
+        GNonadjacentItemRealtime,
+    ],
+    [GNonadjacent, GNonadjacentProcess, GNonadjacentRealtime],
+    [G2Item, G2ItemProcess, G2ItemRealtime],
+    [G2, G2Process, G2Realtime],
+];
+
 /// Findings that need session (or real-time) order: C4's pattern
 /// instances whose visibility or order runs through a session, a cycle of
 /// session order and reads (`cyclic-co`), and Elle's cycles through
@@ -231,6 +359,27 @@ impl AnomalyType {
     pub fn parse(name: &str) -> Result<AnomalyType, UnknownAnomaly> {
         AnomalyType::from_name(name.trim().trim_start_matches(':'))
             .ok_or_else(|| UnknownAnomaly(name.to_string()))
+    }
+
+    /// The cycle type closed by `order` too (`G0` -> `G0-process`; a
+    /// `-process` type with real time becomes `-realtime`: real time is what
+    /// the cycle rests on then); a type that has no such variant, or says as
+    /// much already, stays as it is.
+    pub fn with_order(self, order: Order) -> AnomalyType {
+        ORDERED
+            .iter()
+            .find(|t| t.contains(&self))
+            .map_or(self, |&[base, process, realtime]| match order {
+                Order::Process if self == base => process,
+                Order::Process => self,
+                Order::Realtime => realtime,
+            })
+    }
+
+    /// The model a `*-cycle-exists` marker stands for (`PL-SI` for
+    /// `PL-SI-cycle-exists`), as Elle names it in `:anomaly-spec-type`.
+    pub fn cycle_exists_model(self) -> Option<&'static str> {
+        self.name().strip_suffix("-cycle-exists")
     }
 
     /// The anomaly types this one is directly also an instance of.
@@ -324,45 +473,29 @@ pub fn finders<'a>(anomalies: impl IntoIterator<Item = &'a AnomalyType>) -> BTre
         .collect()
 }
 
-/// The kebab-case anomaly name of a C4 pattern (`FracturedReadCO` ->
-/// `fractured-read-co`).
-pub fn pattern_name(pattern: &str) -> String {
-    let mut out = String::new();
-    let chars: Vec<char> = pattern.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if c.is_ascii_uppercase() {
-            let prev_lower = i > 0 && chars[i - 1].is_ascii_lowercase();
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
-            let prev_upper = i > 0 && chars[i - 1].is_ascii_uppercase();
-            if i > 0 && (prev_lower || (prev_upper && next_lower)) {
-                out.push('-');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn pattern_names() {
-        assert_eq!(pattern_name("FracturedReadCO"), "fractured-read-co");
-        assert_eq!(pattern_name("COConflictAO"), "co-conflict-ao");
-        assert_eq!(pattern_name("NotMyOwnWrite"), "not-my-own-write");
-        assert_eq!(pattern_name("ThinAirRead"), "thin-air-read");
-        assert_eq!(pattern_name("CyclicCO"), "cyclic-co");
-        for p in [
-            "FracturedReadCO",
-            "COConflictAO",
-            "NonRepeatableRead",
-            "AbortedRead",
-        ] {
-            assert!(AnomalyType::parse(&pattern_name(p)).is_ok(), "{p}");
+        // Each pattern's anomaly is its CamelCase name kebab-cased.
+        for p in Pattern::ALL {
+            let mut kebab = String::new();
+            let chars: Vec<char> = p.name().chars().collect();
+            for (i, &c) in chars.iter().enumerate() {
+                let prev = i.checked_sub(1).map(|j| chars[j]);
+                let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+                if c.is_ascii_uppercase()
+                    && prev.is_some_and(|q| {
+                        q.is_ascii_lowercase() || (q.is_ascii_uppercase() && next_lower)
+                    })
+                {
+                    kebab.push('-');
+                }
+                kebab.push(c.to_ascii_lowercase());
+            }
+            assert_eq!(p.anomaly().name(), kebab, "{p}");
         }
     }
 

@@ -17,7 +17,7 @@ pub mod cycles;
 pub mod lattice;
 pub mod model;
 
-pub use anomaly::AnomalyType;
+pub use anomaly::{AnomalyType, Kind, Marker, Order, Pattern};
 pub use model::Model;
 
 /// Defines a name-carrying enum: every variant, its one spelling, and the

@@ -277,7 +277,7 @@ fn anomalies(l: &Loaded) -> Vec<String> {
         .anomalies
         .iter()
         .chain(basic::anomalies(&l.history).iter())
-        .map(|a| a.name.clone())
+        .map(|a| a.name().to_string())
         .collect();
     v.sort();
     v

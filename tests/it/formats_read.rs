@@ -36,7 +36,7 @@ fn anomaly_names(l: &Loaded) -> Vec<String> {
         .anomalies
         .iter()
         .chain(basic::anomalies(&l.history).iter())
-        .map(|a| a.name.clone())
+        .map(|a| a.name().to_string())
         .collect();
     v.sort();
     v

@@ -124,7 +124,7 @@ impl Seen {
     fn has(&self, name: &str, txns: &[TxnId]) -> bool {
         self.anomalies
             .iter()
-            .any(|a| a.name == name && txns.iter().all(|t| a.txns.contains(t)))
+            .any(|a| a.name() == name && txns.iter().all(|t| a.txns.contains(t)))
     }
 }
 
@@ -206,7 +206,7 @@ fn shows(seen: &Seen, f: &FiredFault, db: Db) {
             assert!(seen.has("thin-air-read", t));
         }
         Fault::DuplicateAppend => assert!(seen.anomalies.iter().any(|a| {
-            a.name == "duplicate-elements"
+            a.name() == "duplicate-elements"
                 && a.get(Field::Key) == Some(&elle_si::anomaly::Datum::Key(key_id(h, k[0])))
         })),
         Fault::StaleSessionRead => {
@@ -314,11 +314,11 @@ fn faults_only_leave_anomalies_their_levels_forbid() {
                 let l = load_generated(g.history, Format::Edn);
                 for a in l.anomalies.iter().chain(&basic::anomalies(&l.history)) {
                     assert!(
-                        ok.contains(&a.name.as_str()),
+                        ok.contains(&a.name()),
                         "{} in {} {w:?}: {} {:?}",
                         f.name(),
                         db.name(),
-                        a.name,
+                        a.name(),
                         a.txns
                     );
                 }
@@ -425,11 +425,11 @@ fn stress_many_seeds() {
                 for a in &seen.anomalies {
                     let ok = match db {
                         Db::Serializable | Db::SnapshotIsolation => false,
-                        Db::Causal | Db::ReadAtomic | Db::Prefix => a.name == "lost-update",
+                        Db::Causal | Db::ReadAtomic | Db::Prefix => a.name() == "lost-update",
                         Db::ParallelSnapshotIsolation => false,
-                        Db::ReadCommitted => a.name == "lost-update" || a.name == "internal",
+                        Db::ReadCommitted => a.name() == "lost-update" || a.name() == "internal",
                     };
-                    assert!(ok, "{} seed {seed} {w:?}: {}", db.name(), a.name);
+                    assert!(ok, "{} seed {seed} {w:?}: {}", db.name(), a.name());
                 }
                 if w == Workload::ListAppend {
                     let meets = match db {

@@ -66,9 +66,9 @@ fn fault_free_histories_load_and_show_only_what_their_level_allows() {
                 }
                 for a in l.anomalies.iter().chain(&basic::anomalies(h)) {
                     assert!(
-                        allowed(db, &a.name, a.pattern),
+                        allowed(db, a.name(), a.pattern.map(|p| p.name())),
                         "{db:?} {workload:?} {format:?} seed {seed}: {} {:?} in txns {:?}",
-                        a.name,
+                        a.name(),
                         a.pattern,
                         a.txns
                     );
@@ -93,7 +93,7 @@ fn weak_stores_do_show_what_they_allow() {
         let l = load_generated(g.history, Format::Edn);
         found += basic::anomalies(&l.history)
             .iter()
-            .filter(|a| a.name == "lost-update")
+            .filter(|a| a.name() == "lost-update")
             .count();
     }
     assert!(found > 0);

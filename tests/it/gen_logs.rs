@@ -71,7 +71,9 @@ fn logs_match_their_documented_verdicts() {
                 snapshot_isolation(h, true),
                 serializable(h, false),
             ];
-            let lost = basic::anomalies(h).iter().any(|a| a.name == "lost-update");
+            let lost = basic::anomalies(h)
+                .iter()
+                .any(|a| a.name() == "lost-update");
             // The oracle cannot order appends nobody read; Elle's
             // lost-update check needs no order.
             let got_si = [got[3] && !lost, got[4] && !lost];
@@ -84,7 +86,9 @@ fn logs_match_their_documented_verdicts() {
             assert_eq!(got[5] && !lost, valid[5], "{name}");
         } else {
             // The causal store's lost update is what makes it not SI.
-            let lost = basic::anomalies(h).iter().any(|a| a.name == "lost-update");
+            let lost = basic::anomalies(h)
+                .iter()
+                .any(|a| a.name() == "lost-update");
             assert_eq!(lost, name == "rw-causal-valid.edn", "{name}");
             assert!(l.anomalies.is_empty(), "{name}");
         }

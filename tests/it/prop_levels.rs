@@ -184,7 +184,7 @@ fn fault_findings(
     let l = load_generated(g.history.clone(), opts.format);
     let mut out = Vec::new();
     if fault != Fault::NonRepeatableRead && guarantees(opts.db, "read-atomic") {
-        for a in l.anomalies.iter().filter(|a| a.name == "internal") {
+        for a in l.anomalies.iter().filter(|a| a.name() == "internal") {
             out.push((
                 Finding::Unrecorded,
                 "read-atomic",
@@ -307,7 +307,7 @@ fn told_as_data_cycle(
     r.anomalies
         .values()
         .flatten()
-        .any(|a| cycle(&a.name) && !a.name.ends_with("-process") && sorted(&a.txns) == want)
+        .any(|a| cycle(a.name()) && !a.name().ends_with("-process") && sorted(&a.txns) == want)
 }
 
 /// Fails on the findings `keep` selects, saving the case as `name`.
@@ -495,11 +495,11 @@ fn no_fault_no_anomaly(opts: GenOptions) -> Result<(), TestCaseError> {
     // which reads the latest state at each read: read committed allows
     // them (the fault table: non-repeatable reads violate read atomic up).
     for a in &l.anomalies {
-        let allowed = a.name == "internal" && !guarantees(opts.db, "read-atomic");
+        let allowed = a.name() == "internal" && !guarantees(opts.db, "read-atomic");
         if !allowed {
             wrong.push(format!(
                 "reader found {} (txns {:?}) in the {} store",
-                a.name,
+                a.name(),
                 a.txns,
                 opts.db.name()
             ));
@@ -508,11 +508,11 @@ fn no_fault_no_anomaly(opts: GenOptions) -> Result<(), TestCaseError> {
     // Of the anomalies found without a graph, only lost updates can occur,
     // and only in a store below snapshot isolation.
     for a in basic::anomalies(&l.history) {
-        let allowed = a.name == "lost-update" && !guarantees(opts.db, "snapshot-isolation");
+        let allowed = a.name() == "lost-update" && !guarantees(opts.db, "snapshot-isolation");
         if !allowed {
             wrong.push(format!(
                 "basic checks found {} (txns {:?}) in the {} store",
-                a.name,
+                a.name(),
                 a.txns,
                 opts.db.name()
             ));

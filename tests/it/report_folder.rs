@@ -374,7 +374,7 @@ fn cited_mops(h: &elle_si::history::model::History, a: &elle_si::anomaly::Anomal
             .map(text)
             .collect()
     };
-    match (a.name.as_str(), a.get(Field::Mop), a.get(Field::Key)) {
+    match (a.name(), a.get(Field::Mop), a.get(Field::Key)) {
         ("lost-update", _, Some(Datum::Key(k))) => {
             for &t in &a.txns {
                 out.extend(key_mops(t, *k));
@@ -397,7 +397,7 @@ fn cited_mops(h: &elle_si::history::model::History, a: &elle_si::anomaly::Anomal
         }
         _ => {}
     }
-    assert!(!out.is_empty(), "{}: no micro-op cited", a.name);
+    assert!(!out.is_empty(), "{}: no micro-op cited", a.name());
     out
 }
 

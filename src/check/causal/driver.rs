@@ -16,6 +16,7 @@ use crate::check::deps::ww_edges;
 use crate::check::deps::{included, so_edges, wr_edges};
 use crate::check::graph::{Digraph, sccs, shortest_path};
 use crate::history::model::*;
+use crate::spec::{AnomalyType, Kind};
 
 /// The causal-family levels, weakest first.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -33,22 +34,22 @@ pub enum Level {
 impl Level {
     /// The lattice anomaly a derived-order cycle found at this level rules
     /// out models by.
-    pub(super) fn marker(self) -> &'static str {
+    pub(super) fn marker(self) -> AnomalyType {
         match self {
-            Level::ReadCommitted => "non-mono-read-ao",
-            Level::ReadAtomic => "fractured-read-ao",
-            Level::Causal => "conflict-ao",
+            Level::ReadCommitted => AnomalyType::NonMonoReadAo,
+            Level::ReadAtomic => AnomalyType::FracturedReadAo,
+            Level::Causal => AnomalyType::ConflictAo,
         }
     }
 
     /// The same, for a finding that needs session order (see
     /// `spec::AnomalyType::is_session`): it rules out only the models that
     /// keep sessions.
-    pub(super) fn session_marker(self) -> &'static str {
+    pub(super) fn session_marker(self) -> AnomalyType {
         match self {
-            Level::ReadCommitted => "non-mono-read-process",
-            Level::ReadAtomic => "fractured-read-process",
-            Level::Causal => "conflict-process",
+            Level::ReadCommitted => AnomalyType::NonMonoReadProcess,
+            Level::ReadAtomic => AnomalyType::FracturedReadProcess,
+            Level::Causal => AnomalyType::ConflictProcess,
         }
     }
 }
@@ -92,7 +93,7 @@ pub type Instance = (TxnId, TxnId, MopId);
 
 /// How an instance is filed: its name and what it rules out (which for
 /// the AO family is the level that found it).
-pub type Filing = (String, Option<&'static str>);
+pub type Filing = (AnomalyType, Option<AnomalyType>);
 
 /// Instances counted and not built, by filing.
 pub type Counted = FxHashMap<Filing, FxHashSet<Instance>>;
@@ -120,12 +121,10 @@ fn identity(a: &Anomaly) -> Option<Instance> {
 /// kept of their filing, as `:also`.
 #[derive(Default)]
 pub struct Ledger {
-    /// The names met, numbered.
-    names: FxHashMap<String, u32>,
-    /// Every instance met so far, by name (numbered) and identity.
-    seen: FxHashSet<(u32, Instance)>,
+    /// Every instance met so far, by name and identity.
+    seen: FxHashSet<(Kind, Instance)>,
     /// Those of them only counted.
-    counted: FxHashSet<(u32, Instance)>,
+    counted: FxHashSet<(Kind, Instance)>,
     /// How many were counted per filing, and the last instance built of
     /// that filing by the level that counted them (to stand for them
     /// should the merge have kept none so filed).
@@ -138,7 +137,7 @@ impl Ledger {
     /// earlier level met.
     pub fn level(&mut self, built: Vec<Anomaly>, counted: Counted) -> Vec<Anomaly> {
         for (filing, ids) in counted {
-            let name = self.name(&filing.0);
+            let name = Kind::Anomaly(filing.0);
             let mut fresh = 0;
             for id in ids {
                 if self.seen.insert((name, id)) {
@@ -149,7 +148,7 @@ impl Ledger {
             let last = built
                 .iter()
                 .rev()
-                .find(|a| a.name == filing.0 && a.rules_out == filing.1);
+                .find(|a| a.kind == Kind::Anomaly(filing.0) && a.rules_out == filing.1);
             if let (true, Some(last)) = (fresh > 0, last) {
                 let e = self.more.entry(filing).or_insert((0, last.clone()));
                 e.0 += fresh;
@@ -157,7 +156,7 @@ impl Ledger {
         }
         let mut out = Vec::with_capacity(built.len());
         for a in built {
-            let key = identity(&a).map(|id| (self.name(&a.name), id));
+            let key = identity(&a).map(|id| (a.kind, id));
             if key.is_some_and(|k| self.counted.contains(&k)) {
                 continue;
             }
@@ -169,22 +168,12 @@ impl Ledger {
         out
     }
 
-    /// The number of a name.
-    fn name(&mut self, name: &str) -> u32 {
-        if let Some(&n) = self.names.get(name) {
-            return n;
-        }
-        let n = self.names.len() as u32;
-        self.names.insert(name.to_string(), n);
-        n
-    }
-
     /// Puts each filing's count on the last anomaly of `out` so filed; where
     /// the merge kept none so filed (every one built was an earlier
     /// level's), the last one built stands for itself and the rest.
     pub fn attach(self, out: &mut Vec<Anomaly>) {
         for ((name, rules_out), (n, last)) in self.more {
-            let filed = |a: &Anomaly| a.name == name && a.rules_out == rules_out;
+            let filed = |a: &Anomaly| a.kind == Kind::Anomaly(name) && a.rules_out == rules_out;
             let (a, n) = match out.iter().rposition(filed) {
                 Some(i) => (&mut out[i], n),
                 None => {
@@ -456,7 +445,7 @@ pub fn check(
     let mut per_filing: FxHashMap<Filing, usize> = FxHashMap::default();
     for (i, tri) in reported.iter().enumerate() {
         let k = kind(&ctx, level, tri, free[i]);
-        let built = per_filing.entry((k.name.clone(), k.rules_out)).or_default();
+        let built = per_filing.entry((k.name, k.rules_out)).or_default();
         if *built >= MAX_INSTANCES {
             let id = (tri.t1, tri.t2, tri.read);
             stats

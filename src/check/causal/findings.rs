@@ -18,6 +18,7 @@ use crate::check::graph::{Digraph, sccs, shortest_path};
 use crate::check::tuning::CAUSAL_MAX_PATHS;
 use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
+use crate::spec::{AnomalyType, Pattern};
 
 pub(super) fn step(ctx: &Ctx, a: TxnId, b: TxnId, ww: Option<&FxHashSet<(u32, u32)>>) -> Step {
     let h = ctx.h;
@@ -81,7 +82,7 @@ pub(super) fn cycle_anomaly(
     let rels = path.rels();
     let mut a = Anomaly::new(cycle::name(&rels));
     if rels.contains(&Rel::Process) {
-        a = a.pattern("CyclicCO");
+        a = a.pattern(crate::spec::Pattern::CyclicCo);
     }
     for &v in &path.txns[..path.txns.len() - 1] {
         a = a.txn(v);
@@ -145,10 +146,10 @@ pub(super) fn path_of(ctx: &Ctx, path: &[u32]) -> Path {
 /// What an instance is, before it is built: its pattern and name, and
 /// how its writer is visible to its reader.
 pub(super) struct Kind {
-    pattern: &'static str,
+    pattern: Pattern,
     /// The anomaly's name (a session name where it needs session order).
-    pub name: String,
-    pub rules_out: Option<&'static str>,
+    pub name: AnomalyType,
+    pub rules_out: Option<AnomalyType>,
     co_family: bool,
     before: bool,
     after: bool,
@@ -167,24 +168,24 @@ pub(super) fn kind(ctx: &Ctx, level: Level, tri: &Triangle, free: bool) -> Kind 
     let so = ctx.sess[t2 as usize] == ctx.sess[t3 as usize]
         && ctx.pos[t2 as usize] < ctx.pos[t3 as usize];
     let pattern = match (co_family, before, so || after) {
-        (true, true, _) => "NonMonoReadCO",
-        (true, false, true) => "FracturedReadCO",
-        (true, false, false) => "COConflictAO",
-        (false, true, _) => "NonMonoReadAO",
-        (false, false, true) => "FracturedReadAO",
-        (false, false, false) => "ConflictAO",
+        (true, true, _) => Pattern::NonMonoReadCo,
+        (true, false, true) => Pattern::FracturedReadCo,
+        (true, false, false) => Pattern::CoConflictAo,
+        (false, true, _) => Pattern::NonMonoReadAo,
+        (false, false, true) => Pattern::FracturedReadAo,
+        (false, false, false) => Pattern::ConflictAo,
     };
-    let mut name = crate::spec::anomaly::pattern_name(pattern).to_string();
+    let mut name = pattern.anomaly();
     // What the instance proves. One that needs session order (in how t2 is
     // visible to t3, or in how t1 precedes t2) proves only the models that
     // keep sessions wrong, not Elle's sessionless ones: it gets a session
     // name, at the pattern's own level (CO family) or the level checked
     // (AO family, whose cycle needs that level's derived edges).
     let nominal = {
-        use crate::spec::AnomalyType as A;
-        match A::parse(&name) {
-            Ok(A::NonMonoReadCo | A::NonMonoReadAo) => Level::ReadCommitted,
-            Ok(A::FracturedReadCo | A::FracturedReadAo) => Level::ReadAtomic,
+        use AnomalyType as A;
+        match name {
+            A::NonMonoReadCo | A::NonMonoReadAo => Level::ReadCommitted,
+            A::FracturedReadCo | A::FracturedReadAo => Level::ReadAtomic,
             _ => Level::Causal,
         }
     };
@@ -192,7 +193,7 @@ pub(super) fn kind(ctx: &Ctx, level: Level, tri: &Triangle, free: bool) -> Kind 
     let mut rules_out = None;
     if !free {
         let marker = at.session_marker();
-        name = marker.to_string();
+        name = marker;
         rules_out = Some(marker);
     } else if !co_family {
         rules_out = Some(level.marker());
@@ -395,7 +396,9 @@ pub(super) fn cyclic_co(ctx: &Ctx, comp: &[u32], out: &mut Vec<Anomaly>) {
             path.push(t);
             // Causal order has no write-write edges: name by wr and process.
             let empty = FxHashSet::default();
-            out.push(cycle_anomaly(ctx, &path, Some(&empty)).pattern("CyclicCO"));
+            out.push(
+                cycle_anomaly(ctx, &path, Some(&empty)).pattern(crate::spec::Pattern::CyclicCo),
+            );
         }
     }
 }

@@ -899,7 +899,7 @@ pub(super) fn known_cycles(
         (pa.comp.clone(), cyclic)
     };
     // Cyclic components of the whole graph none of whose cycles was told.
-    let untold = |told: &FxHashMap<u32, Vec<String>>| {
+    let untold = |told: &FxHashMap<u32, Vec<AnomalyType>>| {
         let n = whole_cyclic
             .iter()
             .filter(|c| told.get(c).is_none_or(Vec::is_empty))
@@ -917,7 +917,7 @@ pub(super) fn known_cycles(
         }
         (out, untold)
     };
-    let mut told: rustc_hash::FxHashMap<u32, Vec<String>> = Default::default();
+    let mut told: rustc_hash::FxHashMap<u32, Vec<AnomalyType>> = Default::default();
     // What the names told in each component imply (see the loop).
     let mut implied: FxHashMap<u32, BTreeSet<AnomalyType>> = FxHashMap::default();
     // Without the single-rw passes a component with both shapes would be
@@ -1037,9 +1037,7 @@ pub(super) fn known_cycles(
             let name = cycle_name(g, &cyc);
             let names = told.entry(w).or_default();
             let implies = implied.entry(w).or_default();
-            if !names.contains(&name)
-                && AnomalyType::parse(&name).is_ok_and(|t| implies.contains(&t))
-            {
+            if !names.contains(&name) && implies.contains(&name) {
                 // Counted, so a large component's pass ends as it would
                 // have had it told them.
                 *per_comp.entry(c).or_default() += 1;
@@ -1049,9 +1047,7 @@ pub(super) fn known_cycles(
                 continue;
             }
             if !names.contains(&name) {
-                if let Ok(t) = AnomalyType::parse(&name) {
-                    implies.extend(crate::spec::lattice::implied_anomalies(&[t]));
-                }
+                implies.extend(crate::spec::lattice::implied_anomalies(&[name]));
                 names.push(name);
             }
             *per_comp.entry(c).or_default() += 1;
@@ -1094,7 +1090,7 @@ fn silenced(
     shape: Shape,
     keep: fn(EdgeKind) -> bool,
     implied: &BTreeSet<AnomalyType>,
-    names: &[String],
+    names: &[AnomalyType],
 ) -> bool {
     use AnomalyType as A;
     let [plain, process, realtime] = match shape {
@@ -1118,7 +1114,7 @@ fn silenced(
     ]
     .iter()
     .filter(|&&(_, can)| can)
-    .all(|(t, _)| implied.contains(t) && !names.iter().any(|n| n == t.name()))
+    .all(|(t, _)| implied.contains(t) && !names.contains(t))
 }
 
 /// The pass of data dependencies alone, any shape.
@@ -1407,7 +1403,7 @@ pub(super) fn contradiction(
     }
     a = a.field(
         Field::Otherwise,
-        Datum::Alternative(alt_anomaly.name, alt_anomaly.cycle),
+        Datum::Alternative(alt_anomaly.kind, alt_anomaly.cycle),
     );
     a = a.field(
         Field::Unordered,
@@ -1609,8 +1605,7 @@ mod tests {
                 .iter()
                 .filter_map(|n| AnomalyType::parse(n).ok())
                 .collect();
-            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-            (implied_anomalies(&ts), names)
+            (implied_anomalies(&ts), ts)
         };
         let silenced_after = |shape, keep, names: &[&str]| {
             let (i, n) = told(names);

@@ -74,7 +74,7 @@ use crate::check::deps::{external_source, outside_from};
 use crate::check::graph::{Digraph, sccs};
 use crate::check::graph::{topo_order, topo_order_by};
 use crate::history::model::*;
-use crate::spec::Checker;
+use crate::spec::{AnomalyType, Checker};
 
 /// The model checked.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -86,10 +86,10 @@ pub enum Level {
 impl Level {
     /// The lattice anomaly a violation found here rules out models by
     /// (ours: a session finding, as both models keep session order).
-    pub fn marker(self) -> &'static str {
+    pub fn marker(self) -> AnomalyType {
         match self {
-            Level::Prefix => "prefix-cycle-exists",
-            Level::ParallelSnapshotIsolation => "parallel-snapshot-isolation-cycle-exists",
+            Level::Prefix => AnomalyType::PrefixCycleExists,
+            Level::ParallelSnapshotIsolation => AnomalyType::PsiCycleExists,
         }
     }
 
@@ -289,7 +289,7 @@ pub fn tell(outcomes: Vec<(Level, Outcome)>, found: &mut Vec<Anomaly>, notes: &m
     for (level, o) in outcomes {
         notes.extend(o.stats.notes(level.name(), "conflicts and lemmas"));
         if o.timed_out {
-            found.push(Anomaly::search_timeout(level.marker()));
+            found.push(Anomaly::search_timeout(level.marker().name()));
         }
         let mut told: rustc_hash::FxHashSet<_> = found.iter().map(Anomaly::identity).collect();
         for a in o.anomalies {
@@ -686,7 +686,7 @@ mod tests {
         let o = check(&h, Level::ParallelSnapshotIsolation, Budget::NONE);
         assert_eq!(o.anomalies.len(), 1);
         let a = &o.anomalies[0];
-        assert_eq!(a.name, "G-single-item");
+        assert_eq!(a.name(), "G-single-item");
         assert_eq!(a.rules_out, Some(Level::ParallelSnapshotIsolation.marker()));
     }
 
@@ -697,7 +697,7 @@ mod tests {
         let o = check(&h, Level::Prefix, Budget::NONE);
         assert_eq!(o.anomalies.len(), 1);
         let a = &o.anomalies[0];
-        assert_eq!(a.name, "G-nonadjacent-item");
+        assert_eq!(a.name(), "G-nonadjacent-item");
         assert_eq!(a.rules_out, Some(Level::Prefix.marker()));
     }
 }

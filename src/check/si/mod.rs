@@ -708,14 +708,14 @@ mod tests {
         assert!(o.stats.untold > 0, "{:?}", o.stats.untold);
         assert_eq!(o.anomalies.len(), 1, "{:?}", o.anomalies);
         let a = &o.anomalies[0];
-        assert_eq!(a.name, "G2-item", "{a:?}");
+        assert_eq!(a.name(), "G2-item", "{a:?}");
         assert_eq!(a.txns.len(), 2, "{a:?}");
         assert!(a.cycle.is_some(), "{a:?}");
         // With the work it needs, the same cycle is told the usual way.
         let o = check_polygraph(&h, PLAIN_SER, Budget::NONE);
         assert_eq!(o.stats.untold, 0);
         assert_eq!(o.anomalies.len(), 1);
-        assert_eq!(o.anomalies[0].name, "G2-item");
+        assert_eq!(o.anomalies[0].name(), "G2-item");
     }
 
     #[test]
@@ -745,7 +745,7 @@ mod tests {
             let o = check(&h, v, Budget::NONE);
             assert_eq!(o.anomalies.len(), 1, "{v:?}");
             let a = &o.anomalies[0];
-            assert_eq!(a.name, "G-single-item", "{v:?}");
+            assert_eq!(a.name(), "G-single-item", "{v:?}");
             // The cycle runs through the reader and one of the writers.
             assert!(a.txns.contains(&2), "{v:?}");
             assert!(a.txns.contains(&0) || a.txns.contains(&1), "{v:?}");

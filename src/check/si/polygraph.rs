@@ -27,6 +27,7 @@ use crate::check::clocks::{Chains, Vectors, chains};
 use crate::check::deps::{included, realtime_edges, so_edges};
 use crate::check::graph::{Digraph, topo_order};
 use crate::history::model::*;
+use crate::spec::AnomalyType;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EdgeKind {
@@ -109,7 +110,7 @@ pub struct Polygraph {
     /// Unknown dependencies in the constraints, before pruning.
     pub unknown_edges: usize,
     /// Elle's `*-cycle-exists` name for this variant's model.
-    pub cycle_exists: &'static str,
+    pub cycle_exists: AnomalyType,
     /// Writer pairs left to a constraint (no dependency path orders them).
     pub all_pairs: usize,
     /// Too many writer pairs or edges to enumerate: no verdict (see
@@ -589,14 +590,14 @@ impl Variant {
     }
 
     /// Elle's name for "some cycle of this model's graph exists".
-    pub fn cycle_exists(self) -> &'static str {
+    pub fn cycle_exists(self) -> AnomalyType {
         match (self.serializable, self.session, self.realtime) {
-            (false, _, true) => "strong-snapshot-isolation-cycle-exists",
-            (false, true, false) => "strong-session-snapshot-isolation-cycle-exists",
-            (false, false, false) => "PL-SI-cycle-exists",
-            (true, _, true) => "PL-SS-cycle-exists",
-            (true, true, false) => "strong-session-serializable-cycle-exists",
-            (true, false, false) => "PL-3-cycle-exists",
+            (false, _, true) => AnomalyType::StrongSiCycleExists,
+            (false, true, false) => AnomalyType::StrongSessionSiCycleExists,
+            (false, false, false) => AnomalyType::PlSiCycleExists,
+            (true, _, true) => AnomalyType::PlSsCycleExists,
+            (true, true, false) => AnomalyType::StrongSessionSerCycleExists,
+            (true, false, false) => AnomalyType::Pl3CycleExists,
         }
     }
 }

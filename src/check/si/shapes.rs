@@ -57,8 +57,8 @@ use crate::check::deps::{realtime_edges, so_edges};
 use crate::check::graph::{Closure, Digraph, sccs, topo_order, topo_order_by};
 use crate::check::tuning::MAX_LEMMAS_PER_MODEL;
 use crate::history::model::*;
-use crate::spec::Checker;
 use crate::spec::cycles::{DepCycles, RwCycles, Shapes, Through};
+use crate::spec::{AnomalyType, Checker};
 
 /// What a level's cycles are made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -784,7 +784,7 @@ fn decide(h: &History, shapes: Shapes, budget: Budget, doubtful: Doubtful) -> Ou
     let told = |a: Option<Anomaly>, mut stats: Stats| {
         stats.work = budget::spent() - start;
         Outcome {
-            anomalies: vec![a.unwrap_or_else(|| Anomaly::new(claim.name()))],
+            anomalies: vec![a.unwrap_or_else(|| Anomaly::new(claim))],
             timed_out: false,
             stats,
         }
@@ -792,14 +792,7 @@ fn decide(h: &History, shapes: Shapes, budget: Budget, doubtful: Doubtful) -> Ou
     // A violation every choice has, told in the choice the start suggests.
     let mut told_guess = |stats: Stats| {
         let choice = guess(&pruned.forced);
-        let a = tell(
-            h,
-            &g,
-            &levels,
-            claim.name(),
-            (&choice, &out, &fake),
-            &mut search,
-        );
+        let a = tell(h, &g, &levels, claim, (&choice, &out, &fake), &mut search);
         told(a, stats)
     };
     if pruned.contradiction {
@@ -897,14 +890,7 @@ fn decide(h: &History, shapes: Shapes, budget: Budget, doubtful: Doubtful) -> Ou
     if verdict == lbool::FALSE {
         let t3 = crate::check::stages::Timer::start();
         let choice = last.unwrap_or_else(|| guess(&pruned.forced));
-        let a = tell(
-            h,
-            &g,
-            &levels,
-            claim.name(),
-            (&choice, &out, &fake),
-            &mut search,
-        );
+        let a = tell(h, &g, &levels, claim, (&choice, &out, &fake), &mut search);
         stats.interpret_s = t3.secs();
         return told(a, stats);
     }
@@ -1184,7 +1170,7 @@ fn tell(
     h: &History,
     g: &Polygraph,
     levels: &[Level],
-    claim: &'static str,
+    claim: AnomalyType,
     (choice, out, fake): (&lemmas::Choice, &[bool], &[Fake]),
     search: &mut Search,
 ) -> Option<Anomaly> {

@@ -8,6 +8,7 @@ use super::polygraph::{EdgeId, EdgeKind, Polygraph};
 use crate::anomaly::{Anomaly, Datum, Field, Grounds, On, Path, Step};
 use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
+use crate::spec::AnomalyType;
 
 /// How much a check tells of a violation it finds, and what deciding may
 /// cost when the verdict only serves to name another's cycles. Every bound
@@ -92,7 +93,7 @@ pub(super) fn through(g: &Polygraph, e: EdgeId) -> Option<EdgeKind> {
 /// The name of a cycle of these edges: by its steps, and the orders its
 /// steps rest on beside them (an anti-dependency that holds through real
 /// time makes the cycle `-realtime`, as a real-time step would).
-pub(super) fn cycle_name(g: &Polygraph, edges: &[EdgeId]) -> String {
+pub(super) fn cycle_name(g: &Polygraph, edges: &[EdgeId]) -> AnomalyType {
     name_of(g, edges, &rels(g, edges))
 }
 
@@ -105,7 +106,7 @@ fn rels(g: &Polygraph, edges: &[EdgeId]) -> Vec<Rel> {
 }
 
 /// [`cycle_name`], given the edges' relations `steps`.
-fn name_of(g: &Polygraph, edges: &[EdgeId], steps: &[Rel]) -> String {
+fn name_of(g: &Polygraph, edges: &[EdgeId], steps: &[Rel]) -> AnomalyType {
     let rests: Vec<Rel> = edges
         .iter()
         .filter_map(|&e| through(g, e))

@@ -31,7 +31,7 @@ use super::polygraph::Variant;
 use super::{Decision, Outcome, Telling};
 use crate::anomaly::{Anomaly, Datum, Field};
 use crate::history::model::{History, Status, TxnId, from};
-use crate::spec::AnomalyType;
+use crate::spec::{AnomalyType, Kind, Order};
 
 /// The SI and serializability checks of one history within one budget.
 pub struct Checks<'h> {
@@ -357,7 +357,7 @@ impl<'h> Checks<'h> {
         }
         // The weakest variant known to reject.
         let mut base = v;
-        while let Some((w, suffix)) = weaker(base) {
+        while let Some((w, order)) = weaker(base) {
             if outcome.anomalies.is_empty() {
                 return outcome;
             }
@@ -371,8 +371,8 @@ impl<'h> Checks<'h> {
                 continue;
             }
             for a in &mut outcome.anomalies {
-                if let Some(n) = qualified_name(&a.name, suffix) {
-                    a.name = n;
+                if let Kind::Anomaly(t) = a.kind {
+                    a.kind = t.with_order(order).into();
                 }
             }
             break;
@@ -398,15 +398,15 @@ impl<'h> Checks<'h> {
 }
 
 /// The weaker variant (without real time, else without session order) and
-/// the suffix Elle gives a cycle that needs what was left out.
-fn weaker(v: Variant) -> Option<(Variant, &'static str)> {
+/// the order a cycle that needs what was left out is named by.
+fn weaker(v: Variant) -> Option<(Variant, Order)> {
     if v.realtime {
         Some((
             Variant {
                 realtime: false,
                 ..v
             },
-            "-realtime",
+            Order::Realtime,
         ))
     } else if v.session {
         Some((
@@ -414,7 +414,7 @@ fn weaker(v: Variant) -> Option<(Variant, &'static str)> {
                 session: false,
                 ..v
             },
-            "-process",
+            Order::Process,
         ))
     } else {
         None
@@ -428,29 +428,12 @@ fn weaker(v: Variant) -> Option<(Variant, &'static str)> {
 /// does not). Each name and claim is asked once.
 fn claims_any(anomalies: &[Anomaly], v: Variant) -> bool {
     use crate::spec::lattice::impossible_models;
-    let Ok(own) = AnomalyType::parse(v.cycle_exists()) else {
-        return false;
-    };
+    let own = v.cycle_exists();
     let wanted = impossible_models(&[own].into_iter().collect());
-    let mut asked: FxHashSet<(&str, Option<&str>)> = FxHashSet::default();
+    let mut asked: FxHashSet<(Kind, Option<AnomalyType>)> = FxHashSet::default();
     anomalies
         .iter()
-        .any(|a| asked.insert((a.name.as_str(), a.rules_out)) && wanted.is_subset(&claims_of(a)))
-}
-
-/// `G-single-item` with `-process` is `G-single-item-process`; with
-/// `-realtime`, a `-process` name becomes `-realtime` too (real time is
-/// what the cycle rests on). None when the name already says as much or
-/// is not a cycle's.
-fn qualified_name(name: &str, suffix: &str) -> Option<String> {
-    if !name.starts_with('G') || name.ends_with("-realtime") {
-        return None;
-    }
-    match name.strip_suffix("-process") {
-        Some(base) if suffix == "-realtime" => Some(format!("{base}{suffix}")),
-        Some(_) => None,
-        None => Some(format!("{name}{suffix}")),
-    }
+        .any(|a| asked.insert((a.kind, a.rules_out)) && wanted.is_subset(&claims_of(a)))
 }
 
 #[cfg(test)]
@@ -655,16 +638,20 @@ mod tests {
 
     #[test]
     fn cycle_names_take_what_they_rest_on() {
+        use AnomalyType as A;
         assert_eq!(
-            qualified_name("G-single-item", "-process").as_deref(),
-            Some("G-single-item-process")
+            A::GSingleItem.with_order(Order::Process),
+            A::GSingleItemProcess
         );
-        assert_eq!(qualified_name("G2-item-process", "-process"), None);
         assert_eq!(
-            qualified_name("G2-item-process", "-realtime").as_deref(),
-            Some("G2-item-realtime")
+            A::G2ItemProcess.with_order(Order::Process),
+            A::G2ItemProcess
         );
-        assert_eq!(qualified_name("G0-realtime", "-realtime"), None);
-        assert_eq!(qualified_name("lost-update", "-process"), None);
+        assert_eq!(
+            A::G2ItemProcess.with_order(Order::Realtime),
+            A::G2ItemRealtime
+        );
+        assert_eq!(A::G0Realtime.with_order(Order::Realtime), A::G0Realtime);
+        assert_eq!(A::LostUpdate.with_order(Order::Process), A::LostUpdate);
     }
 }

@@ -184,7 +184,7 @@ impl Builder {
             }
             // As Elle lists them: shortest first.
             lists.sort_by_key(Vec::len);
-            let mut a = Anomaly::new("incompatible-order")
+            let mut a = Anomaly::new(crate::spec::AnomalyType::IncompatibleOrder)
                 .field(Field::Key, Datum::Key(k))
                 .field(
                     Field::Values,
@@ -223,7 +223,8 @@ fn duplicates_anomaly(mops: &[Mop], k: KeyId, order: &VersionOrder, dups: &[Val]
             m.is_read() && m.key == k && !m.has(flag::IRREGULAR) && m.len as usize > second
         })
         .min_by_key(|(_, m)| m.len);
-    let mut a = Anomaly::new("duplicate-elements").field(Field::Key, Datum::Key(k));
+    let mut a =
+        Anomaly::new(crate::spec::AnomalyType::DuplicateElements).field(Field::Key, Datum::Key(k));
     if let Some((id, m)) = reader {
         a = a
             .txn(m.txn)

@@ -13,6 +13,7 @@
 
 use crate::anomaly::Datum;
 use crate::history::model::*;
+use crate::spec::Pattern;
 
 use super::raw::RawTxn;
 
@@ -163,7 +164,7 @@ pub(super) fn internal_check(
     list_mode: bool,
     val: Val,
     elems: &[Val],
-) -> Vec<(&'static str, Datum)> {
+) -> Vec<(Pattern, Datum)> {
     let mut out = Vec::new();
     // Two reads in a row that disagree: C4's NonRepeatableRead.
     if st.read_last {
@@ -177,7 +178,10 @@ pub(super) fn internal_check(
             None => false,
         };
         if differs {
-            out.push(("NonRepeatableRead", expected(st, raw, order, list_mode)));
+            out.push((
+                Pattern::NonRepeatableRead,
+                expected(st, raw, order, list_mode),
+            ));
         }
     }
     let Some(last) = st.own.last().copied() else {
@@ -191,9 +195,9 @@ pub(super) fn internal_check(
     };
     if got != Some(last) {
         let pattern = if got.is_some_and(|g| st.own.contains(&g)) {
-            "NotMyLastWrite"
+            Pattern::NotMyLastWrite
         } else {
-            "NotMyOwnWrite"
+            Pattern::NotMyOwnWrite
         };
         out.push((pattern, expected(st, raw, order, list_mode)));
         return out;
@@ -207,9 +211,9 @@ pub(super) fn internal_check(
             let ok = elems.len() == before.len() + plus.len()
                 && elems[..before.len()] == *before
                 && elems[before.len()..] == plus[..];
-            (ok, "NonRepeatableRead")
+            (ok, Pattern::NonRepeatableRead)
         }
-        _ => (elems.ends_with(&st.own), "NotMyOwnWrite"),
+        _ => (elems.ends_with(&st.own), Pattern::NotMyOwnWrite),
     };
     if !ok {
         out.push((pattern, expected(st, raw, order, list_mode)));

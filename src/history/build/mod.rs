@@ -536,7 +536,7 @@ impl Builder {
                             internal_check(st, raw, order, list_mode, val, full)
                         {
                             self.anomalies.push(
-                                Anomaly::new("internal")
+                                Anomaly::new(crate::spec::AnomalyType::Internal)
                                     .pattern(pattern)
                                     .txn(tid)
                                     .field(Field::Op, Datum::Txn(tid))
@@ -565,8 +565,8 @@ impl Builder {
                     if let Some(&(_, _, w)) = future {
                         flags &= !flag::EXTERNAL;
                         self.anomalies.push(
-                            Anomaly::new("future-read")
-                                .pattern("FutureRead")
+                            Anomaly::new(crate::spec::AnomalyType::FutureRead)
+                                .pattern(crate::spec::Pattern::FutureRead)
                                 .txn(tid)
                                 .field(Field::Op, Datum::Txn(tid))
                                 .field(Field::Mop, Datum::Mop(id))

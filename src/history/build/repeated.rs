@@ -94,7 +94,10 @@ fn attach_candidates(
         wm.txn != rm.txn && wm.has(flag::FINAL) && h.txns[wm.txn as usize].status != Status::Aborted
     };
     anomalies.retain(|a| {
-        let Some(&Datum::Mop(r)) = a.get(Field::Mop).filter(|_| a.name == "future-read") else {
+        let Some(&Datum::Mop(r)) = a
+            .get(Field::Mop)
+            .filter(|_| a.kind == crate::spec::Kind::Anomaly(crate::spec::AnomalyType::FutureRead))
+        else {
             return true;
         };
         let m = h.mops[r as usize];

@@ -110,7 +110,7 @@ pub fn patterns(r: &CheckResult) -> Vec<&'static str> {
         .anomalies
         .values()
         .flatten()
-        .filter_map(|a| a.pattern)
+        .filter_map(|a| a.pattern.map(|p| p.name()))
         .collect();
     v.sort_unstable();
     v.dedup();

@@ -13,7 +13,6 @@ use elle_si::check::{self, CheckOptions};
 use elle_si::generator::{Db, Distribution, Fault, FiredFault, GenOptions, faults_edn};
 use elle_si::history::{Format, Loaded, Workload};
 use elle_si::report::{CheckResult, Valid, names_of};
-use elle_si::spec::anomaly::pattern_name;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError};
 
@@ -302,7 +301,7 @@ pub fn names(r: &CheckResult) -> Vec<String> {
         v.extend(names_of(a).iter().map(|t| t.name().to_string()));
         if let Some(p) = a.pattern {
             v.push(p.to_string());
-            v.push(pattern_name(p));
+            v.push(p.anomaly().name().to_string());
         }
     }
     v.sort();
