@@ -36,6 +36,7 @@ mod gen_faults;
 mod gen_history;
 mod gen_logs;
 mod key_options;
+mod layers;
 mod layouts;
 mod odd_values;
 mod oracle;
