@@ -7,40 +7,7 @@
 use crate::history::model::{KeyId, MopId, TxnId, Val};
 use crate::spec::{AnomalyType, Kind, Marker, Pattern};
 
-/// A step's relation, as Elle labels it (`:ww`, `:wr`, `:rw`, `:process`,
-/// `:realtime`), and C4's `:ao`: the arbitration order, which for two
-/// writers of a key is their version order; a read of one writer's
-/// version, though the other was visible to the reader, puts the other
-/// first (C4's Ext axiom).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Rel {
-    /// Write-write: a later version of the same key.
-    Ww,
-    /// Write-read: a read of the write.
-    Wr,
-    /// Read-write: an anti-dependency (the read missed the write).
-    Rw,
-    /// Session order.
-    Process,
-    /// Real time: one completed before the other was invoked.
-    Realtime,
-    /// C4's arbitration order (no dependency to show).
-    Ao,
-}
-
-impl Rel {
-    /// Elle's keyword for the relation, without the colon.
-    pub fn name(self) -> &'static str {
-        match self {
-            Rel::Ww => "ww",
-            Rel::Wr => "wr",
-            Rel::Rw => "rw",
-            Rel::Process => "process",
-            Rel::Realtime => "realtime",
-            Rel::Ao => "ao",
-        }
-    }
-}
+pub use crate::spec::naming::Rel;
 
 /// What a step's relation rests on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

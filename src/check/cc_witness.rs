@@ -376,9 +376,9 @@ mod tests {
     use crate::generator::Db;
 
     fn agrees_at(model: crate::spec::Model, axiom: Axiom, dbs: &[Db]) {
+        use crate::check::verdict::Valid;
         use crate::check::{CheckOptions, check_plan, plan};
         use crate::generator::{GenOptions, generate};
-        use crate::report::Valid;
         let opts = CheckOptions {
             models: vec![model],
             timeout: None,

@@ -9,10 +9,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::settle::settle_guessed_reads;
+use super::verdict::{CheckResult, Valid};
 use super::{CheckOptions, Plan, check_plan, plan};
 use crate::error::Error;
 use crate::history::{self, LoadOptions, Loaded};
-use crate::report::{CheckResult, Valid};
 
 /// Loads `path` and checks it.
 pub fn check_file(

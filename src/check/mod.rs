@@ -16,6 +16,7 @@ mod settle;
 pub(crate) mod si;
 pub mod stages;
 pub mod tuning;
+pub mod verdict;
 
 use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
@@ -24,10 +25,10 @@ use crate::anomaly::{Anomaly, Datum, Field};
 use crate::error::Error;
 use crate::history::Loaded;
 use crate::history::model::History;
-use crate::report::{self, CheckResult, Unknown, Valid};
 use crate::spec::anomaly::{finders, settled_without_polygraph};
 use crate::spec::cycles::{self, Shapes};
 use crate::spec::{AnomalyType, Checker, Decider, Model, lattice};
+use verdict::{CheckResult, Unknown, Valid};
 
 /// What to check: typed, so that no model or anomaly can be asked for by
 /// a name that is then ignored (parse names with [`resolve_models`] and
@@ -230,7 +231,7 @@ pub fn check(loaded: &Loaded, opts: &CheckOptions) -> CheckResult {
     match plan(opts) {
         Ok(p) => check_plan(loaded, opts, &p),
         Err(e) => {
-            let mut r = report::result_map(
+            let mut r = verdict::result_map(
                 &BTreeSet::new(),
                 &BTreeSet::new(),
                 Vec::new(),
@@ -449,7 +450,7 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
             };
             (
                 lattice::prohibited_by(&[m]),
-                report::finders_of(m),
+                verdict::finders_of(m),
                 by_polygraph,
             )
         })
@@ -603,14 +604,14 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
             let by_s = lattice::prohibited_by(&[s]);
             let violated = found
                 .iter()
-                .any(|a| report::names_of(a).iter().any(|n| by_s.contains(n)));
+                .any(|a| verdict::names_of(a).iter().any(|n| by_s.contains(n)));
             if violated {
                 reasons.extend(by_s);
             }
             violated
         })
         .collect();
-    let mut r = report::result_map(&plan.prohibited, &reasons, found, ruled_out);
+    let mut r = verdict::result_map(&plan.prohibited, &reasons, found, ruled_out);
     r.notes = notes;
     if !undecided.is_empty() && r.valid == Valid::True {
         r.valid = Valid::Unknown;

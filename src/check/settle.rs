@@ -11,12 +11,12 @@ use rustc_hash::FxHashSet;
 
 use super::cc_witness::Axiom;
 use super::cc_witness::Search::{Consistent, Inconsistent, Undecided};
+use super::verdict::{CheckResult, Unknown, Valid, model_verdicts};
 use super::{CheckOptions, Plan, check_plan, plan};
 use crate::anomaly::{Datum, Field, On, Rel};
 use crate::history::Loaded;
 use crate::history::build::drop_ambiguous;
 use crate::history::model::{Duplicates, History, KeyId, MopId, Repeated, TxnId};
-use crate::report::{CheckResult, Unknown, Valid, model_verdicts};
 use crate::spec::lattice::{implied_models, prohibited_by};
 use crate::spec::{Checker, Decider, Model};
 

@@ -16,6 +16,7 @@ pub mod anomaly;
 pub mod cycles;
 pub mod lattice;
 pub mod model;
+pub mod naming;
 
 pub use anomaly::{AnomalyType, Kind, Marker, Order, Pattern};
 pub use model::Model;

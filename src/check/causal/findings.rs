@@ -16,8 +16,8 @@ use crate::anomaly::{Anomaly, Datum, Field, Grounds, On, Path, Step};
 use crate::check::deps::{external_source, outside_from, wr_edges};
 use crate::check::graph::{Digraph, sccs, shortest_path};
 use crate::check::tuning::CAUSAL_MAX_PATHS;
-use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
+use crate::spec::naming::{self as cycle, Rel};
 use crate::spec::{AnomalyType, Pattern};
 
 pub(super) fn step(ctx: &Ctx, a: TxnId, b: TxnId, ww: Option<&FxHashSet<(u32, u32)>>) -> Step {

@@ -1267,7 +1267,7 @@ impl Inferred {
 
 /// The models anomaly `a` rules out.
 pub(super) fn claims_of(a: &Anomaly) -> BTreeSet<crate::spec::Model> {
-    let names = crate::report::names_of(a).into_iter().collect();
+    let names = crate::check::verdict::names_of(a).into_iter().collect();
     crate::spec::lattice::impossible_models(&names)
 }
 

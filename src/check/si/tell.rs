@@ -6,9 +6,9 @@
 
 use super::polygraph::{EdgeId, EdgeKind, Polygraph};
 use crate::anomaly::{Anomaly, Datum, Field, Grounds, On, Path, Step};
-use crate::explain::cycle::{self, Rel};
 use crate::history::model::*;
 use crate::spec::AnomalyType;
+use crate::spec::naming::{self as cycle, Rel};
 
 /// How much a check tells of a violation it finds, and what deciding may
 /// cost when the verdict only serves to name another's cycles. Every bound

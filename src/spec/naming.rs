@@ -1,7 +1,8 @@
 //! Naming a dependency cycle the way Elle does (`elle.txn`): by its
 //! anti-dependencies, then read dependencies, then write dependencies, with
 //! `-process` / `-realtime` when session or real-time order closes it; and
-//! recognising the shapes engineers know by name.
+//! recognising the shapes engineers know by name; and the relation of a
+//! cycle's step ([`Rel`]).
 //!
 //! - one rw edge: G-single-item (read skew; with two transactions and one
 //!   key, a lost update);
@@ -10,8 +11,42 @@
 //! - adjacent rw edges: G2-item (write skew with two transactions);
 //! - wr and ww only: G1c; ww only: G0.
 
-pub use crate::anomaly::Rel;
-use crate::spec::{AnomalyType, Order};
+use super::{AnomalyType, Order};
+
+/// A step's relation, as Elle labels it (`:ww`, `:wr`, `:rw`, `:process`,
+/// `:realtime`), and C4's `:ao`: the arbitration order, which for two
+/// writers of a key is their version order; a read of one writer's
+/// version, though the other was visible to the reader, puts the other
+/// first (C4's Ext axiom).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Rel {
+    /// Write-write: a later version of the same key.
+    Ww,
+    /// Write-read: a read of the write.
+    Wr,
+    /// Read-write: an anti-dependency (the read missed the write).
+    Rw,
+    /// Session order.
+    Process,
+    /// Real time: one completed before the other was invoked.
+    Realtime,
+    /// C4's arbitration order (no dependency to show).
+    Ao,
+}
+
+impl Rel {
+    /// Elle's keyword for the relation, without the colon.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rel::Ww => "ww",
+            Rel::Wr => "wr",
+            Rel::Rw => "rw",
+            Rel::Process => "process",
+            Rel::Realtime => "realtime",
+            Rel::Ao => "ao",
+        }
+    }
+}
 
 /// Elle's anomaly type for a cycle with these steps, in order.
 pub fn name(steps: &[Rel]) -> AnomalyType {
