@@ -1,8 +1,9 @@
 //! A resolution of the ambiguous reads of repeated register values under
 //! which the history is causally consistent (or read atomic), searched
-//! for by SAT over the reads' choices of writer (lazy clause generation). The causal checkers
-//! read one guessed writer per read (`settle`); this finds the choice
-//! that makes them hold, where a local search from the guess is stuck.
+//! for by SAT over the reads' choices of writer (lazy clause generation).
+//! The causal checkers read one guessed writer per read (`settle`); this
+//! finds the choice that makes them hold, where a local search from the
+//! guess is stuck.
 //!
 //! Theory (Biswas & Enea, OOPSLA'19, §2, causal consistency): with every
 //! read's writer fixed, let `co = (SO ∪ WR)+`. The history is causally
@@ -24,8 +25,8 @@
 //! checkers (it is a witness only if they agree). No solution: no
 //! resolution satisfies the axiom (every clause is one each resolution
 //! that does satisfies, so a proof, when `reads` lists every ambiguous
-//! read with all its candidates). Past
-//! [`ROUNDS`] or [`MAX_TXNS`]: undecided, which proves nothing.
+//! read with all its candidates). Past [`ROUNDS`] or [`MAX_TXNS`]:
+//! undecided, which proves nothing.
 
 use batsat::interface::SolverInterface;
 use batsat::{Lit, lbool};
@@ -42,9 +43,9 @@ use crate::history::model::{History, KeyId, MopId, TxnId, from};
 #[derive(Debug, PartialEq, Eq)]
 pub enum Search {
     /// The pick (an index into each read's candidates, as `reads` lists
-    /// them) of a causally consistent resolution.
+    /// them) of a resolution satisfying the axiom.
     Consistent(Vec<usize>),
-    /// No choice of writers is causally consistent.
+    /// No choice of writers satisfies the axiom.
     Inconsistent,
     /// Past the bounds: nothing proved.
     Undecided,
@@ -376,6 +377,7 @@ mod tests {
     use crate::generator::Db;
 
     fn agrees_at(model: crate::spec::Model, axiom: Axiom, dbs: &[Db]) {
+        use crate::check::settle::{next_pick, resolved};
         use crate::check::verdict::Valid;
         use crate::check::{CheckOptions, check_plan, plan};
         use crate::generator::{GenOptions, generate};
@@ -409,30 +411,13 @@ mod tests {
                     continue;
                 }
                 let holds = |pick: &[usize]| {
-                    let mut x = h.clone();
-                    for ((r, c), &i) in reads.iter().zip(pick) {
-                        x.mops[*r as usize].from = c[i];
-                    }
-                    x.candidates.clear();
-                    let lx = crate::history::Loaded {
-                        history: x,
-                        anomalies: l.anomalies.clone(),
-                        source: l.source.clone(),
-                        format: l.format,
-                        notes: Default::default(),
-                    };
-                    check_plan(&lx, &opts, &p).valid == Valid::True
+                    check_plan(&resolved(&l, &reads, pick), &opts, &p).valid == Valid::True
                 };
                 let mut any = false;
                 let mut pick = vec![0usize; reads.len()];
                 for _ in 0..total {
                     any |= holds(&pick);
-                    for (i, (_, c)) in pick.iter_mut().zip(&reads) {
-                        *i = (*i + 1) % c.len();
-                        if *i != 0 {
-                            break;
-                        }
-                    }
+                    next_pick(&mut pick, &reads);
                 }
                 let at = format!("{} seed {seed} at {model:?}", db.name());
                 match search(h, &reads, axiom, None) {

@@ -165,6 +165,29 @@ fn with_history(l: &Loaded, history: History) -> Loaded {
     }
 }
 
+/// `l` with each ambiguous read of `reads` observing the candidate `pick`
+/// names (an index into its candidates): a history the guessing checkers
+/// decide exactly.
+pub(super) fn resolved(l: &Loaded, reads: &[(MopId, Vec<MopId>)], pick: &[usize]) -> Loaded {
+    let mut x = l.history.clone();
+    for ((r, c), &i) in reads.iter().zip(pick) {
+        x.mops[*r as usize].from = c[i];
+    }
+    x.candidates.clear();
+    with_history(l, x)
+}
+
+/// The resolution after `pick`, counting in mixed radix (the first read
+/// fastest); after the last, the first again.
+pub(super) fn next_pick(pick: &mut [usize], reads: &[(MopId, Vec<MopId>)]) {
+    for (i, (_, c)) in pick.iter_mut().zip(reads) {
+        *i = (*i + 1) % c.len();
+        if *i != 0 {
+            break;
+        }
+    }
+}
+
 /// `opts` asking for `models` alone.
 fn only(opts: &CheckOptions, models: Vec<Model>) -> CheckOptions {
     CheckOptions {
@@ -208,17 +231,9 @@ fn resolutions(
         let first = kept[likeliest(h, *r, &kept)];
         c.sort_by_key(|w| (*w != first, !kept.contains(w)));
     }
-    let resolve = |pick: &[usize]| {
-        let mut x = h.clone();
-        for ((r, c), &i) in reads.iter().zip(pick) {
-            x.mops[*r as usize].from = c[i];
-        }
-        x.candidates.clear();
-        with_history(l, x)
-    };
     let check = |pick: &[usize]| -> Option<CheckResult> {
         let o = with_time_left(copts, started)?;
-        Some(check_plan(&resolve(pick), &o, p))
+        Some(check_plan(&resolved(l, &reads, pick), &o, p))
     };
     let total = reads.iter().try_fold(1usize, |n, (_, c)| {
         n.checked_mul(c.len()).filter(|&n| n <= SETTLE_EXHAUSTIVE)
@@ -280,13 +295,7 @@ fn resolutions(
         if rx.valid == Valid::False && failed.is_none() {
             failed = Some(rx);
         }
-        // The next resolution, counting in mixed radix.
-        for (i, (_, c)) in pick.iter_mut().zip(&reads) {
-            *i = (*i + 1) % c.len();
-            if *i != 0 {
-                break;
-            }
-        }
+        next_pick(&mut pick, &reads);
     }
     // Every resolution tried: a model none of them satisfies is violated.
     let mut r = failed.filter(|_| held.iter().any(|&v| !v))?;
