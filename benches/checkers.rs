@@ -173,7 +173,7 @@ fn parse_opts(args: &[String]) -> Opts {
         max_rss_kb: 12 << 20,
         list: false,
         keep: false,
-        shared: Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/histories"),
+        shared: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/histories"),
     };
     let mut timeout_given = false;
     let mut it = args.iter();

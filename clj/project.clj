@@ -16,7 +16,7 @@
   :javac-options ["--release" "17" "-Xlint:-options"]
   :jvm-opts ["-Xcheck:jni"]
   ;; The jar carries the native library: `lein jar` and `lein install` put
-  ;; the checkout's cargo build (cargo build --release --features jni --lib)
+  ;; the checkout's cargo build (cargo build --release -p elle-si-jni)
   ;; under elle_si/native/<os>-<arch>/, and refuse to make a jar without
   ;; one. `lein test` loads the library from the checkout instead.
   :filespecs [{:type :fn

@@ -19,9 +19,9 @@ fi
 if [ ! -d ../shared/histories ]; then
   echo "test-all: ../shared/histories is absent: the tests that read the shared corpus are skipped"
 fi
-cargo test --release --all-targets
+cargo test --release --workspace --all-targets
 if [ -d clj ]; then
-  cargo build --release --features jni --lib
+  cargo build --release -p elle-si-jni
   (cd clj && lein test)
 fi
 # The installed jar as a Jepsen project uses it: `lein install` bundles the

@@ -11,7 +11,7 @@ use crate::source::{SharedSource, Source};
 /// Advice that names a setting of the caller's. The core names the
 /// situation; each front end words the advice in its own terms: the CLI in
 /// its flags ([`Remedy::cli`]), the JNI bridge in the Clojure library's
-/// functions and options (`jni::clojure_remedy`).
+/// functions and options (`elle_si_jni`'s `clojure_remedy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Remedy {
     /// The caller fixed the workload (its name here), and the history holds

@@ -7,6 +7,11 @@
 //! Data flows one way: [`edn`] reads bytes, [`history`] compiles ops into the
 //! one model every checker reads, [`check`] decides each consistency model,
 //! and [`report`] renders Elle's result map.
+//!
+//! This crate is the library alone: the `elle-si` command (clap, progress
+//! bars) is the workspace's `cli/` crate, and the JNI bridge the Clojure
+//! library loads is `jni/`. miette's graphical renderer is behind the
+//! feature `fancy`.
 
 #![warn(missing_docs)]
 
@@ -21,8 +26,6 @@ pub mod error;
 pub mod explain;
 pub mod generator;
 pub mod history;
-#[cfg(feature = "jni")]
-pub mod jni;
 pub mod report;
 pub mod source;
 pub mod spec;

@@ -1,10 +1,10 @@
 (ns elle-si.build.bundle-native
   "The jar's native libraries: `lein jar` and `lein install` (through
-  :filespecs in project.clj) file each cargo build of libelle_si found in
+  :filespecs in project.clj) file each cargo build of libelle_si_jni found in
   the checkout under its platform's folder (see elle-si.platform) and put
   them in the jar. target/release is the build for the platform of the JVM
   running Leiningen; target/<triple>/release, a cross build (`cargo build
-  --release --features jni --lib --target <triple>`), for the triple's. With
+  --release -p elle-si-jni --target <triple>`), for the triple's. With
   no library built the jar is refused, not made without one."
   (:require [clojure.java.io :as io]
             [clojure.string :as str]
@@ -13,7 +13,7 @@
 
 (load-file (str (io/file (.getParentFile (io/file *file*)) ".." "src" "clj" "elle_si" "platform.clj")))
 
-(def build-command "cargo build --release --features jni --lib")
+(def build-command "cargo build --release -p elle-si-jni")
 
 (defn- library
   "The cargo output for a platform in a target directory, with where it goes."
@@ -30,9 +30,10 @@
           (library (io/file target triple "release") platform))))
 
 (defn- newest-source
-  "The most recently changed Rust source of the checkout."
+  "The most recently changed Rust source of the library and its bridge
+  (src/ and jni/src/ of the checkout)."
   ^File [^File repo]
-  (->> (file-seq (io/file repo "src"))
+  (->> (concat (file-seq (io/file repo "src")) (file-seq (io/file repo "jni" "src")))
        (filter #(str/ends-with? (.getName ^File %) ".rs"))
        (apply max-key #(.lastModified ^File %) (io/file repo "Cargo.toml"))))
 

@@ -15,6 +15,7 @@ fn check(format: Format, duplicates: Duplicates, data: &[u8]) {
         format: Some(format),
         workload: None,
         duplicates,
+        ..LoadOptions::default()
     };
     match load_bytes("fuzz.log", data.to_vec(), opts) {
         Ok(l) => {

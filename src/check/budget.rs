@@ -68,12 +68,12 @@ pub fn join<A: Send, B: Send>(
     let bound = RUN_WORK.with(Cell::get);
     rayon::join(
         || {
-            #[cfg(test)]
+            #[cfg(any(test, feature = "test-hooks"))]
             joined_on();
             run_bound(bound, a)
         },
         || {
-            #[cfg(test)]
+            #[cfg(any(test, feature = "test-hooks"))]
             joined_on();
             run_bound(bound, b)
         },
@@ -82,12 +82,14 @@ pub fn join<A: Send, B: Send>(
 
 /// Test hook: the thread each half of a [`join`] ran on (its name) and the
 /// size of the rayon pool it was in, for the test that the bridge's checks
-/// stay in the pool of the size asked (`jni::tests`).
-#[cfg(test)]
-pub(crate) static JOINED_ON: std::sync::Mutex<Vec<(Option<String>, usize)>> =
+/// stay in the pool of the size asked (elle-si-jni's tests, through the
+/// feature `test-hooks`).
+#[cfg(any(test, feature = "test-hooks"))]
+#[doc(hidden)]
+pub static JOINED_ON: std::sync::Mutex<Vec<(Option<String>, usize)>> =
     std::sync::Mutex::new(Vec::new());
 
-#[cfg(test)]
+#[cfg(any(test, feature = "test-hooks"))]
 fn joined_on() {
     let here = (
         std::thread::current().name().map(String::from),

@@ -12,7 +12,7 @@
 
 /// The numbering of one history's ops, op by op.
 #[derive(Debug, Default)]
-pub(crate) struct Indices {
+pub struct Indices {
     /// Ops numbered so far.
     seen: i64,
     /// Whether the first op gave an index (`None` before it).
@@ -25,7 +25,7 @@ pub(crate) struct Indices {
 impl Indices {
     /// The index of the next op, which gave `index`; else why the history
     /// is refused.
-    pub(crate) fn next(&mut self, index: Option<i64>) -> Result<i64, String> {
+    pub fn next(&mut self, index: Option<i64>) -> Result<i64, String> {
         let at = self.seen;
         self.seen += 1;
         let given = *self.given.get_or_insert(index.is_some());
@@ -66,8 +66,8 @@ impl Indices {
     /// Counts an op whose index the reader does not see (the JNI bridge
     /// sends none for an op of no client): it takes a position, and
     /// nothing is checked of it.
-    #[cfg(feature = "jni")]
-    pub(crate) fn skip(&mut self) {
+    #[doc(hidden)]
+    pub fn skip(&mut self) {
         self.seen += 1;
     }
 }

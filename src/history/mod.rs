@@ -1,11 +1,17 @@
 //! Jepsen histories and the other formats of the field, compiled into one
 //! model ([`model::History`]) that every checker reads.
 
-pub(crate) mod build;
+// `build`, `indices` and `pairing` are public for the JNI bridge (the
+// elle-si-jni crate decodes its wire format straight into the model, as the
+// EDN reader does), not part of the library's API.
+#[doc(hidden)]
+pub mod build;
 pub mod formats;
-pub(crate) mod indices;
+#[doc(hidden)]
+pub mod indices;
 pub mod model;
-pub(crate) mod pairing;
+#[doc(hidden)]
+pub mod pairing;
 
 use std::path::Path;
 use std::sync::Arc;

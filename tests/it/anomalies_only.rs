@@ -46,7 +46,7 @@ fn asked(l: &elle_si::history::Loaded, anomalies: &str) -> CheckResult {
 
 /// The CLI's text report and exit status for `check FILE ARGS`.
 fn cli(file: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let out = crate::support::cli()
         .arg("check")
         .arg(file)
         .args(args)
@@ -154,7 +154,7 @@ fn repeatable_read_is_serializability_on_item_reads() {
     assert_eq!(g2.valid, Valid::False, "{:?}", g2.unknown_reasons());
     assert_eq!(g2.anomaly_types, vec!["G2-item".to_string()]);
     // And a serializable one is repeatable read.
-    let valid = load(&std::path::PathBuf::from("test-logs/la-ser-valid.edn"));
+    let valid = load(&crate::support::root().join("test-logs/la-ser-valid.edn"));
     assert_eq!(check_models(&valid, "repeatable-read").valid, Valid::True);
 }
 

@@ -3,7 +3,6 @@
 //! binary (which exits 3).
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use elle_si::history::{Duplicates, LoadOptions, load_bytes};
 
@@ -424,7 +423,7 @@ fn cli_exits_3_with_file_line_column() {
     {
         let path = dir.join(name);
         std::fs::write(&path, text).expect("writing a case");
-        let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        let out = crate::support::cli()
             .arg("stats")
             .args(flags)
             .arg(&path)
@@ -479,7 +478,7 @@ fn a_good_file_exits_0() {
     let dir = own_dir("good");
     let path = dir.join("good.edn");
     std::fs::write(&path, format!("{OP}\n{}\n", OP.replace(":invoke", ":ok"))).expect("writing");
-    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let out = crate::support::cli()
         .arg("stats")
         .arg(&path)
         .output()
@@ -500,7 +499,7 @@ fn output_to_a_full_disk_is_an_error_not_a_verdict() {
         eprintln!("no /dev/full here: skipped");
         return;
     };
-    let log = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test-logs/la-lost-update.edn");
+    let log = crate::support::root().join("test-logs/la-lost-update.edn");
     let runs: [&[&str]; 4] = [
         &["check", "-o", "text"],
         &["check", "-o", "edn"],
@@ -508,7 +507,7 @@ fn output_to_a_full_disk_is_an_error_not_a_verdict() {
         &["stats"],
     ];
     for args in runs {
-        let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        let out = crate::support::cli()
             .args(args)
             .arg(&log)
             .stdout(full.try_clone().expect("cloning /dev/full"))
@@ -527,7 +526,7 @@ fn output_to_a_full_disk_is_an_error_not_a_verdict() {
     let dir = own_dir("stderr-full");
     let bad = dir.join("h.edn");
     std::fs::write(&bad, "{:a 1}\n").expect("writing");
-    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let out = crate::support::cli()
         .arg("check")
         .arg(&bad)
         .stderr(full.try_clone().expect("cloning /dev/full"))
@@ -628,7 +627,7 @@ fn the_same_append_twice_in_one_transaction() {
 
 /// Runs `elle-si check` on a path; (exit code, stdout, stderr).
 fn check_cli(path: &std::path::Path) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let out = crate::support::cli()
         .arg("check")
         .arg(path)
         .env("NO_COLOR", "1")
@@ -800,7 +799,7 @@ fn check_refuses_a_value_written_twice_then_again() {
     let dir = own_dir("issue-18");
     let path = dir.join("issue-18.edn");
     std::fs::write(&path, DUP_W).expect("writing the history");
-    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let out = crate::support::cli()
         .args(["check", "-c", "serializable"])
         .arg(&path)
         .output()
@@ -809,7 +808,7 @@ fn check_refuses_a_value_written_twice_then_again() {
     assert_eq!(out.status.code(), Some(2), "{stdout}");
     assert!(stdout.contains("empty-transaction-graph"), "{stdout}");
     for output in ["text", "edn", "json"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        let out = crate::support::cli()
             .args([
                 "check",
                 "--duplicates",

@@ -2,7 +2,6 @@
 //! directories that `check` uses.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use elle_si::convert::expand_inputs;
 use elle_si::history::model::*;
@@ -18,10 +17,7 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 fn elle_si(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = crate::support::cli().args(args).output().unwrap();
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -180,7 +176,7 @@ fn what_a_target_cannot_hold_is_noted_or_refused_by_name() {
 #[test]
 fn every_writable_format_reads_back() {
     let d = temp_dir("all");
-    let src = support::load(Path::new(SAMPLE)).history;
+    let src = support::load(&support::root().join(SAMPLE)).history;
     for f in Format::ALL.into_iter().filter(|f| f.writable()) {
         let out = d.join(format!("out.{}", f.name()));
         let (ok, _, err) = elle_si(&["convert", SAMPLE, out.to_str().unwrap(), "--to", f.name()]);
@@ -370,7 +366,7 @@ fn dbcop_duplicates_policy_on_the_command_line() {
 
 fn store() -> PathBuf {
     let d = temp_dir("store");
-    let edn = std::fs::read(SAMPLE).unwrap();
+    let edn = std::fs::read(support::root().join(SAMPLE)).unwrap();
     for run in [
         "a/20240101T000000.000Z",
         "a/20240102T000000.000Z",

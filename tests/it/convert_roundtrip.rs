@@ -479,7 +479,7 @@ fn streaming_text_matches_model_text_on_shared_histories() {
     if !support::corpus() {
         return;
     }
-    let dir = std::path::Path::new("../shared/histories");
+    let dir = crate::support::root().join("../shared/histories");
     for f in [
         "elle/huge-scc.edn",
         "elle/paper-example-with-process.edn",

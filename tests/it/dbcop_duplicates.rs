@@ -4,8 +4,6 @@
 //! with `last-writer` a violation stands only when it holds whichever
 //! write a read observed, otherwise the answer is unknown.
 
-use std::process::Command;
-
 use crate::support;
 
 /// x = 1 is written twice. Read from the last writer, the reader of x must
@@ -242,7 +240,7 @@ fn shared_valid_dbcop_histories_are_valid_at_the_causal_levels() {
     }
     for f in ["general-RH-10k", "general-WH-10k"] {
         let p = support::shared(&format!("valid/dbcop-bincode/{f}.bincode"));
-        let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        let out = crate::support::cli()
             .args(["check", "-v", "-c", "tcc"])
             .arg(&p)
             .output()

@@ -17,7 +17,7 @@ use crate::support;
 static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    crate::support::cli()
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -151,7 +151,7 @@ fn a_timeout_that_is_no_time_is_refused_as_usage() {
 #[test]
 fn each_check_the_deadline_stops_is_named() {
     let (code, out, _) = timed_check(
-        Path::new("test-logs/la-ser-valid.edn"),
+        &crate::support::root().join("test-logs/la-ser-valid.edn"),
         "snapshot-isolation,serializable",
         0.0,
     );

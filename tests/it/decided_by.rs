@@ -63,7 +63,7 @@ fn an_invalid_verdict_names_its_strategy_the_same_on_any_threads() {
         ],
     );
     let run = |jobs: &str| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        let out = crate::support::cli()
             .args(["check", "-j", jobs, "-c", "serializable,snapshot-isolation"])
             .args(["-o", "edn", "-v"])
             .arg(&file)

@@ -10,10 +10,7 @@ use elle_si::report::Valid;
 use crate::support::*;
 
 fn log() -> elle_si::history::Loaded {
-    load(
-        &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("test-logs/la-duplicate-element.edn"),
-    )
+    load(&crate::support::root().join("test-logs/la-duplicate-element.edn"))
 }
 
 /// `[1 2 1 3]`: 1's writer, 2's writer and 3's writer are ordered once,
@@ -60,12 +57,9 @@ fn the_version_order_skips_the_second_copy() {
 /// count, `{1 2}`, so that `(get (:duplicates a) 1)` is 2.
 #[test]
 fn duplicates_are_a_map_of_element_to_count() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let out = crate::support::cli()
         .args(["check", "-o", "edn"])
-        .arg(
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("test-logs/la-duplicate-element.edn"),
-        )
+        .arg(crate::support::root().join("test-logs/la-duplicate-element.edn"))
         .output()
         .expect("running elle-si");
     let edn = String::from_utf8_lossy(&out.stdout);

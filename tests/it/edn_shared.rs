@@ -32,7 +32,7 @@ fn every_shared_history_loads() {
     if !support::corpus() {
         return;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/histories");
+    let root = crate::support::root().join("../shared/histories");
     let mut all = Vec::new();
     files(&root, &mut all);
     all.sort();

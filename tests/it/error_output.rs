@@ -6,14 +6,14 @@
 //! name. The logs are written here, by hand.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
 
 use elle_si::error::ParseError;
 use elle_si::source::Source;
 
 fn elle_si(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    crate::support::cli()
         .args(args)
         .current_dir(dir)
         .output()
@@ -171,7 +171,7 @@ fn a_closed_pipe_is_named_and_the_folder_still_written() {
     std::fs::write(dir.join("h.edn"), SERIAL).expect("writing");
     let (reader, writer) = std::io::pipe().expect("a pipe");
     drop(reader);
-    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let out = crate::support::cli()
         .args(["check", "h.edn", "-d", "out"])
         .current_dir(&dir)
         .stdout(writer)

@@ -12,7 +12,7 @@ const PSI: &str = "parallel-snapshot-isolation";
 
 #[test]
 fn long_fork_is_psi_not_prefix() {
-    let l = load(std::path::Path::new("test-logs/la-long-fork.edn"));
+    let l = load(&crate::support::root().join("test-logs/la-long-fork.edn"));
     let r = check_models(&l, PREFIX);
     assert_eq!(r.valid, Valid::False, "{:?}", r.anomaly_types);
     let forks: Vec<_> = r.anomalies.values().flatten().collect();
@@ -73,9 +73,9 @@ fn postgres_repeatable_read_is_both() {
 /// verdict is read atomic's and-ed with "no lost update was found".
 #[test]
 fn update_atomic_is_read_atomic_without_lost_updates() {
-    let lost = load(std::path::Path::new("test-logs/la-lost-update.edn"));
-    let fractured = load(std::path::Path::new("test-logs/rw-fractured-read.edn"));
-    let fork = load(std::path::Path::new("test-logs/la-long-fork.edn"));
+    let lost = load(&crate::support::root().join("test-logs/la-lost-update.edn"));
+    let fractured = load(&crate::support::root().join("test-logs/rw-fractured-read.edn"));
+    let fork = load(&crate::support::root().join("test-logs/la-long-fork.edn"));
     for (name, l, ra, ua) in [
         ("lost update", &lost, Valid::True, Valid::False),
         ("fractured read", &fractured, Valid::False, Valid::False),

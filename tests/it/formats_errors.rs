@@ -162,7 +162,8 @@ fn mutated_samples_never_panic() {
     };
     // A dbcop bincode sample of our own: the dbcop JSON sample, rewritten.
     let bincode = {
-        let json = std::fs::read("test-logs/formats/dbcop.json").unwrap();
+        let json =
+            std::fs::read(crate::support::root().join("test-logs/formats/dbcop.json")).unwrap();
         let l = history::load_bytes("dbcop.json", json, LoadOptions::default()).unwrap();
         let mut out = Vec::new();
         formats::write(
@@ -177,20 +178,23 @@ fn mutated_samples_never_panic() {
     let samples: Vec<(Format, Vec<u8>)> = vec![
         (
             Format::Json,
-            std::fs::read("test-logs/formats/elle-cli-list-append.json").unwrap(),
+            std::fs::read(
+                crate::support::root().join("test-logs/formats/elle-cli-list-append.json"),
+            )
+            .unwrap(),
         ),
         (
             Format::DbcopJson,
-            std::fs::read("test-logs/formats/dbcop.json").unwrap(),
+            std::fs::read(crate::support::root().join("test-logs/formats/dbcop.json")).unwrap(),
         ),
         (
             Format::DbcopHist,
-            std::fs::read("test-logs/formats/dbcop.hist").unwrap(),
+            std::fs::read(crate::support::root().join("test-logs/formats/dbcop.hist")).unwrap(),
         ),
         (Format::DbcopBincode, bincode),
         (
             Format::Viper,
-            std::fs::read("test-logs/formats/viper/J1.log").unwrap(),
+            std::fs::read(crate::support::root().join("test-logs/formats/viper/J1.log")).unwrap(),
         ),
         (Format::Cobra, {
             let mut b = Vec::new();

@@ -46,7 +46,7 @@ const INIT: (u32, u32) = (u32::MAX, from::INITIAL);
 
 #[test]
 fn elle_cli_list_append() {
-    let l = support::load(Path::new("test-logs/formats/elle-cli-list-append.json"));
+    let l = support::load(&support::root().join("test-logs/formats/elle-cli-list-append.json"));
     assert_eq!(l.format, Format::Json);
     let h = &l.history;
     assert_eq!(h.workload, Some(Workload::ListAppend));
@@ -68,7 +68,7 @@ fn elle_cli_list_append() {
 
 #[test]
 fn elle_cli_rw_register_keeps_string_keys() {
-    let l = support::load(Path::new("test-logs/formats/elle-cli-rw-register.json"));
+    let l = support::load(&support::root().join("test-logs/formats/elle-cli-rw-register.json"));
     let h = &l.history;
     assert_eq!(h.workload, Some(Workload::RwRegister));
     assert_eq!(h.key_value(0), elle_si::edn::Value::String("x".into()));
@@ -83,7 +83,7 @@ fn dbcop_json_and_hist() {
         ("dbcop.json", Format::DbcopJson),
         ("dbcop.hist", Format::DbcopHist),
     ] {
-        let l = support::load(&Path::new("test-logs/formats").join(f));
+        let l = support::load(&support::root().join("test-logs/formats").join(f));
         assert_eq!(l.format, fmt);
         let h = &l.history;
         use Status::*;
@@ -101,7 +101,7 @@ fn dbcop_json_and_hist() {
 
 #[test]
 fn viper_directory() {
-    let l = support::load(Path::new("test-logs/formats/viper"));
+    let l = support::load(&support::root().join("test-logs/formats/viper"));
     assert_eq!(l.format, Format::Viper);
     let h = &l.history;
     assert_eq!(h.txns.len(), 3);

@@ -32,7 +32,6 @@
 //! `$TMPDIR/elle-si-fuzz-cli/failures/`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use elle_si::report::render::Bounds;
@@ -291,10 +290,7 @@ fn run_case(m: &Mutant, inv: &Invocation, at: &Path, t: &mut Tally) -> Vec<Strin
     std::fs::write(&file, &text).expect("write the case");
     let args = inv.args(&file, &dir);
     let limit = Duration::from_secs_f64(inv.timeout * 1.1) + HANG;
-    let ran = support::run_guarded(
-        Command::new(env!("CARGO_BIN_EXE_elle-si")).args(&args),
-        Some(limit),
-    );
+    let ran = support::run_guarded(crate::support::cli().args(&args), Some(limit));
     let mut bad = Vec::new();
     let out_len = size_of(&ran.stdout);
     let bound = Bounds::for_input(text.len(), None).bytes + FRAME;

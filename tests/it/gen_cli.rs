@@ -9,7 +9,7 @@ use elle_si::generator::{Fault, GenOptions, faults_edn, generate};
 use crate::support;
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    crate::support::cli()
 }
 
 /// The command's output, its exit a success (else its stderr is the

@@ -9,7 +9,7 @@ use crate::support;
 use crate::support::generated::{Weak, serializable, snapshot_isolation, weak};
 
 fn path(name: &str) -> String {
-    format!("{}/test-logs/{name}", env!("CARGO_MANIFEST_DIR"))
+    format!("{}/test-logs/{name}", crate::support::root().display())
 }
 
 /// (log, faults recorded, valid at [RC, RA, TCC, SI, SSI, SER]; None for

@@ -10,7 +10,13 @@
 //!    builder already files), `generator`, `convert`: histories in and out;
 //! 3. `check`;
 //! 4. `report`, `explain`: rendering (the two use each other);
-//! 5. `cli`, `jni`, `main`, `lib`: the edges.
+//! 5. `lib`: the crate's root.
+//!
+//! Above them, in crates of their own, are the edges: the command line
+//! (`cli/`, `elle-si-cli`) and the JNI bridge (`jni/`, `elle-si-jni`). The
+//! library names neither, nor their dependencies (clap, indicatif, jni):
+//! [`the_library_has_no_edge`] reads `src/` and the library's
+//! `[dependencies]` for them.
 //!
 //! The upward edges left are listed in [`KNOWN`], each to go: the test
 //! fails on one not listed, and on one listed that is gone (so the list
@@ -32,9 +38,6 @@ const LAYERS: &[(&str, u8)] = &[
     ("check", 3),
     ("report", 4),
     ("explain", 4),
-    ("cli", 5),
-    ("jni", 5),
-    ("main", 5),
     ("lib", 5),
 ];
 
@@ -92,7 +95,7 @@ fn walk(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
 
 /// Every edge from a file to a module in a higher layer.
 fn upward() -> BTreeSet<(String, String)> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let src = crate::support::root().join("src");
     let mut files = Vec::new();
     walk(&src, &mut files);
     let mut up = BTreeSet::new();
@@ -150,4 +153,63 @@ fn the_reader_sees_grouped_and_plain_paths() {
     );
     assert_eq!(targets("let x = crate::report::names_of(a);"), ["report"]);
     assert!(targets("use super::cycle;").is_empty());
+}
+
+/// The library is the library alone: no file under `src/` uses the
+/// command line's or the bridge's crates or their dependencies, its
+/// manifest's `[dependencies]` lists none of them (nor miette's graphical
+/// renderer, but through the feature `fancy`), and the two edges are where
+/// the manifest says.
+#[test]
+fn the_library_has_no_edge() {
+    let root = crate::support::root();
+    let src = root.join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    let edge = [
+        "clap::",
+        "indicatif::",
+        "jni::",
+        "elle_si_cli",
+        "elle_si_jni",
+    ];
+    for p in &files {
+        let text = std::fs::read_to_string(p).expect("reads");
+        for (n, line) in text.lines().enumerate() {
+            let code = line.trim();
+            if code.starts_with("//") {
+                continue;
+            }
+            for e in edge {
+                assert!(
+                    !code.contains(e),
+                    "{}:{}: the library names {e}: {line}",
+                    p.display(),
+                    n + 1
+                );
+            }
+        }
+    }
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml reads");
+    let deps = manifest
+        .split("\n[dependencies]\n")
+        .nth(1)
+        .expect("a [dependencies] table")
+        .split("\n[")
+        .next()
+        .unwrap_or("");
+    for line in deps.lines().filter(|l| !l.trim_start().starts_with('#')) {
+        let name = line.split(['=', '.']).next().unwrap_or("").trim();
+        assert!(
+            !["clap", "indicatif", "jni"].contains(&name),
+            "the library depends on {name}"
+        );
+        assert!(
+            !(name == "miette" && line.contains("fancy")),
+            "the library turns on miette's fancy renderer: {line}"
+        );
+    }
+    for edge in ["cli/src/main.rs", "jni/src/lib.rs"] {
+        assert!(root.join(edge).is_file(), "{edge} is missing");
+    }
 }

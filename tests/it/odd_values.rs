@@ -6,7 +6,6 @@
 //! `test-logs/values/`.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use elle_si::history::{self, LoadOptions, Workload};
 use elle_si::report::Valid;
@@ -14,9 +13,7 @@ use elle_si::report::Valid;
 use crate::support;
 
 fn log(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("test-logs/values")
-        .join(name)
+    crate::support::root().join("test-logs/values").join(name)
 }
 
 /// The verdict at each model, in order.
@@ -83,7 +80,7 @@ fn a_register_write_of_nil_is_refused_by_name() {
     assert!(text.contains("rw-nil-write.edn:2:30"), "{text}");
     assert!(text.contains("a register write of nil"), "{text}");
     // The message unwrapped, as JSON gives it.
-    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let out = crate::support::cli()
         .args(["check", "-o", "json"])
         .arg(&path)
         .output()

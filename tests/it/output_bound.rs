@@ -7,7 +7,6 @@
 //! JSON alike. The logs are made here: one transaction reading a list
 //! nobody appended (each element a thin-air read).
 
-use std::process::Command;
 use std::time::Instant;
 
 use elle_si::anomaly::{self, MAX_INSTANCES};
@@ -38,7 +37,7 @@ fn scratch(name: &str, text: &str) -> std::path::PathBuf {
 
 /// `elle-si check -o <syntax>` on `f`: its stdout.
 fn cli(f: &std::path::Path, syntax: &str) -> Vec<u8> {
-    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let out = crate::support::cli()
         .args(["check", "-o", syntax])
         .arg(f)
         .output()

@@ -5,13 +5,12 @@
 //! a file that cannot be read included.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::support;
 
 /// `elle-si check -j JOBS ARGS FILES`: exit status, stdout, stderr.
 fn check(jobs: &str, args: &[&str], files: &[PathBuf]) -> (Option<i32>, Vec<u8>, Vec<u8>) {
-    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let out = crate::support::cli()
         .args(["check", "-j", jobs])
         .args(args)
         .args(files)

@@ -5,8 +5,6 @@
 //! new process number); what the process does next is a session of its
 //! own. The logs are hand-written.
 
-use std::path::PathBuf;
-
 use elle_si::report::Valid;
 
 use crate::support;
@@ -17,8 +15,7 @@ use crate::support;
 /// level.
 #[test]
 fn an_info_op_orders_nothing_after_it() {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test-logs/values/la-info-then-ok.edn");
+    let path = crate::support::root().join("test-logs/values/la-info-then-ok.edn");
     let l = support::load(&path);
     let h = &l.history;
     // The :info transaction ends its session; the :ok one after it begins

@@ -1,6 +1,6 @@
 //! Semantic mutants of generated histories (see `support::mutant`): none
 //! panics, hangs, or breaks the input-error contract, through the reader,
-//! every model the CLI accepts, every rendering and (with `--features jni`)
+//! every model the CLI accepts, every rendering and (with `-p elle-si-cli --features jni`)
 //! the JNI bridge's decoder.
 //!
 //! The default run draws a fixed set of cases (about a minute in release);
@@ -8,7 +8,7 @@
 //! `PROPTEST_RNG_SEED` is set:
 //!
 //! ```sh
-//! cargo test --release --features jni --test it prop_mutants:: -- --ignored
+//! cargo test --release -p elle-si-cli --features jni --test it prop_mutants:: -- --ignored
 //! ```
 //!
 //! A failing case's history is saved under /tmp/mutant-failures.
@@ -77,7 +77,7 @@ fn mutants_never_panic_or_hang() {
 }
 
 #[test]
-#[ignore = "long run: cargo test --release --features jni --test it prop_mutants:: -- --ignored"]
+#[ignore = "long run: cargo test --release -p elle-si-cli --features jni --test it prop_mutants:: -- --ignored"]
 fn mutants_never_panic_or_hang_long() {
     run(50_000);
 }

@@ -7,7 +7,6 @@
 //! ground truth, and the other policies of `--duplicates`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use elle_si::check::{CheckOptions, entry, resolve_models};
 use elle_si::generator::{Db, Distribution, Fault, GenOptions, generate};
@@ -28,14 +27,12 @@ const MODELS: [&str; 8] = [
 ];
 
 fn file(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/repeated")
-        .join(name)
+    crate::support::root().join("tests/repeated").join(name)
 }
 
 /// `elle-si check` of a file: exit code, stdout and stderr together.
 fn check_cli(path: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let out = crate::support::cli()
         .arg("check")
         .args(args)
         .arg(path)

@@ -22,7 +22,7 @@ fn temp_dir(name: &str) -> PathBuf {
 const LONG_FORK: &str = "test-logs/la-long-fork.edn";
 
 fn long_fork() -> (elle_si::history::Loaded, CheckResult) {
-    let l = support::load(Path::new(LONG_FORK));
+    let l = support::load(&support::root().join(LONG_FORK));
     let r = support::check_models(&l, "serializable");
     assert_eq!(r.valid, Valid::False);
     (l, r)
@@ -184,7 +184,7 @@ fn max_plot_bytes_and_plot_timeout_are_honoured() {
 }
 
 fn elle_si(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let out = crate::support::cli()
         .args(args)
         .output()
         .expect("elle-si runs");
@@ -794,7 +794,11 @@ fn a_store_gets_a_folder_per_run_and_a_page_listing_them() {
     ];
     for (run, log) in runs {
         std::fs::create_dir_all(store.join(run)).unwrap();
-        std::fs::copy(log, store.join(run).join("history.edn")).unwrap();
+        std::fs::copy(
+            support::root().join(log),
+            store.join(run).join("history.edn"),
+        )
+        .unwrap();
     }
     // A run whose history cannot be read is listed too, as unread.
     std::fs::create_dir_all(store.join("broken/20261201T130000.000Z")).unwrap();

@@ -92,9 +92,7 @@ fn every_accepted_name_is_checked_through_the_entry_point() {
     }
     // And a history they all accept passes each, or is undecided where
     // the model has no checker of its own.
-    let ok = load(
-        &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test-logs/la-ser-valid.edn"),
-    );
+    let ok = load(&crate::support::root().join("test-logs/la-ser-valid.edn"));
     for m in Model::ALL {
         assert_eq!(run(&ok, &[*m], &[]).valid, Valid::True, "{m}");
     }
@@ -130,9 +128,7 @@ fn anomalies_alone_are_looked_for() {
     for a in [AnomalyType::G1a, AnomalyType::G1] {
         assert_eq!(run(&g1a, &[], &[a]).valid, Valid::False, "{a}");
     }
-    let lost = load(
-        &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test-logs/la-lost-update.edn"),
-    );
+    let lost = load(&crate::support::root().join("test-logs/la-lost-update.edn"));
     assert_eq!(
         run(&lost, &[], &[AnomalyType::LostUpdate]).valid,
         Valid::False
@@ -214,7 +210,7 @@ fn no_dependency_is_unknown_with_empty_transaction_graph() {
 fn reported_types_never_rule_out_what_the_history_satisfies() {
     // On the hand-made logs: the models the result rules out are exactly
     // ones a checker of elle-si rejects the history at.
-    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test-logs");
+    let dir = crate::support::root().join("test-logs");
     for f in [
         "la-lost-update.edn",
         "la-long-fork.edn",
@@ -305,9 +301,7 @@ fn each_model_asked_for_gets_its_own_verdict() {
     // A history they all accept: valid, and nothing undecided.
     let r = run(&l, &[causal, Model::ReadCommitted], &[]);
     assert!(r.valid != False, "{:?}", r.anomaly_types);
-    let ok = load(
-        &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test-logs/la-ser-valid.edn"),
-    );
+    let ok = load(&crate::support::root().join("test-logs/la-ser-valid.edn"));
     let r = run(&ok, &both, &[]);
     assert_eq!((r.valid, r.undecided.len()), (True, 0));
 }
@@ -444,7 +438,7 @@ fn a_model_its_own_checkers_accept_is_valid_beside_one_that_fails() {
     let dir = std::env::temp_dir().join(format!("elle-si-spec-gen-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let f = dir.join("cv.edn");
-    let made = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let made = crate::support::cli()
         .args([
             "gen",
             "--db",
@@ -469,7 +463,7 @@ fn a_model_its_own_checkers_accept_is_valid_beside_one_that_fails() {
         .output()
         .unwrap();
     assert!(made.status.success(), "{made:?}");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let out = crate::support::cli()
         .args(["check", "-c", "read-committed,causal"])
         .arg(&f)
         .output()
@@ -748,10 +742,7 @@ fn a_cycle_two_checkers_tell_from_different_transactions_is_told_once() {
 /// Runs the CLI exactly as given (no `check` put in front); exit status,
 /// stdout and stderr.
 fn raw_cli(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = crate::support::cli().args(args).output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -881,7 +872,7 @@ fn steps_carry_elle_s_mop_indices() {
     // [[:append 5 1] [:append 0 1] [:r 1 nil] [:append 1 1]]: T1 -ww-> T2
     // on key 0 (T1's mop 3, T2's mop 1); T2 -rw-> T1 on key 1 (T2's read,
     // mop 2; T1's append, mop 1).
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let out = crate::support::cli()
         .args([
             "check",
             "-c",
@@ -908,7 +899,7 @@ fn steps_carry_elle_s_mop_indices() {
 #[test]
 fn pretty_edn_is_the_same_map_laid_out() {
     let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+        crate::support::cli()
             .args(["check", "-c", "serializable,read-committed"])
             .args(args)
             .arg("test-logs/la-lost-update.edn")
@@ -983,7 +974,7 @@ fn progress_is_drawn_on_a_terminal_only() {
     let tty = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(tty.contains("h.edn: "), "{tty}");
     assert!(tty.contains("h.edn › "), "the stages under way: {tty}");
-    let plain = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let plain = crate::support::cli()
         .args(["check", "-c", "serializable,causal-cerone"])
         .arg(&f)
         .output()

@@ -22,7 +22,7 @@ use crate::support;
 const FORKED: &str = "[x:=1]\n[y:=5]\n---\n[y==5 x:=1]\n---\n[x==1 y==?]\n---\n[a:=1]\n---\n[b:=1]\n---\n[a==1 b==?]\n---\n[b==1 a==?]\n";
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    crate::support::cli()
 }
 
 fn scratch(name: &str) -> PathBuf {

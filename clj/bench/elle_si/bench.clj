@@ -5,7 +5,7 @@
 
     lein bench [txns] [model]    (default 50000 transactions = 100k ops)
 
-  Needs target/release/elle-si (cargo build --release --features jni)."
+  Needs target/release/elle-si and the bridge (cargo build --release --workspace)."
   (:require [clojure.java.io :as io]
             [clojure.string :as str]
             [elle-si.core :as core]

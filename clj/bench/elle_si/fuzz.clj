@@ -16,7 +16,7 @@
 
     FUZZ_MUTANTS=/tmp/mutants FUZZ_COUNT=5000 \\
       cargo test --release --test it fuzz_cli::write_mutants -- --ignored
-    cargo build --release --features jni --lib
+    cargo build --release -p elle-si-jni
     lein fuzz /tmp/mutants 1800 [seed]
 
   Prints its figures every 1000 calls and at the end (calls, calls/s,

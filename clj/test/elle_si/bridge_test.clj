@@ -156,7 +156,7 @@
 (deftest panic-test
   (native/ensure-loaded!)
   (is (thrown-with-msg? IllegalStateException
-                        #"elle-si internal error.*deliberate panic for the tests: formatted 42 \(at src/jni/ffi\.rs:\d+:\d+\)"
+                        #"elle-si internal error.*deliberate panic for the tests: formatted 42 \(at jni/src/ffi\.rs:\d+:\d+\)"
                         (Native/panicForTest (str "formatted " 42))))
   (testing "and then checks go on"
     (is (= {:valid? true} (la/check {:consistency-models [:read-committed]} (history [(la-op "ax1") (la-op "rx1")]))))))
@@ -194,7 +194,7 @@
 (deftest missing-library-message-test
   (let [msg (.getMessage ^Exception (#'native/missing ["somewhere: not built"]))]
     (is (str/includes? msg (str "for this platform, " (platform/platform))))
-    (is (str/includes? msg "cargo build --release --features jni --lib"))
+    (is (str/includes? msg "cargo build --release -p elle-si-jni"))
     (is (str/includes? msg "lein install"))
     (is (str/includes? msg "ELLE_SI_LIB"))
     (is (str/includes? msg "somewhere: not built"))))
@@ -205,8 +205,8 @@
   (is (= "linux-aarch64" (platform/platform "Linux" "aarch64")))
   (is (= "macos-aarch64" (platform/platform "Mac OS X" "aarch64")))
   (is (= "windows-x86_64" (platform/platform "Windows 11" "amd64")))
-  (is (= "elle_si/native/linux-x86_64/libelle_si.so" (platform/library-resource "linux-x86_64")))
-  (is (= "elle_si/native/macos-aarch64/libelle_si.dylib" (platform/library-resource "macos-aarch64")))
+  (is (= "elle_si/native/linux-x86_64/libelle_si_jni.so" (platform/library-resource "linux-x86_64")))
+  (is (= "elle_si/native/macos-aarch64/libelle_si_jni.dylib" (platform/library-resource "macos-aarch64")))
   (is (nil? (platform/library-resource "freebsd-x86_64")))
   (testing "every cross-build target names a platform the loader can look up"
     (is (every? platform/library-resource (vals platform/rust-targets)))))

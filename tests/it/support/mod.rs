@@ -18,6 +18,28 @@ use elle_si::check::{self, CheckOptions};
 use elle_si::history::{self, Format, LoadOptions, Loaded};
 use elle_si::report::{CheckResult, Valid};
 
+/// The repository's root, where `test-logs/`, `tests/` and `src/` are
+/// (this test binary belongs to the cli/ crate, whose directory is the
+/// working directory cargo runs it in).
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("cli/ is inside the repository")
+}
+
+/// A path under the repository's root, as text (for a command's arguments).
+pub fn at(rel: &str) -> String {
+    root().join(rel).display().to_string()
+}
+
+/// The `elle-si` binary, run in the repository's root: the paths the tests
+/// give it (`test-logs/...`, `../shared/histories/...`) are relative to it.
+pub fn cli() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"));
+    c.current_dir(root());
+    c
+}
+
 /// A file under the shared data folder beside the checkout. Tests that
 /// read it first ask [`corpus`] whether it is there.
 pub fn shared(rel: &str) -> PathBuf {
@@ -25,7 +47,7 @@ pub fn shared(rel: &str) -> PathBuf {
 }
 
 fn corpus_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/histories")
+    root().join("../shared/histories")
 }
 
 /// Whether the shared corpus (`../shared/histories`, beside the checkout)
@@ -219,7 +241,7 @@ pub fn cpu_of(cmd: &mut std::process::Command) -> (Option<i32>, std::time::Durat
 
 /// Writes `elle-si gen ARGS`'s history to `out`.
 pub fn generate(out: &std::path::Path, args: &[&str]) {
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
+    let run = cli()
         .arg("gen")
         .args(args)
         .arg("-o")
@@ -244,11 +266,7 @@ pub fn run_on(name: &str, text: &str, args: &[&str]) -> (i32, String) {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join(name);
     std::fs::write(&path, text).expect("write history");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_elle-si"))
-        .args(args)
-        .arg(&path)
-        .output()
-        .expect("run elle-si");
+    let out = cli().args(args).arg(&path).output().expect("run elle-si");
     let _ = std::fs::remove_dir_all(&dir);
     (
         out.status.code().unwrap_or(-1),

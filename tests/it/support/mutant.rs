@@ -993,7 +993,7 @@ fn input_error(e: &Error) {
 }
 
 // ---------------------------------------------------------------------------
-// The JNI bridge's wire encoding (see the top of src/jni/wire.rs), written here
+// The JNI bridge's wire encoding (see the top of jni/src/wire.rs), written here
 // from the op maps as `elle_si.HistoryEncoder` writes it from the JVM's.
 
 #[cfg(feature = "jni")]
@@ -1008,7 +1008,7 @@ fn jni_path(m: &Mutant, models: &[Model]) {
         names.join(" "),
         CHECK_TIMEOUT.as_millis()
     );
-    match elle_si::jni::check_encoded(&values, &ops, &options) {
+    match elle_si_jni::check_encoded(&values, &ops, &options) {
         Ok(result) => assert!(
             edn::read_one(result.as_bytes()).is_ok(),
             "the bridge's result reads back: {result}"
@@ -1018,7 +1018,7 @@ fn jni_path(m: &Mutant, models: &[Model]) {
 }
 
 #[cfg(feature = "jni")]
-use elle_si::jni::write_uv as uv;
+use elle_si_jni::write_uv as uv;
 
 #[cfg(feature = "jni")]
 fn zigzag(i: i64) -> u64 {
@@ -1151,7 +1151,7 @@ impl Wire {
 pub fn encode(ops: &[Value]) -> (Vec<u8>, Vec<u8>) {
     let mut w = Wire::default();
     w.ops.extend_from_slice(b"ELSI");
-    w.ops.push(elle_si::jni::WIRE_VERSION);
+    w.ops.push(elle_si_jni::WIRE_VERSION);
     for op in ops {
         w.op(op);
     }

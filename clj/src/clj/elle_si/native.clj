@@ -1,5 +1,5 @@
 (ns elle-si.native
-  "Finds and loads elle-si's native library (libelle_si.so, the JNI bridge),
+  "Finds and loads elle-si's native library (libelle_si_jni.so, the JNI bridge),
   and calls it. Looks, in order, at the ELLE_SI_LIB environment variable (the
   library file, or the directory holding it), at java.library.path, at the
   library this jar carries for the JVM's platform (elle_si/native/<os>-<arch>/,
@@ -14,11 +14,11 @@
 
 (def build-command
   "What builds the library, in the elle-si repository."
-  "cargo build --release --features jni --lib")
+  "cargo build --release -p elle-si-jni")
 
 (def lib-file
-  "The library's file name on this platform (libelle_si.so on Linux)."
-  (System/mapLibraryName "elle_si"))
+  "The library's file name on this platform (libelle_si_jni.so on Linux)."
+  (System/mapLibraryName "elle_si_jni"))
 
 (defn- repo-candidates
   "Cargo outputs of the elle-si checkouts around this library: the one that
@@ -59,13 +59,13 @@
 
 (defn- verify!
   "Calls into the library, so that a library without the JNI entry points
-  (built without --features jni) or from another version fails here, once,
+  (another library of that name) or from another version fails here, once,
   with a clear message."
   [where]
   (let [v (try (Native/version)
                (catch UnsatisfiedLinkError _
                  (throw (ex-info (str "The native library loaded from " where
-                                      " has no JNI entry points: it was built without the jni feature. Rebuild it with `"
+                                      " has no JNI entry points: it is not elle-si's bridge. Build it with `"
                                       build-command "`.")
                                  {:type :elle-si/no-native-library}))))
         [_ wire] (str/split v #" ")]
@@ -106,7 +106,7 @@
       (when-let [why (try-load f)]
         (throw (missing [(str "ELLE_SI_LIB=" why)])))
       (verify! (str f)))
-    (let [from-path (try (Native/loadLibrary "elle_si")
+    (let [from-path (try (Native/loadLibrary "elle_si_jni")
                          nil
                          (catch UnsatisfiedLinkError e
                            (str "java.library.path: " (.getMessage e))))

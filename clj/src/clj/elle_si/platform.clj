@@ -1,16 +1,16 @@
 (ns elle-si.platform
   "Where the jar keeps elle-si's native library for each platform:
   elle_si/native/<os>-<arch>/<library file>, e.g.
-  elle_si/native/linux-x86_64/libelle_si.so. The loader (elle-si.native)
+  elle_si/native/linux-x86_64/libelle_si_jni.so. The loader (elle-si.native)
   looks up the running JVM's platform here; the build (build/bundle_native.clj,
   run by `lein jar` and `lein install`) files each cargo build under its
   platform. No dependencies: the build loads this file into Leiningen.")
 
 (def library-files
   "The library's file name, per operating system."
-  {"linux"   "libelle_si.so"
-   "macos"   "libelle_si.dylib"
-   "windows" "elle_si.dll"})
+  {"linux"   "libelle_si_jni.so"
+   "macos"   "libelle_si_jni.dylib"
+   "windows" "elle_si_jni.dll"})
 
 (def rust-targets
   "The platform a cargo --target triple builds for. A build without

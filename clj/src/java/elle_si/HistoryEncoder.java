@@ -15,7 +15,7 @@ import clojure.lang.RT;
 
 /**
  * Writes a Jepsen history (op maps or jepsen.history.Op records, one
- * {@link #add} per element, in order) in the wire encoding that src/jni.rs
+ * {@link #add} per element, in order) in the wire encoding that jni/src/wire.rs
  * documents and decodes: a table of the non-integer values, each once as EDN
  * text, and a stream of op records that refer to values by number.
  *

@@ -8,8 +8,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 
 /**
- * The native methods of elle-si's JNI bridge (src/jni.rs, built with
- * {@code cargo build --release --features jni --lib}). Clojure cannot declare
+ * The native methods of elle-si's JNI bridge (the elle-si-jni crate in jni/,
+ * built with {@code cargo build --release -p elle-si-jni}). Clojure cannot declare
  * native methods, so they live here; elle-si.native loads the library.
  */
 public final class Native {
@@ -24,14 +24,14 @@ public final class Native {
         System.load(path);
     }
 
-    /** Loads libelle_si from java.library.path. */
+    /** Loads libelle_si_jni from java.library.path. */
     public static void loadLibrary(String name) {
         System.loadLibrary(name);
     }
 
     /**
      * Loads the library the jar carries at {@code resource} (a path such as
-     * {@code elle_si/native/linux-x86_64/libelle_si.so}): copies it to a new
+     * {@code elle_si/native/linux-x86_64/libelle_si_jni.so}): copies it to a new
      * temporary file that only this user can read (a unique name in
      * java.io.tmpdir), loads that, and deletes it. Linux and macOS keep a
      * loaded library mapped once its file is gone; where the file cannot be

@@ -49,14 +49,14 @@ use std::time::{Duration, Instant};
 
 use rustc_hash::FxHashMap;
 
-use crate::edn::{self};
-use crate::error::{self, ParseError};
-use crate::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
-use crate::history::indices::Indices;
-use crate::history::model::*;
-use crate::history::pairing::{ClientOp, Invocation, OpType, Paired, Pairer};
-use crate::history::{Format, KeyOrders, Loaded, take_key_orders};
-use crate::source::Source;
+use elle_si::edn::{self};
+use elle_si::error::{self, ParseError};
+use elle_si::history::build::{Arg, BuildOptions, Builder, RawKind, RawMop, RawTxn, TxnMeta};
+use elle_si::history::indices::Indices;
+use elle_si::history::model::*;
+use elle_si::history::pairing::{ClientOp, Invocation, OpType, Paired, Pairer};
+use elle_si::history::{Format, KeyOrders, Loaded, take_key_orders};
+use elle_si::source::Source;
 
 use super::bridge::clojure_remedy;
 use super::options::BridgeOptions;
@@ -625,7 +625,7 @@ impl<'a> Decoder<'a> {
     }
 }
 
-/// Decodes an encoded history and compiles it, as [`crate::history::load`] does a
+/// Decodes an encoded history and compiles it, as [`elle_si::history::load`] does a
 /// file.
 pub fn decode(values: &[u8], ops: &[u8], opts: &BridgeOptions) -> Result<Loaded, String> {
     let mut d = Decoding::new(opts, false);

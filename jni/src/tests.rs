@@ -7,8 +7,8 @@ use super::stream::*;
 use super::wire::*;
 use std::time::Duration;
 
-use crate::edn::{self, Value};
-use crate::history::model::*;
+use elle_si::edn::{self, Value};
+use elle_si::history::model::*;
 
 /// A small encoder for the tests, mirroring `elle_si.HistoryEncoder`.
 #[derive(Default)]
@@ -383,7 +383,7 @@ fn key_options_parse_and_reach_the_history() {
 
 #[test]
 fn anomalies_reach_the_checker() {
-    use crate::spec::{AnomalyType as A, Model};
+    use elle_si::spec::{AnomalyType as A, Model};
     let copts = |text: &str| BridgeOptions::parse(text).unwrap().check_options();
     // Alone: only G0 (and what implies it) is prohibited.
     let o = copts("{:models [] :anomalies [:G0]}").unwrap();
@@ -506,7 +506,7 @@ fn a_result_over_max_result_bytes_is_an_error_naming_the_limit() {
     std::fs::write(&f, &log).unwrap();
     let path = f.to_str().unwrap();
     let whole = check_file(path, r#"{:models ["read-committed"]}"#).expect("a result");
-    let bound = crate::report::render::Bounds::for_input(log.len(), None).bytes;
+    let bound = elle_si::report::render::Bounds::for_input(log.len(), None).bytes;
     assert!((whole.len() as u64) < bound + (64 << 10), "{}", whole.len());
     assert!(whole.contains(":also 4000"), "the rest counted");
     let err = check_file(
@@ -584,7 +584,7 @@ fn a_repeated_value_is_decided_without_a_file_and_its_reads_named() {
 /// aborts and timeouts, as a file in the temp directory (one per seed and
 /// test process).
 fn generated_file(seed: u64) -> String {
-    use crate::generator::{Db, GenOptions, generate};
+    use elle_si::generator::{Db, GenOptions, generate};
     let g = generate(&GenOptions {
         sessions: 5,
         txns_per_session: 40,
@@ -659,12 +659,12 @@ fn a_bad_thread_count_is_refused_by_name() {
 
 /// The threads a check of `n` threads ran its side-by-side checkers on
 /// (`budget::join`'s halves), seen by the test hook
-/// [`crate::check::budget::JOINED_ON`]: only the pool's own threads, in a
+/// [`elle_si::check::budget::JOINED_ON`]: only the pool's own threads, in a
 /// pool of `n`. Other tests run checks at the same time on rayon's global
 /// pool (unnamed threads) or on these pools; each entry is told apart by
 /// its thread's name.
 fn pool_threads_seen(n: usize, path: &str) -> std::collections::BTreeSet<String> {
-    use crate::check::budget::JOINED_ON;
+    use elle_si::check::budget::JOINED_ON;
     let prefix = format!("elle-si-{n}t-");
     let before = JOINED_ON.lock().unwrap().len();
     check_file(path, &format!("{{{MODELS} :threads {n}}}")).unwrap();

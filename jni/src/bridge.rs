@@ -5,11 +5,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::check::{self, CheckOptions};
-use crate::edn::Value;
-use crate::error::{self, Error, Remedy};
-use crate::history::{self, LoadOptions, Loaded};
-use crate::report::{folder, render};
+use elle_si::check::{self, CheckOptions};
+use elle_si::edn::Value;
+use elle_si::error::{self, Error, Remedy};
+use elle_si::history::{self, LoadOptions, Loaded};
+use elle_si::report::{folder, render};
 
 use super::options::BridgeOptions;
 use super::threads;

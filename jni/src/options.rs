@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use crate::check::{self, CheckOptions};
-use crate::edn::{self, Value};
-use crate::history::KeyOrders;
-use crate::history::model::*;
-use crate::report::folder;
+use elle_si::check::{self, CheckOptions};
+use elle_si::edn::{self, Value};
+use elle_si::history::KeyOrders;
+use elle_si::history::model::*;
+use elle_si::report::folder;
 
 use super::threads;
 
@@ -38,7 +38,7 @@ pub struct BridgeOptions {
     /// the time of a check with 100k anomalies).
     pub op_refs: bool,
     /// Elle's `:directory`: write the elle/ folder there (see
-    /// [`crate::report::folder`]), with Elle's plot options
+    /// [`elle_si::report::folder`]), with Elle's plot options
     /// (`:plot-format`, `:max-plot-bytes`, `:plot-timeout-ms`) and ours,
     /// `:plot-scc` (each cycle's whole component drawn too).
     pub directory: Option<String>,

@@ -12,7 +12,7 @@ use std::sync::mpsc::{SyncSender, sync_channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::check::CheckOptions;
+use elle_si::check::CheckOptions;
 
 use super::bridge::check_loaded;
 use super::options::BridgeOptions;
