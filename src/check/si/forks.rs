@@ -46,7 +46,8 @@
 //! so a side is ruled out when it closes a cycle of dependencies or one
 //! with a single known anti-dependency anywhere on it).
 //!
-//! Data flow: polygraph -> pruning to a fixpoint (a constraint neither
+//! Data flow (the [`super::pipeline`], each [`Level`] one of its
+//! levels): polygraph -> pruning to a fixpoint (a constraint neither
 //! side of which can hold: violation) -> graph of the known edges (a
 //! cycle: violation) ->
 //! SAT with the acyclicity theory over the constraint sides (PSI: plus the
@@ -300,152 +301,168 @@ pub fn tell(outcomes: Vec<(Level, Outcome)>, found: &mut Vec<Anomaly>, notes: &m
     }
 }
 
-/// Checks one level.
+/// Checks one level: the [`super::pipeline`] over it.
 pub fn check(h: &History, level: Level, budget: Budget) -> Outcome {
-    let mut stats = Stats::default();
-    let undecided = |stats: Stats| Outcome {
-        anomalies: Vec::new(),
-        timed_out: true,
-        stats,
-    };
-    if budget.expired() {
-        return undecided(stats);
+    super::pipeline::run(h, &level, budget).outcome()
+}
+
+/// SI's polygraph with session order, which both levels build on.
+const SESSION_SI: Variant = Variant {
+    serializable: false,
+    session: true,
+    realtime: false,
+};
+
+impl super::pipeline::Level for Level {
+    type Built = ();
+    type Pruned = Pruned;
+    /// The choice of the constraints whose forbidden cycle is told, and
+    /// whether, when it has none, the level's marker stands for it.
+    type Unsat = (lemmas::Choice, bool);
+    type Told = Vec<Anomaly>;
+
+    fn build(&self, h: &History, budget: Budget) -> Option<(Polygraph, ())> {
+        let mut g = polygraph::build(h, SESSION_SI, budget);
+        if !(g.too_big || g.cut) {
+            reads_after_own_appends(h, &mut g);
+        }
+        Some((g, ()))
     }
-    let t0 = crate::check::stages::Timer::start();
-    let variant = Variant {
-        serializable: false,
-        session: true,
-        realtime: false,
-    };
-    let mut g = polygraph::build(h, variant, budget);
-    if g.too_big || g.cut {
-        stats.too_big = g.too_big;
-        return undecided(stats);
+
+    fn prune(
+        &self,
+        h: &History,
+        (g, ()): (&mut Polygraph, ()),
+        budget: Budget,
+        stats: &mut Stats,
+    ) -> Pruned {
+        let pruned = prune(h, g, *self, budget);
+        let open = (0..g.constraints.len()).filter(|&c| pruned.forced[c].is_none());
+        super::pipeline::figures(stats, g, pruned.rounds, open);
+        pruned
     }
-    reads_after_own_appends(h, &mut g);
-    stats.constraints_before = g.constraints.len();
-    stats.constraints_after = g.constraints.len();
-    stats.unknown_before = g.unknown_edges;
-    stats.unknown_after = g.unknown_edges;
-    stats.construct_s = t0.secs();
-    let t1 = crate::check::stages::Timer::start();
-    let pruned = prune(h, &g, level, budget);
-    stats.prune_rounds = pruned.rounds;
-    let open = pruned.forced.iter().filter(|f| f.is_none()).count();
-    stats.constraints_after = open;
-    stats.unknown_after = g
-        .constraints
-        .iter()
-        .zip(&pruned.forced)
-        .filter(|(_, f)| f.is_none())
-        .map(|(con, _)| con.either.len() + con.or.len() + con.either_if.len() + con.or_if.len())
-        .sum();
-    if pruned.contradiction {
+
+    fn pruned(
+        &self,
+        h: &History,
+        g: &Polygraph,
+        pruned: &mut Pruned,
+        _: Budget,
+        _: &mut Stats,
+    ) -> Option<Vec<Anomaly>> {
+        if !pruned.contradiction {
+            return None;
+        }
         // Some constraint closes a forbidden cycle either way: every
         // choice has one.
         let pick: Vec<bool> = pruned.forced.iter().map(|f| f.unwrap_or(true)).collect();
-        let a = witness(h, &g, level, &pick, &first_writers(&g));
-        stats.prune_s = t1.secs();
-        return Outcome {
-            anomalies: vec![a.unwrap_or_else(|| Anomaly::new(level.marker()))],
-            timed_out: false,
-            stats,
+        let a = witness(h, g, *self, &pick, &first_writers(g));
+        Some(vec![a.unwrap_or_else(|| Anomaly::new(self.marker()))])
+    }
+
+    fn solve(
+        &self,
+        h: &History,
+        g: &Polygraph,
+        pruned: &mut Pruned,
+        budget: Budget,
+        stats: &mut Stats,
+    ) -> super::pipeline::Solution<(lemmas::Choice, bool)> {
+        use super::pipeline::Solution;
+        let level = *self;
+        let nodes = level.nodes(h.txns.len());
+        let mut known: Vec<(u32, u32)> = Vec::new();
+        for &e in &g.known {
+            level.map(&g.edges[e as usize], &mut known);
+        }
+        for (con, f) in g.constraints.iter().zip(&pruned.forced) {
+            match f {
+                Some(true) => con.either.iter(),
+                Some(false) => con.or.iter(),
+                None => continue,
+            }
+            .for_each(|&e| level.map(&g.edges[e as usize], &mut known));
+        }
+        let dg = Digraph::from_edges(nodes, &known);
+        let all = vec![true; nodes];
+        let keys = time_keys(h);
+        let topo = match &keys {
+            Some(k) => {
+                let prio: Vec<u64> = (0..nodes as u32)
+                    .map(|v| 2 * k[level.txn(v) as usize] + u64::from(v % 2))
+                    .collect();
+                topo_order_by(&dg, &all, &prio)
+            }
+            None => topo_order(&dg, &all),
         };
-    }
-    let nodes = level.nodes(h.txns.len());
-    let mut known: Vec<(u32, u32)> = Vec::new();
-    for &e in &g.known {
-        level.map(&g.edges[e as usize], &mut known);
-    }
-    for (con, f) in g.constraints.iter().zip(&pruned.forced) {
-        match f {
-            Some(true) => con.either.iter(),
-            Some(false) => con.or.iter(),
-            None => continue,
-        }
-        .for_each(|&e| level.map(&g.edges[e as usize], &mut known));
-    }
-    let dg = Digraph::from_edges(nodes, &known);
-    let all = vec![true; nodes];
-    let keys = time_keys(h);
-    let topo = match &keys {
-        Some(k) => {
-            let prio: Vec<u64> = (0..nodes as u32)
-                .map(|v| 2 * k[level.txn(v) as usize] + u64::from(v % 2))
-                .collect();
-            topo_order_by(&dg, &all, &prio)
-        }
-        None => topo_order(&dg, &all),
-    };
-    let order = topo
-        .as_ref()
-        .and_then(|t| Order::seeded(nodes, t, &known).map(|o| (t, o)));
-    let Some((topo, order)) = order else {
-        // The known edges alone close a cycle.
-        let pick: Vec<bool> = pruned.forced.iter().map(|f| f.unwrap_or(true)).collect();
-        let sel = first_writers(&g);
-        let a = witness(h, &g, level, &pick, &sel);
-        stats.interpret_s = t1.secs();
-        return Outcome {
-            anomalies: a.into_iter().collect(),
-            timed_out: false,
-            stats,
+        let order = topo
+            .as_ref()
+            .and_then(|t| Order::seeded(nodes, t, &known).map(|o| (t, o)));
+        let Some((topo, order)) = order else {
+            // The known edges alone close a cycle: told in the forced
+            // choice (no marker when it shows none).
+            let pick: Vec<bool> = pruned.forced.iter().map(|f| f.unwrap_or(true)).collect();
+            return Solution::None(((pick, first_writers(g)), false));
         };
-    };
-    let mut rank = vec![0u32; nodes];
-    for (i, &v) in topo.iter().enumerate() {
-        rank[v as usize] = i as u32;
-    }
-    let first = |t: TxnId| -> u32 {
-        match level {
-            Level::Prefix => rank[2 * t as usize],
-            Level::ParallelSnapshotIsolation => rank[t as usize],
+        let mut rank = vec![0u32; nodes];
+        for (i, &v) in topo.iter().enumerate() {
+            rank[v as usize] = i as u32;
         }
-    };
-    let a_first = |con: &polygraph::Constraint| first(con.a) < first(con.c);
-    let mut enc = encode(&g, &pruned.forced, order, budget, a_first, |e, out| {
-        level.map(e, out)
-    });
-    stats.prune_s = t1.secs();
-    let t2 = crate::check::stages::Timer::start();
-    let Solved {
-        verdict,
-        last,
-        lemmas,
-    } = solve(&mut enc, &pruned.forced, |conds, value| match level {
-        Level::Prefix => Vec::new(),
-        Level::ParallelSnapshotIsolation => psi_violations(h, &g, conds, value),
-    });
-    stats.solver_conflicts = enc.theory.conflicts + lemmas as u64;
-    stats.solve_s = t2.secs();
-    let mut out = Outcome {
-        anomalies: Vec::new(),
-        timed_out: false,
-        stats,
-    };
-    if verdict == lbool::FALSE {
-        let t3 = crate::check::stages::Timer::start();
+        let first = |t: TxnId| -> u32 {
+            match level {
+                Level::Prefix => rank[2 * t as usize],
+                Level::ParallelSnapshotIsolation => rank[t as usize],
+            }
+        };
+        let a_first = |con: &polygraph::Constraint| first(con.a) < first(con.c);
+        let mut enc = encode(g, &pruned.forced, order, budget, a_first, |e, out| {
+            level.map(e, out)
+        });
+        let Solved {
+            verdict,
+            last,
+            lemmas,
+        } = solve(&mut enc, &pruned.forced, |conds, value| match level {
+            Level::Prefix => Vec::new(),
+            Level::ParallelSnapshotIsolation => psi_violations(h, g, conds, value),
+        });
+        stats.solver_conflicts = enc.theory.conflicts + lemmas as u64;
+        if verdict == lbool::TRUE {
+            return Solution::Found;
+        }
+        if verdict != lbool::FALSE {
+            return Solution::Unknown;
+        }
         // Every choice of the constraints has a forbidden cycle: tell the
         // one of PSI's latest model, else of the choice the starting order
         // suggests.
-        let (pick, sel) = last.unwrap_or_else(|| {
+        let choice = last.unwrap_or_else(|| {
             let pick = g
                 .constraints
                 .iter()
                 .zip(&pruned.forced)
                 .map(|(con, f)| f.unwrap_or(first(con.a) < first(con.c)))
                 .collect();
-            (pick, first_writers(&g))
+            (pick, first_writers(g))
         });
-        out.anomalies.extend(witness(h, &g, level, &pick, &sel));
-        if out.anomalies.is_empty() {
-            out.anomalies.push(Anomaly::new(level.marker()));
-        }
-        out.stats.interpret_s = t3.secs();
-    } else if verdict != lbool::TRUE {
-        out.timed_out = true;
+        Solution::None((choice, true))
     }
-    out
+
+    fn tell(
+        &self,
+        h: &History,
+        g: &Polygraph,
+        _: &mut Pruned,
+        ((pick, sel), marker): (lemmas::Choice, bool),
+        _: Budget,
+        _: &mut Stats,
+    ) -> Option<Vec<Anomaly>> {
+        let mut found: Vec<Anomaly> = witness(h, g, *self, &pick, &sel).into_iter().collect();
+        if found.is_empty() && marker {
+            found.push(Anomaly::new(self.marker()));
+        }
+        Some(found)
+    }
 }
 
 /// Write-read edges of list reads after the reader's own appends, from
@@ -688,6 +705,17 @@ mod tests {
         let a = &o.anomalies[0];
         assert_eq!(a.name(), "G-single-item");
         assert_eq!(a.rules_out, Some(Level::ParallelSnapshotIsolation.marker()));
+    }
+
+    #[test]
+    fn a_level_counts_its_work() {
+        // The pipeline's figures: what the level built and the work it did.
+        let h = load(LOST_UPDATE);
+        for level in [Level::Prefix, Level::ParallelSnapshotIsolation] {
+            let o = check(&h, level, Budget::NONE);
+            assert!(o.stats.work > 0, "{level:?}");
+            assert!(o.stats.constraints_before > 0, "{level:?}");
+        }
     }
 
     #[test]

@@ -16,6 +16,13 @@
 //! with no two adjacent anti-dependencies, so SI is acyclicity of G2, and
 //! the solver's theory needs to know nothing of SI. For serializability G2
 //! is the plain graph.
+//!
+//! Data flow: [`plan`] decides a variant by its strategies in order; each
+//! that builds a polygraph runs the one [`pipeline`] (build, prune,
+//! solve, tell) over a level: [`Checked`] here (a variant's whole or part,
+//! its violations told as cycles), a guessed order's attempt in
+//! `witness`, prefix and PSI in [`forks`], the cycles asked for by name in
+//! [`shapes`].
 
 pub mod acyclic;
 mod cycles;
@@ -23,6 +30,7 @@ pub mod forks;
 mod grounds;
 mod lemmas;
 mod narrow;
+pub mod pipeline;
 pub mod plan;
 pub mod polygraph;
 pub mod prune;
@@ -36,7 +44,7 @@ pub mod variants;
 pub use tell::Telling;
 mod witness;
 
-use crate::check::budget::{self, Budget};
+use crate::check::budget::Budget;
 
 use rustc_hash::FxHashSet;
 
@@ -348,7 +356,7 @@ fn check_polygraph_in(
 /// violation found is one of the whole; a pass proves nothing. Tells what
 /// `telling` asks (a violation as the variant's `*-cycle-exists` alone, or
 /// its cycles within [`Telling::steps`]). Its stage times go to
-/// [`crate::check::stages`].
+/// [`crate::check::stages`]. The [`pipeline`] over [`Checked`].
 fn check_polygraph_telling(
     h: &History,
     variant: Variant,
@@ -356,199 +364,261 @@ fn check_polygraph_telling(
     scope: polygraph::Scope,
     telling: Telling,
 ) -> Outcome {
-    let before = budget::spent();
-    let mut o = 'run: {
-        let mut stats = Stats::default();
-        if budget.expired() {
-            break 'run Outcome {
-                anomalies: Vec::new(),
-                timed_out: true,
-                stats,
-            };
-        }
-        let t0 = crate::check::stages::Timer::start();
-        let mut g = polygraph::build_or_cycle(h, variant, budget, scope);
-        if g.too_big || g.cut {
-            stats.too_big = g.too_big;
-            break 'run Outcome {
-                anomalies: Vec::new(),
-                timed_out: true,
-                stats,
-            };
-        }
-        stats.constraints_before = g.constraints.len();
-        stats.unknown_before = g.unknown_edges;
-        stats.construct_s = t0.secs();
-        let t1 = crate::check::stages::Timer::start();
-        // Edges pruning adds are forced only if the history satisfies the
-        // variant: a cycle through one proves that it does not, and no more.
-        let observed = g.known.len();
-        let pruned = prune::prune(h, &mut g, variant, budget, telling.cycles);
-        let inferred = cycles::Inferred::new(&g, observed);
-        stats.prune_rounds = pruned.rounds;
-        stats.constraints_after = pruned.open.len();
-        stats.unknown_after = pruned
-            .open
-            .iter()
-            .map(|&c| {
-                let con = &g.constraints[c];
-                con.either.len() + con.or.len() + con.either_if.len() + con.or_if.len()
-            })
-            .sum();
-        stats.prune_s = t1.secs();
-        let g2 = G2::new(&g, variant, h.txns.len());
-        let mut out = Outcome {
-            anomalies: Vec::new(),
-            timed_out: false,
-            stats,
-        };
-        let t3 = crate::check::stages::Timer::start();
+    let level = Checked {
+        variant,
+        scope,
+        telling,
+    };
+    pipeline::run(h, &level, budget).outcome()
+}
+
+/// A variant's own check of a scope, telling as `telling` asks: the
+/// [`pipeline::Level`] of SI and serializability.
+struct Checked<'a> {
+    variant: Variant,
+    scope: polygraph::Scope<'a>,
+    telling: Telling,
+}
+
+/// What pruning left a polygraph check ([`Checked`], and a guessed
+/// order's attempt in [`witness`]): the open constraints, the graph of
+/// the known edges, what telling needs.
+struct PolygraphPruned {
+    pruned: prune::Pruned,
+    /// The history's own known edges: the first this many.
+    observed: usize,
+    inferred: cycles::Inferred,
+    g2: G2,
+    /// The telling's work ([`Telling::steps`]), shared by its stages.
+    work: Work,
+    /// The start times of transactions, for the solver's first order.
+    invoke: Option<Vec<u64>>,
+}
+
+/// Prunes `g` for `variant` (to the fixpoint when `to_fixpoint`), its
+/// figures into `stats`; `steps`: the telling's work.
+fn prune_polygraph(
+    h: &History,
+    g: &mut Polygraph,
+    (variant, budget, to_fixpoint, steps): (Variant, Budget, bool, u64),
+    stats: &mut Stats,
+) -> PolygraphPruned {
+    // Edges pruning adds are forced only if the history satisfies the
+    // variant: a cycle through one proves that it does not, and no more.
+    let observed = g.known.len();
+    let pruned = prune::prune(h, g, variant, budget, to_fixpoint);
+    let inferred = cycles::Inferred::new(g, observed);
+    pipeline::figures(stats, g, pruned.rounds, pruned.open.iter().copied());
+    PolygraphPruned {
+        pruned,
+        observed,
+        inferred,
+        g2: G2::new(g, variant, h.txns.len()),
+        work: Work::new(steps),
+        invoke: None,
+    }
+}
+
+/// Solves what pruning left of a polygraph, the solver bounded by
+/// `decisions`: the lazy solver's answer kept for its core.
+fn solve_polygraph(
+    h: &History,
+    g: &Polygraph,
+    p: &mut PolygraphPruned,
+    (budget, decisions): (Budget, Option<u64>),
+    stats: &mut Stats,
+) -> pipeline::Solution<solve::Lazily> {
+    if p.pruned.open.is_empty() && g.choices.is_empty() {
+        return pipeline::Solution::Found;
+    }
+    if budget.expired() {
+        return pipeline::Solution::Unknown;
+    }
+    p.invoke = time_keys(h);
+    let lz = solve_lazily(
+        p.invoke.as_deref(),
+        g,
+        &p.g2,
+        &p.pruned.open,
+        p.pruned.graph.as_ref(),
+        (budget, decisions),
+    );
+    stats.solver_conflicts = lz.conflicts;
+    match &lz.result {
+        Solved::Sat(_) => pipeline::Solution::Found,
+        Solved::Unknown => pipeline::Solution::Unknown,
+        Solved::Unsat(..) => pipeline::Solution::None(lz),
+    }
+}
+
+impl Checked<'_> {
+    /// What a cycle's steps rest on, for telling it.
+    fn ground(&self, h: &History, g: &Polygraph, observed: usize) {
+        g.through
+            .get_or_init(|| grounds::classify(h, g, observed, self.variant));
+    }
+}
+
+impl pipeline::Level for Checked<'_> {
+    type Built = ();
+    type Pruned = PolygraphPruned;
+    type Unsat = solve::Lazily;
+    type Told = Vec<Anomaly>;
+
+    fn build(&self, h: &History, budget: Budget) -> Option<(Polygraph, ())> {
+        Some((
+            polygraph::build_or_cycle(h, self.variant, budget, self.scope),
+            (),
+        ))
+    }
+
+    fn prune(
+        &self,
+        h: &History,
+        (g, ()): (&mut Polygraph, ()),
+        budget: Budget,
+        stats: &mut Stats,
+    ) -> PolygraphPruned {
+        let t = self.telling;
+        prune_polygraph(h, g, (self.variant, budget, t.cycles, t.steps), stats)
+    }
+
+    fn pruned(
+        &self,
+        h: &History,
+        g: &Polygraph,
+        p: &mut PolygraphPruned,
+        budget: Budget,
+        stats: &mut Stats,
+    ) -> Option<Vec<Anomaly>> {
+        let (telling, pruned) = (self.telling, &p.pruned);
         // A guessed order (see `witness`): only a solution counts, so a
         // cycle is not told.
-        if scope.fixed.is_some() && (pruned.known_cycle || !pruned.contradictions.is_empty()) {
-            out.anomalies.push(untold(&g));
-            break 'run out;
+        if self.scope.fixed.is_some() && (pruned.known_cycle || !pruned.contradictions.is_empty()) {
+            return Some(vec![untold(g)]);
         }
         // The verdict alone: no cycle looked for.
         if !telling.cycles && pruned.known_cycle {
-            out.anomalies.push(untold(&g));
-            out.stats.found_at = g2.cyclic_txns(&g);
-            break 'run out;
+            stats.found_at = p.g2.cyclic_txns(g);
+            return Some(vec![untold(g)]);
         }
         if let Some(&(c, _, _)) = pruned.contradictions.first().filter(|_| !telling.cycles) {
-            out.stats.found_at = pruned
+            stats.found_at = pruned
                 .contradictions
                 .iter()
                 .map(|&(c, _, _)| g.constraints[c].a)
                 .collect();
             let con = &g.constraints[c];
-            out.anomalies.push(untold(&g).txn(con.a).txn(con.c).field(
+            return Some(vec![untold(g).txn(con.a).txn(con.c).field(
+                Field::Unordered,
+                Datum::List(vec![Datum::Txn(con.a), Datum::Txn(con.c)]),
+            )]);
+        }
+        let work = &mut p.work;
+        if pruned.known_cycle {
+            self.ground(h, g, p.observed);
+            let (mut found, untold_here) =
+                known_cycles(h, g, &p.g2, &p.inferred, (budget, &mut *work));
+            stats.explain_cut = untold_here > 0 && budget.expired();
+            if untold_here > 0 && !stats.explain_cut {
+                // The work (all of it, or a pass's share) ran out.
+                stats.untold = untold_here;
+            }
+            if found.is_empty() {
+                found.push(untold(g));
+            }
+            return Some(found);
+        }
+        if pruned.contradictions.is_empty() {
+            return None;
+        }
+        self.ground(h, g, p.observed);
+        let mut found = Vec::new();
+        let mut seen: FxHashSet<Vec<TxnId>> = FxHashSet::default();
+        // One graph of the known edges for all: each contradiction's
+        // cycles are looked for in it.
+        let adj = p.g2.adjacency(g, &[]);
+        let mut comps = Components::new();
+        for (i, &(c, e1, e2)) in pruned.contradictions.iter().enumerate() {
+            if budget.expired() {
+                stats.explain_cut = true;
+                break;
+            }
+            if work.spent() {
+                stats.untold = pruned.contradictions.len() - i;
+                break;
+            }
+            let Some(a) = contradiction(
+                h,
+                g,
+                &p.g2,
+                &p.inferred,
+                (&adj, &mut comps),
+                (c, e1, e2),
+                (budget, &mut *work),
+            ) else {
+                if work.spent() {
+                    stats.untold = pruned.contradictions.len() - i;
+                    break;
+                }
+                continue;
+            };
+            let mut key = a.txns.clone();
+            key.sort_unstable();
+            if seen.insert(key) {
+                found.push(a);
+            }
+        }
+        if found.is_empty() && (budget.expired() || work.spent()) {
+            // A contradiction proves the violation; telling it ran out.
+            stats.explain_cut = budget.expired();
+            let (c, _, _) = pruned.contradictions[0];
+            let con = &g.constraints[c];
+            found.push(untold(g).txn(con.a).txn(con.c).field(
                 Field::Unordered,
                 Datum::List(vec![Datum::Txn(con.a), Datum::Txn(con.c)]),
             ));
-            break 'run out;
         }
-        let mut work = Work::new(telling.steps);
-        // What a cycle's steps rest on, for telling it.
-        let ground = |g: &polygraph::Polygraph| {
-            g.through
-                .get_or_init(|| grounds::classify(h, g, observed, variant));
+        // None told: the solver decides.
+        (!found.is_empty()).then_some(found)
+    }
+
+    fn solve(
+        &self,
+        h: &History,
+        g: &Polygraph,
+        p: &mut PolygraphPruned,
+        budget: Budget,
+        stats: &mut Stats,
+    ) -> pipeline::Solution<solve::Lazily> {
+        solve_polygraph(h, g, p, (budget, self.telling.decisions), stats)
+    }
+
+    fn tell(
+        &self,
+        h: &History,
+        g: &Polygraph,
+        p: &mut PolygraphPruned,
+        lz: solve::Lazily,
+        budget: Budget,
+        stats: &mut Stats,
+    ) -> Option<Vec<Anomaly>> {
+        if self.scope.fixed.is_some() || !self.telling.cycles {
+            return Some(vec![untold(g)]);
+        }
+        self.ground(h, g, p.observed);
+        let limits = (budget, self.telling.decisions);
+        let (core, choices) = match lz.core(p.invoke.as_deref(), g, &p.g2, limits) {
+            Solved::Unsat(c, ch) if !(c.is_empty() && ch.is_empty()) => (c, ch),
+            _ => (lz.open.clone(), (0..g.choices.len()).collect()),
         };
-        if pruned.known_cycle {
-            ground(&g);
-            let (found, untold_here) = known_cycles(h, &g, &g2, &inferred, (budget, &mut work));
-            out.anomalies = found;
-            out.stats.explain_cut = untold_here > 0 && budget.expired();
-            if untold_here > 0 && !out.stats.explain_cut {
-                // The work (all of it, or a pass's share) ran out.
-                out.stats.untold = untold_here;
-            }
-            if out.anomalies.is_empty() {
-                out.anomalies.push(untold(&g));
-            }
-            out.stats.interpret_s = t3.secs();
-            break 'run out;
+        let (a, cut) = unsat_witness(h, g, &p.g2, &core, &choices, (budget, &mut p.work));
+        stats.explain_cut = cut && budget.expired();
+        if cut && p.work.spent() {
+            stats.untold = 1;
         }
-        if !pruned.contradictions.is_empty() {
-            ground(&g);
-            let mut seen: FxHashSet<Vec<TxnId>> = FxHashSet::default();
-            // One graph of the known edges for all: each contradiction's
-            // cycles are looked for in it.
-            let adj = g2.adjacency(&g, &[]);
-            let mut comps = Components::new();
-            for (i, &(c, e1, e2)) in pruned.contradictions.iter().enumerate() {
-                if budget.expired() {
-                    out.stats.explain_cut = true;
-                    break;
-                }
-                if work.spent() {
-                    out.stats.untold = pruned.contradictions.len() - i;
-                    break;
-                }
-                let Some(a) = contradiction(
-                    h,
-                    &g,
-                    &g2,
-                    &inferred,
-                    (&adj, &mut comps),
-                    (c, e1, e2),
-                    (budget, &mut work),
-                ) else {
-                    if work.spent() {
-                        out.stats.untold = pruned.contradictions.len() - i;
-                        break;
-                    }
-                    continue;
-                };
-                let mut key = a.txns.clone();
-                key.sort_unstable();
-                if seen.insert(key) {
-                    out.anomalies.push(a);
-                }
-            }
-            if out.anomalies.is_empty() && (budget.expired() || work.spent()) {
-                // A contradiction proves the violation; telling it ran out.
-                out.stats.explain_cut = budget.expired();
-                let (c, _, _) = pruned.contradictions[0];
-                let con = &g.constraints[c];
-                out.anomalies.push(untold(&g).txn(con.a).txn(con.c).field(
-                    Field::Unordered,
-                    Datum::List(vec![Datum::Txn(con.a), Datum::Txn(con.c)]),
-                ));
-            }
-            out.stats.interpret_s = t3.secs();
-            if !out.anomalies.is_empty() {
-                break 'run out;
-            }
-        }
-        if pruned.open.is_empty() && g.choices.is_empty() {
-            break 'run out;
-        }
-        if budget.expired() {
-            out.timed_out = true;
-            break 'run out;
-        }
-        let t2 = crate::check::stages::Timer::start();
-        let invoke = time_keys(h);
-        let limits = (budget, telling.decisions);
-        let (g, g2) = (&g, &g2);
-        let lz = solve_lazily(
-            invoke.as_deref(),
-            g,
-            g2,
-            &pruned.open,
-            pruned.graph.as_ref(),
-            limits,
-        );
-        out.stats.solver_conflicts = lz.conflicts;
-        out.stats.solve_s = t2.secs();
-        match &lz.result {
-            Solved::Sat(_) => {}
-            Solved::Unknown => out.timed_out = true,
-            Solved::Unsat(..) if scope.fixed.is_some() || !telling.cycles => {
-                out.anomalies.push(untold(g))
-            }
-            Solved::Unsat(..) => {
-                let t3 = crate::check::stages::Timer::start();
-                ground(g);
-                let (core, choices) = match lz.core(invoke.as_deref(), g, g2, limits) {
-                    Solved::Unsat(c, ch) if !(c.is_empty() && ch.is_empty()) => (c, ch),
-                    _ => (lz.open.clone(), (0..g.choices.len()).collect()),
-                };
-                let (a, cut) = unsat_witness(h, g, g2, &core, &choices, (budget, &mut work));
-                out.stats.explain_cut = cut && budget.expired();
-                if cut && work.spent() {
-                    out.stats.untold = 1;
-                }
-                out.anomalies.push(a);
-                out.stats.interpret_s = t3.secs();
-            }
-        }
-        out
-    };
-    o.stats.work = budget::spent() - before;
-    crate::check::stages::add(&o.stats);
-    o
+        Some(vec![a])
+    }
 }
 
 /// G2's nodes and edges for a polygraph.

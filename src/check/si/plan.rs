@@ -5,10 +5,11 @@
 //! A variant is decided by the first strategy of [`PLAN`] that applies
 //! and reaches a verdict ([`Strategy::applies`], [`Strategy::run`]); the
 //! outcome says which one it was and on what ([`super::Decision`], in
-//! [`super::Stats::decision`]: printed by `-v`, kept in the result map). Every strategy that builds a polygraph goes through the one
-//! pipeline, [`super::check_polygraph_telling`] (build, prune, solve,
-//! tell), over a [`super::polygraph::Scope`]: the whole history, a window
-//! of it, the keys of a suspect, or a guessed order of writes. Each is
+//! [`super::Stats::decision`]: printed by `-v`, kept in the result map).
+//! Every strategy that builds a polygraph goes through the one pipeline,
+//! [`super::pipeline::run`] (build, prune, solve, tell), over a
+//! [`super::polygraph::Scope`]: the whole history, a window of it, the
+//! keys of a suspect, or a guessed order of writes. Each is
 //! bounded in work, never in seconds ([`crate::check::budget`]); the
 //! run's deadline may only stop it.
 //!

@@ -29,8 +29,8 @@
 //!
 //! Data flow: a complete checker whose cycles hold all of these
 //! accepting (SI's or serializability's, through the same orders:
-//! [`Shapes::covered_by`]) is a witness, and nothing is built; else the
-//! polygraph -> pruning to a fixpoint (a side one of whose edges closes a
+//! [`Shapes::covered_by`]) is a witness, and nothing is built; else (the
+//! [`super::pipeline`] over [`Decided`]) the polygraph -> pruning to a fixpoint (a side one of whose edges closes a
 //! ruled-out cycle with the known edges cannot hold: bitset reachability
 //! in each level's product graph) -> SAT, the acyclicity theory keeping
 //! dependencies acyclic where G1c is ruled out, each solution searched
@@ -665,243 +665,350 @@ fn fakes(h: &History, g: &Polygraph) -> Option<(Vec<Fake>, Vec<u32>)> {
     Some((list, index))
 }
 
-/// [`check`] with the doubtful edges as asked.
+/// [`check`] with the doubtful edges as asked: the
+/// [`super::pipeline`] over [`Decided`].
 fn decide(h: &History, shapes: Shapes, budget: Budget, doubtful: Doubtful) -> Outcome {
-    let start = budget::spent();
-    let mut stats = Stats::default();
-    let undecided = |mut stats: Stats| {
-        stats.work = budget::spent() - start;
-        Outcome {
-            anomalies: Vec::new(),
-            timed_out: true,
-            stats,
-        }
-    };
     let levels = levels(&shapes);
     let Some(claim) = shapes.claim() else {
-        return undecided(stats);
+        return Outcome {
+            anomalies: Vec::new(),
+            timed_out: true,
+            stats: Stats::default(),
+        };
     };
     if levels.is_empty() || budget.expired() {
         return Outcome {
             anomalies: Vec::new(),
             timed_out: budget.expired(),
-            stats,
+            stats: Stats::default(),
         };
     }
-    let t0 = crate::check::stages::Timer::start();
-    let rules = Rules {
-        merge: shapes.dep[0] != DepCycles::None,
-        read_orders: shapes.dep[0] == DepCycles::WwWr,
+    let level = Decided {
+        shapes,
+        doubtful,
+        levels,
+        claim,
+        no_exact: std::cell::Cell::new(false),
     };
-    let bare = Variant {
-        serializable: true,
-        session: false,
-        realtime: false,
-    };
-    let mut g = polygraph::build_under(h, bare, budget, rules);
-    if g.too_big || g.cut {
-        stats.too_big = g.too_big;
-        return undecided(stats);
+    let ran = super::pipeline::run(h, &level, budget);
+    if level.no_exact.get() {
+        return kept_then_dropped(h, shapes, budget);
     }
-    // Exact: the doubtful edges' conditions ([`fakes`]), and the graph
-    // pruning sees, without them.
-    let (fake, fake_of, pruning) = if doubtful == Doubtful::Exact {
-        let Some((fake, fake_of)) = fakes(h, &g) else {
-            return kept_then_dropped(h, shapes, budget);
-        };
-        let mut p = g.clone();
-        drop_doubtful(h, &mut p);
-        (fake, fake_of, Some(p))
-    } else {
-        (Vec::new(), Vec::new(), None)
-    };
-    // Edges taken out (none with the doubtful kept): they hold in no
-    // choice.
-    let out = match doubtful {
-        Doubtful::Dropped => drop_doubtful(h, &mut g),
-        Doubtful::Kept | Doubtful::Exact => vec![false; g.edges.len()],
-    };
-    let n = h.txns.len();
-    let through = shapes.through();
-    let plain = |(a, b): (u32, u32), kind| Edge {
-        a,
-        b,
-        kind,
-        key: 0,
-        va: Val::NIL,
-        vb: Val::NIL,
-    };
-    let mut orders: Vec<Edge> = Vec::new();
-    if through >= Through::Process {
-        orders.extend(
-            so_edges(h, &g.included)
-                .into_iter()
-                .map(|p| plain(p, EdgeKind::Process)),
-        );
+    ran.outcome()
+}
+
+/// The cycles `shapes` rules out, over the polygraph with the doubtful
+/// edges as `doubtful` says ([`check`]): a [`super::pipeline::Level`].
+struct Decided {
+    shapes: Shapes,
+    doubtful: Doubtful,
+    levels: Vec<Level>,
+    claim: AnomalyType,
+    /// Set by the build when the doubtful edges have no exact form
+    /// ([`fakes`]): the check is then [`kept_then_dropped`].
+    no_exact: std::cell::Cell<bool>,
+}
+
+/// What [`Decided`]'s build makes beside the polygraph: the doubtful
+/// edges' conditions ([`fakes`]) and, for the exact check, the graph
+/// pruning sees, without them; the edges taken out (they hold in no
+/// choice).
+struct Doubts {
+    fake: Vec<Fake>,
+    fake_of: Vec<u32>,
+    pruning: Option<Polygraph>,
+    out: Vec<bool>,
+}
+
+/// What pruning left [`Decided`].
+struct ShapesPruned {
+    pruned: Pruned,
+    doubts: Doubts,
+    keys: Option<Vec<u64>>,
+    search: Search,
+}
+
+impl Decided {
+    /// The start times' order of a constraint's writers: its `either`
+    /// side first when `a` comes first.
+    fn a_first(keys: &Option<Vec<u64>>) -> impl Fn(&polygraph::Constraint) -> bool + '_ {
+        let when = move |t: TxnId| keys.as_ref().map_or(u64::from(t), |k| k[t as usize]);
+        move |con: &polygraph::Constraint| (when(con.a), con.a) < (when(con.c), con.c)
     }
-    if through == Through::Realtime {
-        orders.extend(
-            realtime_edges(h, &g.included)
-                .into_iter()
-                .map(|p| plain(p, EdgeKind::Realtime)),
-        );
-    }
-    let mut pruning = pruning;
-    for e in orders {
-        for g in std::iter::once(&mut g).chain(pruning.as_mut()) {
-            g.known.push(g.edges.len() as EdgeId);
-            g.edges.push(e);
-        }
-    }
-    let mut fake_of = fake_of;
-    if doubtful == Doubtful::Exact {
-        fake_of.resize(g.edges.len(), u32::MAX);
-    }
-    let (fake, fake_of) = (fake, fake_of);
-    let mut out = out;
-    out.resize(g.edges.len(), false);
-    stats.constraints_before = g.constraints.len();
-    stats.unknown_before = g.unknown_edges;
-    stats.construct_s = t0.secs();
-    let t1 = crate::check::stages::Timer::start();
-    let pruned = prune(pruning.as_ref().unwrap_or(&g), n, &levels, budget);
-    stats.prune_rounds = pruned.rounds;
-    stats.constraints_after = pruned.forced.iter().filter(|f| f.is_none()).count();
-    let keys = time_keys(h);
-    let when = |t: TxnId| keys.as_ref().map_or(u64::from(t), |k| k[t as usize]);
-    let a_first = |con: &polygraph::Constraint| (when(con.a), con.a) < (when(con.c), con.c);
-    // The choice the starting order suggests, where pruning left it open.
-    let guess = |forced: &[Option<bool>]| -> lemmas::Choice {
+
+    /// The choice the starting order suggests, where pruning left it open.
+    fn guess(g: &Polygraph, p: &ShapesPruned) -> lemmas::Choice {
+        let a_first = Self::a_first(&p.keys);
         let pick = g
             .constraints
             .iter()
-            .zip(forced)
+            .zip(&p.pruned.forced)
             .map(|(con, f)| f.unwrap_or_else(|| a_first(con)))
             .collect();
-        (pick, first_writers(&g))
-    };
-    let mut search = Search::new(n * 4);
-    let told = |a: Option<Anomaly>, mut stats: Stats| {
-        stats.work = budget::spent() - start;
-        Outcome {
-            anomalies: vec![a.unwrap_or_else(|| Anomaly::new(claim))],
-            timed_out: false,
-            stats,
-        }
-    };
-    // A violation every choice has, told in the choice the start suggests.
-    let mut told_guess = |stats: Stats| {
-        let choice = guess(&pruned.forced);
-        let a = tell(h, &g, &levels, claim, (&choice, &out, &fake), &mut search);
-        told(a, stats)
-    };
-    if pruned.contradiction {
-        stats.prune_s = t1.secs();
-        return told_guess(stats);
+        (pick, first_writers(g))
     }
-    // The acyclicity theory keeps the dependencies of the most orders G1c
-    // is ruled out through acyclic; without one it keeps nothing.
-    let dep = levels.iter().rev().find(|l| l.kind == Kind::Dep).copied();
-    let map = |ed: &Edge, to: &mut Vec<(u32, u32)>| {
-        if dep.is_some_and(|l| l.allows(ed.kind)) {
-            to.push((ed.a, ed.b));
-        }
-    };
-    let mut known: Vec<(u32, u32)> = Vec::new();
-    let side_edges = g
-        .constraints
-        .iter()
-        .zip(&pruned.forced)
-        .flat_map(|(con, f)| match f {
-            Some(true) => con.either.as_slice(),
-            Some(false) => con.or.as_slice(),
-            None => &[],
-        });
-    for &e in g.known.iter().chain(side_edges) {
-        map(&g.edges[e as usize], &mut known);
-    }
-    let dg = Digraph::from_edges(n, &known);
-    let all = vec![true; n];
-    let topo = match &keys {
-        Some(k) => topo_order_by(&dg, &all, k),
-        None => topo_order(&dg, &all),
-    };
-    let Some(order) = topo.and_then(|t| Order::seeded(n, &t, &known)) else {
-        // The known dependencies alone close a G1c.
-        stats.prune_s = t1.secs();
-        return told_guess(stats);
-    };
-    let mut enc = encode(&g, &pruned.forced, order, budget, a_first, map);
-    stats.prune_s = t1.secs();
-    let t2 = crate::check::stages::Timer::start();
-    let mut inexact = false;
-    let ww_by_key = ww_by_key(&g);
-    let simple_only = levels.iter().any(|l| !l.walks_do());
-    let Solved {
-        verdict,
-        last,
-        lemmas,
-    } = solve(&mut enc, &pruned.forced, |conds, value| {
-        // A choice whose write orders of one key are no order at all
-        // first learns that they are not.
-        let unordered = one_key_cycles(&g, &ww_by_key, n, &|e| conds.holds(e, value));
-        if !unordered.is_empty() {
-            return unordered.iter().map(|c| conds.against(c)).collect();
-        }
-        let real = |e: EdgeId| {
-            !out[e as usize]
-                && conds.holds(e, value)
-                && fake_of.get(e as usize).is_none_or(|&f| {
-                    f == u32::MAX
-                        || !fake[f as usize]
-                            .needs
-                            .iter()
-                            .flatten()
-                            .all(|&x| conds.holds(x, value))
-                })
+}
+
+impl super::pipeline::Level for Decided {
+    type Built = Doubts;
+    type Pruned = ShapesPruned;
+    type Unsat = lemmas::Choice;
+    type Told = Vec<Anomaly>;
+
+    fn build(&self, h: &History, budget: Budget) -> Option<(Polygraph, Doubts)> {
+        let (shapes, doubtful) = (self.shapes, self.doubtful);
+        let rules = Rules {
+            merge: shapes.dep[0] != DepCycles::None,
+            read_orders: shapes.dep[0] == DepCycles::WwWr,
         };
-        let adya = simple_only.then(|| Adya::of(&g, &ww_by_key, &real));
-        let (cycles, cut) = violations(
-            &g,
-            n,
-            &levels,
-            (&real, adya.as_ref()),
-            MAX_LEMMAS_PER_MODEL,
-            &mut search,
-        );
-        inexact |= cut && cycles.is_empty();
-        let mut clauses: Vec<Vec<Lit>> = Vec::new();
-        for (c, simple) in &cycles {
-            let c = match (&adya, simple) {
-                (Some(a), true) => a.with_grounds(c),
-                _ => c.clone(),
-            };
-            let Some(more) = against_real(conds, &c, &fake, &fake_of) else {
-                // Too many ways out to write down: no verdict.
-                inexact = true;
-                return Vec::new();
-            };
-            clauses.extend(more);
+        let bare = Variant {
+            serializable: true,
+            session: false,
+            realtime: false,
+        };
+        let mut g = polygraph::build_under(h, bare, budget, rules);
+        if g.too_big || g.cut {
+            return Some((
+                g,
+                Doubts {
+                    fake: Vec::new(),
+                    fake_of: Vec::new(),
+                    pruning: None,
+                    out: Vec::new(),
+                },
+            ));
         }
-        clauses
-    });
-    stats.solver_conflicts = enc.theory.conflicts + lemmas as u64;
-    stats.solve_s = t2.secs();
-    if verdict == lbool::FALSE {
-        let t3 = crate::check::stages::Timer::start();
-        let choice = last.unwrap_or_else(|| guess(&pruned.forced));
-        let a = tell(h, &g, &levels, claim, (&choice, &out, &fake), &mut search);
-        stats.interpret_s = t3.secs();
-        return told(a, stats);
+        // Exact: the doubtful edges' conditions ([`fakes`]), and the graph
+        // pruning sees, without them.
+        let (fake, mut fake_of, mut pruning) = if doubtful == Doubtful::Exact {
+            let Some((fake, fake_of)) = fakes(h, &g) else {
+                self.no_exact.set(true);
+                return None;
+            };
+            let mut p = g.clone();
+            drop_doubtful(h, &mut p);
+            (fake, fake_of, Some(p))
+        } else {
+            (Vec::new(), Vec::new(), None)
+        };
+        // Edges taken out (none with the doubtful kept): they hold in no
+        // choice.
+        let mut out = match doubtful {
+            Doubtful::Dropped => drop_doubtful(h, &mut g),
+            Doubtful::Kept | Doubtful::Exact => vec![false; g.edges.len()],
+        };
+        let through = shapes.through();
+        let plain = |(a, b): (u32, u32), kind| Edge {
+            a,
+            b,
+            kind,
+            key: 0,
+            va: Val::NIL,
+            vb: Val::NIL,
+        };
+        let mut orders: Vec<Edge> = Vec::new();
+        if through >= Through::Process {
+            orders.extend(
+                so_edges(h, &g.included)
+                    .into_iter()
+                    .map(|p| plain(p, EdgeKind::Process)),
+            );
+        }
+        if through == Through::Realtime {
+            orders.extend(
+                realtime_edges(h, &g.included)
+                    .into_iter()
+                    .map(|p| plain(p, EdgeKind::Realtime)),
+            );
+        }
+        for e in orders {
+            for g in std::iter::once(&mut g).chain(pruning.as_mut()) {
+                g.known.push(g.edges.len() as EdgeId);
+                g.edges.push(e);
+            }
+        }
+        if doubtful == Doubtful::Exact {
+            fake_of.resize(g.edges.len(), u32::MAX);
+        }
+        out.resize(g.edges.len(), false);
+        let doubts = Doubts {
+            fake,
+            fake_of,
+            pruning,
+            out,
+        };
+        Some((g, doubts))
     }
-    if verdict != lbool::TRUE || inexact {
-        return undecided(stats);
+
+    fn prune(
+        &self,
+        h: &History,
+        (g, doubts): (&mut Polygraph, Doubts),
+        budget: Budget,
+        stats: &mut Stats,
+    ) -> ShapesPruned {
+        let n = h.txns.len();
+        let pruned = prune(
+            doubts.pruning.as_ref().unwrap_or(g),
+            n,
+            &self.levels,
+            budget,
+        );
+        // Only the constraints left are counted, not their unknown edges
+        // (kept so that `-v` says what it said).
+        stats.prune_rounds = pruned.rounds;
+        stats.constraints_after = pruned.forced.iter().filter(|f| f.is_none()).count();
+        ShapesPruned {
+            pruned,
+            doubts,
+            keys: time_keys(h),
+            search: Search::new(n * 4),
+        }
     }
-    stats.work = budget::spent() - start;
-    Outcome {
-        anomalies: Vec::new(),
-        timed_out: false,
-        stats,
+
+    fn pruned(
+        &self,
+        h: &History,
+        g: &Polygraph,
+        p: &mut ShapesPruned,
+        budget: Budget,
+        stats: &mut Stats,
+    ) -> Option<Vec<Anomaly>> {
+        // A violation every choice has, told in the choice the start
+        // suggests.
+        p.pruned
+            .contradiction
+            .then(|| Self::guess(g, p))
+            .and_then(|choice| self.tell(h, g, p, choice, budget, stats))
+    }
+
+    fn solve(
+        &self,
+        h: &History,
+        g: &Polygraph,
+        p: &mut ShapesPruned,
+        budget: Budget,
+        stats: &mut Stats,
+    ) -> super::pipeline::Solution<lemmas::Choice> {
+        use super::pipeline::Solution;
+        let (n, levels) = (h.txns.len(), &self.levels);
+        // The acyclicity theory keeps the dependencies of the most orders
+        // G1c is ruled out through acyclic; without one it keeps nothing.
+        let dep = levels.iter().rev().find(|l| l.kind == Kind::Dep).copied();
+        let map = |ed: &Edge, to: &mut Vec<(u32, u32)>| {
+            if dep.is_some_and(|l| l.allows(ed.kind)) {
+                to.push((ed.a, ed.b));
+            }
+        };
+        let mut known: Vec<(u32, u32)> = Vec::new();
+        let side_edges = g
+            .constraints
+            .iter()
+            .zip(&p.pruned.forced)
+            .flat_map(|(con, f)| match f {
+                Some(true) => con.either.as_slice(),
+                Some(false) => con.or.as_slice(),
+                None => &[],
+            });
+        for &e in g.known.iter().chain(side_edges) {
+            map(&g.edges[e as usize], &mut known);
+        }
+        let dg = Digraph::from_edges(n, &known);
+        let all = vec![true; n];
+        let topo = match &p.keys {
+            Some(k) => topo_order_by(&dg, &all, k),
+            None => topo_order(&dg, &all),
+        };
+        let Some(order) = topo.and_then(|t| Order::seeded(n, &t, &known)) else {
+            // The known dependencies alone close a G1c.
+            return Solution::None(Self::guess(g, p));
+        };
+        let a_first = Self::a_first(&p.keys);
+        let mut enc = encode(g, &p.pruned.forced, order, budget, a_first, map);
+        let mut inexact = false;
+        let ww_by_key = ww_by_key(g);
+        let simple_only = levels.iter().any(|l| !l.walks_do());
+        let Doubts {
+            fake, fake_of, out, ..
+        } = &p.doubts;
+        let search = &mut p.search;
+        let Solved {
+            verdict,
+            last,
+            lemmas,
+        } = solve(&mut enc, &p.pruned.forced, |conds, value| {
+            // A choice whose write orders of one key are no order at all
+            // first learns that they are not.
+            let unordered = one_key_cycles(g, &ww_by_key, n, &|e| conds.holds(e, value));
+            if !unordered.is_empty() {
+                return unordered.iter().map(|c| conds.against(c)).collect();
+            }
+            let real = |e: EdgeId| {
+                !out[e as usize]
+                    && conds.holds(e, value)
+                    && fake_of.get(e as usize).is_none_or(|&f| {
+                        f == u32::MAX
+                            || !fake[f as usize]
+                                .needs
+                                .iter()
+                                .flatten()
+                                .all(|&x| conds.holds(x, value))
+                    })
+            };
+            let adya = simple_only.then(|| Adya::of(g, &ww_by_key, &real));
+            let (cycles, cut) = violations(
+                g,
+                n,
+                levels,
+                (&real, adya.as_ref()),
+                MAX_LEMMAS_PER_MODEL,
+                search,
+            );
+            inexact |= cut && cycles.is_empty();
+            let mut clauses: Vec<Vec<Lit>> = Vec::new();
+            for (c, simple) in &cycles {
+                let c = match (&adya, simple) {
+                    (Some(a), true) => a.with_grounds(c),
+                    _ => c.clone(),
+                };
+                let Some(more) = against_real(conds, &c, fake, fake_of) else {
+                    // Too many ways out to write down: no verdict.
+                    inexact = true;
+                    return Vec::new();
+                };
+                clauses.extend(more);
+            }
+            clauses
+        });
+        stats.solver_conflicts = enc.theory.conflicts + lemmas as u64;
+        if verdict == lbool::FALSE {
+            return Solution::None(last.unwrap_or_else(|| Self::guess(g, p)));
+        }
+        if verdict != lbool::TRUE || inexact {
+            return Solution::Unknown;
+        }
+        Solution::Found
+    }
+
+    fn tell(
+        &self,
+        h: &History,
+        g: &Polygraph,
+        p: &mut ShapesPruned,
+        choice: lemmas::Choice,
+        _: Budget,
+        _: &mut Stats,
+    ) -> Option<Vec<Anomaly>> {
+        let d = &p.doubts;
+        let a = tell(
+            h,
+            g,
+            &self.levels,
+            self.claim,
+            (&choice, &d.out, &d.fake),
+            &mut p.search,
+        );
+        Some(vec![a.unwrap_or_else(|| Anomaly::new(self.claim))])
     }
 }
 

@@ -613,59 +613,104 @@ enum Attempt {
 
 /// Builds, prunes and solves the polygraph of a scope with a guessed
 /// order; where it has no solution, names the keys whose guessed edges
-/// lie on the cycles that rule one out.
+/// lie on the cycles that rule one out (the [`super::pipeline`] over
+/// [`UnderGuess`]).
 fn attempt(
     h: &History,
     variant: Variant,
     until: Budget,
     scope: super::polygraph::Scope,
 ) -> Attempt {
-    use super::solve::{Solved, solve_lazily};
-    let mut stats = super::Stats::default();
-    let t0 = crate::check::stages::Timer::start();
-    let mut g = super::polygraph::build_in(h, variant, until, scope);
-    if g.too_big || g.cut {
-        return Attempt::Undecided;
+    use super::pipeline::{Verdict, run};
+    let ran = run(h, &UnderGuess { variant, scope }, until);
+    match ran.verdict {
+        Verdict::Holds => Attempt::Witness(ran.stats),
+        Verdict::Violated(keys) => Attempt::Culprits(keys),
+        Verdict::Unknown => Attempt::Undecided,
     }
-    stats.constraints_before = g.constraints.len();
-    stats.unknown_before = g.unknown_edges;
-    stats.construct_s = t0.secs();
-    let t1 = crate::check::stages::Timer::start();
-    // To the fixpoint: the keys a failed attempt releases come from what
-    // pruning found.
-    let pruned = super::prune::prune(h, &mut g, variant, until, true);
-    stats.prune_rounds = pruned.rounds;
-    stats.constraints_after = pruned.open.len();
-    stats.prune_s = t1.secs();
-    if pruned.known_cycle {
-        return Attempt::Culprits(keys_on_cycles(h, &g, variant, &[]));
+}
+
+/// A polygraph under a partly guessed order ([`attempt`]): a
+/// [`super::pipeline::Level`] whose violation is told as the keys whose
+/// guessed orders take part in it, the solver bounded by
+/// [`BAND_DECISIONS`].
+struct UnderGuess<'a> {
+    variant: Variant,
+    scope: super::polygraph::Scope<'a>,
+}
+
+impl super::pipeline::Level for UnderGuess<'_> {
+    type Built = ();
+    type Pruned = super::PolygraphPruned;
+    type Unsat = super::solve::Lazily;
+    type Told = Vec<KeyId>;
+
+    fn build(&self, h: &History, budget: Budget) -> Option<(super::polygraph::Polygraph, ())> {
+        Some((
+            super::polygraph::build_in(h, self.variant, budget, self.scope),
+            (),
+        ))
     }
-    if !pruned.contradictions.is_empty() {
-        let cs: Vec<usize> = pruned.contradictions.iter().map(|c| c.0).collect();
-        return Attempt::Culprits(keys_on_cycles(h, &g, variant, &cs));
+
+    fn prune(
+        &self,
+        h: &History,
+        (g, ()): (&mut super::polygraph::Polygraph, ()),
+        budget: Budget,
+        stats: &mut super::Stats,
+    ) -> super::PolygraphPruned {
+        // To the fixpoint: the keys a failed attempt releases come from
+        // what pruning found.
+        let p = super::prune_polygraph(h, g, (self.variant, budget, true, 0), stats);
+        // A guessed order's figures have never counted the unknown edges
+        // left (kept so that `-v` says what it said).
+        stats.unknown_after = 0;
+        p
     }
-    let g2 = super::G2::new(&g, variant, h.txns.len());
-    let t2 = crate::check::stages::Timer::start();
-    let invoke = super::solve::time_keys(h);
-    let lz = solve_lazily(
-        invoke.as_deref(),
-        &g,
-        &g2,
-        &pruned.open,
-        pruned.graph.as_ref(),
-        (until, Some(BAND_DECISIONS)),
-    );
-    stats.solver_conflicts += lz.conflicts;
-    stats.solve_s = t2.secs();
-    match &lz.result {
-        Solved::Sat(_) => Attempt::Witness(stats),
-        Solved::Unknown => Attempt::Undecided,
-        Solved::Unsat(..) => {
-            let core = match lz.core(invoke.as_deref(), &g, &g2, (until, Some(BAND_DECISIONS))) {
-                Solved::Unsat(c, _) => c,
-                _ => return Attempt::Undecided,
-            };
-            Attempt::Culprits(keys_on_cycles(h, &g, variant, &core))
+
+    fn pruned(
+        &self,
+        h: &History,
+        g: &super::polygraph::Polygraph,
+        p: &mut super::PolygraphPruned,
+        _: Budget,
+        _: &mut super::Stats,
+    ) -> Option<Vec<KeyId>> {
+        if p.pruned.known_cycle {
+            return Some(keys_on_cycles(h, g, self.variant, &[]));
+        }
+        if !p.pruned.contradictions.is_empty() {
+            let cs: Vec<usize> = p.pruned.contradictions.iter().map(|c| c.0).collect();
+            return Some(keys_on_cycles(h, g, self.variant, &cs));
+        }
+        None
+    }
+
+    fn solve(
+        &self,
+        h: &History,
+        g: &super::polygraph::Polygraph,
+        p: &mut super::PolygraphPruned,
+        budget: Budget,
+        stats: &mut super::Stats,
+    ) -> super::pipeline::Solution<super::solve::Lazily> {
+        super::solve_polygraph(h, g, p, (budget, Some(BAND_DECISIONS)), stats)
+    }
+
+    fn tell(
+        &self,
+        h: &History,
+        g: &super::polygraph::Polygraph,
+        p: &mut super::PolygraphPruned,
+        lz: super::solve::Lazily,
+        budget: Budget,
+        _: &mut super::Stats,
+    ) -> Option<Vec<KeyId>> {
+        use super::solve::Solved;
+        let limits = (budget, Some(BAND_DECISIONS));
+        match lz.core(p.invoke.as_deref(), g, &p.g2, limits) {
+            Solved::Unsat(core, _) => Some(keys_on_cycles(h, g, self.variant, &core)),
+            _ => None,
         }
     }
 }
