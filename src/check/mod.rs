@@ -26,7 +26,7 @@ use crate::error::Error;
 use crate::history::Loaded;
 use crate::history::model::History;
 use crate::spec::anomaly::{finders, settled_without_polygraph};
-use crate::spec::cycles::{self, Shapes};
+use crate::spec::cycles::Shapes;
 use crate::spec::{AnomalyType, Checker, Decider, Model, lattice};
 use verdict::{CheckResult, Unknown, Valid};
 
@@ -133,7 +133,7 @@ pub fn plan(opts: &CheckOptions) -> Result<Plan, Error> {
                 checkers.insert(c);
             }
             Decider::ElleAnomalies => {
-                checkers.extend(finders(&lattice::prohibited_by(&[m])));
+                checkers.extend(verdict::runs_for(m));
             }
             Decider::ImpliedBy(s) => {
                 if let Decider::Complete(c) = s.decider() {
@@ -169,7 +169,7 @@ pub fn plan(opts: &CheckOptions) -> Result<Plan, Error> {
         )));
     }
     if !opts.anomalies.is_empty() {
-        checkers.extend(anomaly_checkers(&asked));
+        checkers.extend(verdict::anomaly_checkers(&asked));
     }
     let mut prohibited = lattice::prohibited_by(&opts.models);
     prohibited.extend(asked);
@@ -178,22 +178,6 @@ pub fn plan(opts: &CheckOptions) -> Result<Plan, Error> {
         prohibited,
         implied_by,
     })
-}
-
-/// The checkers that look for anomalies asked for by name (`asked`,
-/// closed under implication): each one's finders, except that the cycles
-/// of the dependency graph they rule out, once one of those has an
-/// anti-dependency, are the cycle checker's ([`Checker::Cycles`]): SI's
-/// and serializability's would rule out more (a G2-item asked alone
-/// allows a G1c).
-fn anomaly_checkers(asked: &BTreeSet<AnomalyType>) -> BTreeSet<Checker> {
-    let shapes = Shapes::of(asked);
-    if !shapes.has_rw() {
-        return finders(asked);
-    }
-    let mut out = finders(asked.iter().filter(|&&a| !cycles::is_cycle_type(a)));
-    out.insert(Checker::Cycles(shapes));
-    out
 }
 
 /// Every anomaly type some checker can find, itself or through one that
@@ -391,13 +375,26 @@ fn polygraph_part(
             });
             (v, o)
         })
-        .collect();
+        .collect::<Vec<_>>();
     let forks = si::forks::run(h, checkers, deadline);
+    // A cycle a variant told that is one of those a cycle check rules out
+    // (or implies one) already proves it violated: it is not run.
+    let told: Vec<&Anomaly> = variants
+        .iter()
+        .filter_map(|(_, o)| o.as_ref())
+        .flat_map(|(o, _)| &o.anomalies)
+        .collect();
     let shapes = checkers
         .iter()
         .filter_map(|&c| match c {
             Checker::Cycles(shapes) => Some(shapes),
             _ => None,
+        })
+        .filter(|shapes| {
+            let proves = lattice::anomalies_implying(&shapes.types());
+            !told
+                .iter()
+                .any(|a| verdict::names_of(a).iter().any(|n| proves.contains(n)))
         })
         .map(|shapes| {
             let o = (!budget::passed(deadline)).then(|| {
@@ -450,13 +447,13 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
             };
             (
                 lattice::prohibited_by(&[m]),
-                verdict::finders_of(m),
+                verdict::runs_for(m),
                 by_polygraph,
             )
         })
         .chain((!opts.anomalies.is_empty()).then(|| {
             let prohibited = lattice::anomalies_implying(&opts.anomalies);
-            let found_by = anomaly_checkers(&prohibited);
+            let found_by = verdict::anomaly_checkers(&prohibited);
             (prohibited, found_by, false)
         }))
         .collect();

@@ -249,6 +249,12 @@ pub const GROUNDS_DATA_BUDGET: usize = 256;
 /// always gets the same answer.
 pub const SHAPES_WORK: u64 = 4_000_000_000;
 
+/// Most pairs of one key's writers (over the keys) the cycle checker
+/// builds its whole polygraph for: its constraints take memory by them
+/// (docs/performance.md has the figures);
+/// beyond, it answers undecided before building.
+pub const SHAPES_PAIRS: u64 = 1_000_000;
+
 /// Most product-graph nodes (transactions times states) pruning takes
 /// bitsets for (a word per node per component: 32 MiB at this size);
 /// beyond it the solver decides alone.

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::anomaly::Anomaly;
 use crate::spec::anomaly::{finders, settled_without_polygraph};
+use crate::spec::cycles::{self, Shapes};
 use crate::spec::{AnomalyType, Checker, Decider, Model, Pattern, lattice};
 
 /// Elle's three-valued verdict.
@@ -282,15 +283,62 @@ pub enum Basis {
     Anomalies,
 }
 
-/// The checkers that decide model `m`: its complete checker, or the
-/// finders of every anomaly Elle's table has it prohibit, or those of
-/// the stronger model that implies it.
+/// The checkers that decide model `m`: its complete checker; or, for a
+/// model Elle defines by the anomalies it prohibits, the checkers that
+/// look for those as if asked by name ([`anomaly_checkers`]: the cycles
+/// with an anti-dependency are the cycle checker's, which finds one where
+/// every version order closes one; SI's checker, stopping at its first
+/// violation, need not tell one of them), or where the cycle checker
+/// cannot decide them together, each anomaly's finders; or those of the
+/// stronger model that implies it.
 pub fn finders_of(m: Model) -> BTreeSet<Checker> {
     match m.decider() {
         Decider::Complete(c) => BTreeSet::from([c]),
-        Decider::ElleAnomalies => finders(&lattice::prohibited_by(&[m])),
+        Decider::ElleAnomalies => {
+            let prohibited = lattice::prohibited_by(&[m]);
+            if Shapes::of(&prohibited).claim().is_some() {
+                anomaly_checkers(&prohibited)
+            } else {
+                finders(&prohibited)
+            }
+        }
         Decider::ImpliedBy(s) => finders_of(s),
     }
+}
+
+/// The checkers run for model `m`: those that decide it
+/// ([`finders_of`]) and, for a model Elle defines by its anomalies, its
+/// anomalies' polygraph finders too (SI's checker: a cycle it tells that
+/// the model prohibits decides it without the cycle checker, and its
+/// witness, kept, is the cycle checker's first try). Not C4's read
+/// committed, whose G1c the cycle checker decides, weighing every writer
+/// a read of a repeated value may have observed where C4's reads a guess.
+pub fn runs_for(m: Model) -> BTreeSet<Checker> {
+    let mut out = finders_of(m);
+    if m.decider() == Decider::ElleAnomalies {
+        out.extend(
+            finders(&lattice::prohibited_by(&[m]))
+                .into_iter()
+                .filter(|c| c.is_polygraph()),
+        );
+    }
+    out
+}
+
+/// The checkers that look for anomalies asked for by name (`asked`,
+/// closed under implication): each one's finders, except that the cycles
+/// of the dependency graph they rule out, once one of those has an
+/// anti-dependency, are the cycle checker's ([`Checker::Cycles`]): SI's
+/// and serializability's would rule out more (a G2-item asked alone
+/// allows a G1c).
+pub fn anomaly_checkers(asked: &BTreeSet<AnomalyType>) -> BTreeSet<Checker> {
+    let shapes = Shapes::of(asked);
+    if !shapes.has_rw() {
+        return finders(asked);
+    }
+    let mut out = finders(asked.iter().filter(|&&a| !cycles::is_cycle_type(a)));
+    out.insert(Checker::Cycles(shapes));
+    out
 }
 
 /// The verdict on one part of a request, the anomaly types it prohibits

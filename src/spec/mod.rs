@@ -147,7 +147,9 @@ pub enum Decider {
     Complete(Checker),
     /// Elle's anomaly set: every anomaly Elle's table prohibits for the
     /// model is looked for with the checkers that can find it
-    /// ([`AnomalyType::finders`]); the verdict is as complete as Elle's.
+    /// ([`AnomalyType::finders`]), and the cycles with an anti-dependency
+    /// among them by the cycle checker ([`Checker::Cycles`]), complete:
+    /// valid iff some version order closes none of them.
     ElleAnomalies,
     /// Elle prohibits no anomaly for the model (single-object models,
     /// view serializability): a stronger model with a complete checker

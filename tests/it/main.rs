@@ -12,6 +12,7 @@
 mod support;
 
 mod anomalies_only;
+mod anomaly_sets;
 mod bad_input;
 mod causal_tap;
 mod causal_unread;

@@ -40,7 +40,7 @@
 //! claim [`Shapes::claim`] (every order closes one of the cycles, not
 //! necessarily this one's type).
 
-use crate::check::tuning::{MAX_TELL, PRUNE_LIMIT, SHAPES_WORK, SIMPLE_SEARCH_STEPS};
+use crate::check::tuning::{MAX_TELL, PRUNE_LIMIT, SHAPES_PAIRS, SHAPES_WORK, SIMPLE_SEARCH_STEPS};
 use batsat::{Lit, lbool};
 
 use super::acyclic::Order;
@@ -566,6 +566,16 @@ pub fn run(
 /// key), where the reader's path to that writer is its write-write step.
 pub fn check(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
     let budget = budget.within(SHAPES_WORK);
+    // The whole polygraph holds a constraint per pair of a key's writers,
+    // and takes memory by them: past SHAPES_PAIRS, undecided before it is
+    // built.
+    if writer_pairs(h) > SHAPES_PAIRS {
+        return Outcome {
+            anomalies: Vec::new(),
+            timed_out: true,
+            stats: Stats::default(),
+        };
+    }
     let safe = levels(&shapes)
         .iter()
         .filter(|l| l.starts_at_rw())
@@ -575,6 +585,19 @@ pub fn check(h: &History, shapes: Shapes, budget: Budget) -> Outcome {
     } else {
         decide(h, shapes, budget, Doubtful::Exact)
     }
+}
+
+/// The pairs of transactions that did not abort and write one key, over
+/// the keys: as many as the whole polygraph's constraints, at most.
+fn writer_pairs(h: &History) -> u64 {
+    let mut writers: rustc_hash::FxHashMap<KeyId, u64> = Default::default();
+    let mut seen: rustc_hash::FxHashSet<(KeyId, TxnId)> = Default::default();
+    for m in h.mops.iter().filter(|m| m.is_write()) {
+        if h.txns[m.txn as usize].status != Status::Aborted && seen.insert((m.key, m.txn)) {
+            *writers.entry(m.key).or_default() += 1;
+        }
+    }
+    writers.values().map(|&w| w * w.saturating_sub(1) / 2).sum()
 }
 
 /// [`check`] with the doubtful edges kept, then dropped: where [`fakes`]

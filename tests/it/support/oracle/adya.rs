@@ -15,13 +15,15 @@
 //! - PL-2: no G1 (G1a, G1b, and G1c: a cycle of ww and wr);
 //! - PL-2.99 (repeatable read): no G1, no G2-item; with no predicates this
 //!   is PL-3;
+//! - PL-2+ (consistent view): no G1, and no G-single (a cycle with exactly
+//!   one rw edge: an rw edge from a to b where b reaches a by ww and wr);
 //! - PL-SI: no G1, and every cycle has two adjacent rw edges (Cerone &
 //!   Gotsman: (ww ∪ wr) ; rw? acyclic);
 //! - PL-3: no G1, no G2 (a cycle of ww, wr and rw).
 
 use super::facts::{Facts, Set, bit};
 
-pub const LEVELS: [&str; 5] = ["PL-1", "PL-2", "PL-2.99", "PL-SI", "PL-3"];
+pub const LEVELS: [&str; 6] = ["PL-1", "PL-2", "PL-2.99", "PL-SI", "PL-3", "PL-2+"];
 
 /// Bit i: the history satisfies `LEVELS[i]`.
 pub type Verdicts = u8;
@@ -175,8 +177,38 @@ fn check(g: &Graph) -> Verdicts {
         if acyclic(&si) {
             v |= 8;
         }
+        if no_single(&dep, rw) {
+            v |= 32;
+        }
     }
     v
+}
+
+/// Whether no rw edge `a -> b` closes a cycle with a path of `dep` (ww
+/// and wr, acyclic) from `b` back to `a`: no G-single.
+fn no_single(dep: &[Set], rw: &[Set]) -> bool {
+    let n = dep.len();
+    // reach[v]: the nodes with a dep path to v (its ancestors), to a
+    // fixpoint.
+    let mut reach: Vec<Set> = dep.to_vec();
+    loop {
+        let mut changed = false;
+        for v in 0..n {
+            let mut r = reach[v];
+            for u in 0..n {
+                if reach[v] & bit(u) != 0 {
+                    r |= reach[u];
+                }
+            }
+            changed |= r != reach[v];
+            reach[v] = r;
+        }
+        if !changed {
+            break;
+        }
+    }
+    // rw[b] has a when a -> b; a G-single when b reaches a.
+    (0..n).all(|b| (0..n).all(|a| rw[b] & bit(a) == 0 || reach[a] & bit(b) == 0))
 }
 
 /// Whether the relation (predecessor sets) has no cycle.

@@ -135,7 +135,7 @@ pub const READ_COMMITTED_IS_ADYA: bool = true;
 pub const SOUND_ONLY: &[&str] = &[];
 
 /// Models that allow `:internal` reads (see [`SOUND_ONLY`]).
-pub const INTERNAL_ALLOWED: &[&str] = &["repeatable-read", "read-committed"];
+pub const INTERNAL_ALLOWED: &[&str] = &["repeatable-read", "read-committed", "consistent-view"];
 
 /// Models elle-si may leave `:unknown` on a history with dependencies:
 /// none (each is decided: a version order without the cycles it
@@ -188,6 +188,7 @@ pub const MAPPING: &[(Level, &str)] = &[
     (Level::Axiom(Order::None, SER), "serializable"),
     (Level::Adya(4), "serializable"),
     (Level::Adya(2), "repeatable-read"),
+    (Level::Adya(5), "consistent-view"),
     (
         Level::Axiom(Order::Session, SER),
         "strong-session-serializable",
