@@ -504,7 +504,36 @@ pub fn check_plan(loaded: &Loaded, opts: &CheckOptions, plan: &Plan) -> CheckRes
         .collect();
     // How each verdict the polygraph gave was reached.
     let mut decided_by = Vec::new();
-    for (v, outcome) in poly.variants {
+    // The variants some part is decided by; the others ran for the cycle
+    // checker (SI's, for Elle's anomaly-set models: [`verdict::runs_for`]),
+    // and what they found counts only where it proves a prohibited
+    // anomaly (a cycle they tell through an inferred order, or their
+    // having no verdict, says nothing of a part the cycle checker
+    // decides).
+    let deciding: Vec<si::polygraph::Variant> = opts
+        .models
+        .iter()
+        .flat_map(|&m| verdict::finders_of(m))
+        .chain(
+            (!opts.anomalies.is_empty())
+                .then(|| verdict::anomaly_checkers(&lattice::anomalies_implying(&opts.anomalies)))
+                .into_iter()
+                .flatten(),
+        )
+        .filter_map(si_variant)
+        .collect();
+    for (v, mut outcome) in poly.variants {
+        if !deciding.contains(&v) {
+            if let Some((o, _)) = outcome.as_mut().filter(|(o, _)| !o.timed_out) {
+                o.anomalies.retain(|a| {
+                    verdict::names_of(a)
+                        .iter()
+                        .any(|n| plan.prohibited.contains(n))
+                });
+                add_told(&mut found, &mut told, std::mem::take(&mut o.anomalies));
+            }
+            continue;
+        }
         if let Some((o, _)) = outcome.as_ref().filter(|(o, _)| !o.timed_out)
             && let Some(d) = &o.stats.decision
         {
